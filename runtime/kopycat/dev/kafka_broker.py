@@ -1,0 +1,209 @@
+"""A real single-node Apache Kafka 4.x broker (KRaft, combined broker+controller) on loopback.
+
+Started from the jars in include/jars/kafka/pom.xml with the JDK, with its log dir in a temp
+dir, so tests, the demo and the benchmarks talk to the same broker a user runs. Start-up waits
+for a real metadata response; a failure shows the tail of the broker's log.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from types import TracebackType
+
+from kopycat.dev.jars import ensure_jars
+from kopycat.dev.ports import free_port, wait_for_port
+
+# One broker on one machine: every internal topic must live with replication factor 1, and a
+# group's first rebalance must not wait, or transactions and groups hang (DESIGN.md §7).
+SINGLE_NODE_SETTINGS: dict[str, str] = {
+    "offsets.topic.replication.factor": "1",
+    "offsets.topic.num.partitions": "5",
+    "transaction.state.log.replication.factor": "1",
+    "transaction.state.log.min.isr": "1",
+    "transaction.state.log.num.partitions": "5",
+    "share.coordinator.state.topic.replication.factor": "1",
+    "share.coordinator.state.topic.min.isr": "1",
+    "group.initial.rebalance.delay.ms": "0",
+    "num.partitions": "1",
+    "default.replication.factor": "1",
+    "min.insync.replicas": "1",
+    # Let compaction tests see the cleaner work within seconds rather than minutes.
+    "log.cleaner.backoff.ms": "1000",
+}
+
+LOG4J2_PROPERTIES = """\
+status = error
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = ${sys:kopycat.broker.log}
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.file.ref = file
+logger.kafka.name = kafka
+logger.kafka.level = INFO
+logger.state.name = state.change.logger
+logger.state.level = WARN
+"""
+
+
+class BrokerStartError(RuntimeError):
+    """The broker did not come up; the message carries its log tail."""
+
+
+def _cluster_id() -> str:
+    """A cluster id as Kafka's `kafka-storage random-uuid` prints it (URL-safe base64, no padding)."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def java_executable() -> str:
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and (Path(java_home) / "bin" / "java").exists():
+        return str(Path(java_home) / "bin" / "java")
+    java = shutil.which("java")
+    if java is None:
+        raise BrokerStartError("no `java` on PATH: install JDK 17 (make setup does)")
+    return java
+
+
+class LocalKafkaBroker:
+    """One Apache Kafka broker process, started and stopped by this object.
+
+    Use as a context manager, or call start()/stop(). `bootstrap_servers` is the PLAINTEXT
+    listener on 127.0.0.1. Not thread-safe: one owner starts and stops it.
+    """
+
+    def __init__(self, *, name: str = "kafka", extra_settings: dict[str, str] | None = None,
+                 heap: str = "768m", start_timeout_s: float = 90.0) -> None:
+        self.name = name
+        self.extra_settings = dict(extra_settings or {})
+        self.heap = heap
+        self.start_timeout_s = start_timeout_s
+        self.port = 0
+        self.controller_port = 0
+        self.workdir: Path | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def log_file(self) -> Path:
+        assert self.workdir is not None, "broker not started"
+        return self.workdir / "broker.log"
+
+    def __enter__(self) -> LocalKafkaBroker:
+        self.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        """Format a fresh log dir, launch the broker and wait until it answers metadata."""
+        libs = ensure_jars("kafka")
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"kopycat-{self.name}-"))
+        self.port, self.controller_port = free_port(), free_port()
+        config = self._write_config()
+        log4j = self.workdir / "log4j2.properties"
+        log4j.write_text(LOG4J2_PROPERTIES)
+        # C1 only: a test broker lives for minutes, and C2 compiling at start-up costs seconds.
+        base = [java_executable(), "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true",
+                f"-Dlog4j2.configurationFile={log4j}", f"-Dkopycat.broker.log={self.log_file}",
+                "-cp", f"{libs}/*"]
+        self._format_storage([*base, "-Xmx256m"], config)
+        stdout = open(self.workdir / "stdout.log", "wb")  # noqa: SIM115 - owned by the process
+        self._process = subprocess.Popen(
+            [*base, f"-Xms{self.heap}", f"-Xmx{self.heap}", "-XX:+UseG1GC",
+             "kafka.Kafka", str(config)],
+            stdout=stdout, stderr=subprocess.STDOUT, start_new_session=True)
+        self._wait_until_ready()
+
+    def _write_config(self) -> Path:
+        assert self.workdir is not None
+        settings = {
+            "process.roles": "broker,controller",
+            "node.id": "1",
+            "controller.quorum.bootstrap.servers": f"127.0.0.1:{self.controller_port}",
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},"
+                         f"CONTROLLER://127.0.0.1:{self.controller_port}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port},"
+                                    f"CONTROLLER://127.0.0.1:{self.controller_port}",
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            "log.dirs": str(self.workdir / "data"),
+            **SINGLE_NODE_SETTINGS,
+            **self.extra_settings,
+        }
+        path = self.workdir / "server.properties"
+        path.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
+        return path
+
+    def _format_storage(self, base: list[str], config: Path) -> None:
+        cmd = [*base, "kafka.tools.StorageTool", "format", "--standalone",
+               "-t", _cluster_id(), "-c", str(config)]
+        result = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        if result.returncode != 0:
+            raise BrokerStartError(f"formatting the log dir failed:\n{result.stdout}{result.stderr}")
+
+    def _wait_until_ready(self) -> None:
+        from confluent_kafka.admin import AdminClient
+
+        deadline = time.monotonic() + self.start_timeout_s
+        # Wait for the listener before making a client, or librdkafka logs every refused connect.
+        while not wait_for_port(self.port, 0.5) and time.monotonic() < deadline:
+            self._check_alive()
+        admin = AdminClient({"bootstrap.servers": self.bootstrap_servers})
+        while time.monotonic() < deadline:
+            self._check_alive()
+            try:
+                metadata = admin.list_topics(timeout=2)
+                if metadata.brokers:
+                    return
+            except Exception:  # noqa: BLE001 - not up yet; the deadline decides
+                time.sleep(0.2)
+        self.stop()
+        raise BrokerStartError(f"no metadata from {self.bootstrap_servers} after "
+                               f"{self.start_timeout_s:.0f}s:\n{self.log_tail()}")
+
+    def _check_alive(self) -> None:
+        if self._process is not None and self._process.poll() is not None:
+            code = self._process.returncode
+            self._process = None
+            raise BrokerStartError(f"the broker exited with {code}:\n{self.log_tail()}")
+
+    def log_tail(self, lines: int = 60) -> str:
+        """The last lines of the broker's log and stdout, for error messages."""
+        if self.workdir is None:
+            return "(no log: the broker never started)"
+        parts = []
+        for path in (self.log_file, self.workdir / "stdout.log"):
+            if path.exists():
+                parts.append(f"--- {path} ---\n" + "\n".join(
+                    path.read_text(errors="replace").splitlines()[-lines:]))
+        return "\n".join(parts) or "(the broker wrote no log)"
+
+    def stop(self, timeout_s: float = 20.0) -> None:
+        """Stop the broker (SIGTERM, then SIGKILL) and remove its data."""
+        process, self._process = self._process, None
+        if process is not None and process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        if self.workdir is not None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            self.workdir = None

@@ -1,0 +1,77 @@
+"""Fixtures for real services: Kafka brokers, PostgreSQL, moto S3. Nothing here is a fake.
+
+Services are session-scoped (started once, on first use) and hand each test its own topic,
+database or bucket, so tests never see each other's data.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kopycat.dev.kafka_broker import LocalKafkaBroker
+from kopycat.dev.postgres import LocalPostgres
+from kopycat.dev.s3 import LocalS3
+
+INTEGRATION_DIR = Path(__file__).parent / "integration"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Everything under tests/integration is marked `integration` (select with -m)."""
+    for item in items:
+        if INTEGRATION_DIR in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(scope="session")
+def kafka_broker() -> Iterator[LocalKafkaBroker]:
+    """The main Kafka broker (Apache Kafka 4.x, KRaft) for the whole test session."""
+    with LocalKafkaBroker(name="kafka-a") as broker:
+        yield broker
+
+
+@pytest.fixture(scope="session")
+def kafka_broker_b() -> Iterator[LocalKafkaBroker]:
+    """A second, independent broker: the other cluster in mirroring tests."""
+    with LocalKafkaBroker(name="kafka-b") as broker:
+        yield broker
+
+
+@pytest.fixture
+def bootstrap_servers(kafka_broker: LocalKafkaBroker) -> str:
+    return kafka_broker.bootstrap_servers
+
+
+@pytest.fixture
+def topic_name(request: pytest.FixtureRequest) -> str:
+    """A topic name no other test uses."""
+    return f"t-{request.node.name[:40].replace('[', '-').replace(']', '')}-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[LocalPostgres]:
+    with LocalPostgres(name="pg-test") as server:
+        yield server
+
+
+@pytest.fixture
+def postgres_url(postgres_server: LocalPostgres) -> str:
+    """A SQLAlchemy URL of a fresh, empty PostgreSQL database for this test."""
+    return postgres_server.create_database(f"test_{uuid.uuid4().hex[:12]}")
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[LocalS3]:
+    with LocalS3() as server:
+        yield server
+
+
+@pytest.fixture
+def s3_bucket(s3_server: LocalS3) -> str:
+    """A fresh, empty bucket on the moto S3 server, for this test."""
+    bucket = f"kopycat-{uuid.uuid4().hex[:12]}"
+    s3_server.client().create_bucket(Bucket=bucket)
+    return bucket

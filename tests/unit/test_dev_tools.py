@@ -1,0 +1,55 @@
+"""The development tooling: jar versions named once, free ports, bench lines, the CLI."""
+
+from __future__ import annotations
+
+import re
+import socket
+from pathlib import Path
+
+import pytest
+
+from bench.common import BenchResult
+from kopycat.cli import build_parser
+from kopycat.dev import jars
+from kopycat.dev.ports import free_port
+
+
+def test_kafka_version_comes_from_the_pom_and_names_the_cache_dir() -> None:
+    pom = (jars.POMS_DIR / "kafka" / "pom.xml").read_text()
+    declared = re.search(r"<kafka.version>([^<]+)<", pom).group(1)
+
+    assert jars.pom_version("kafka") == declared
+    assert declared.startswith("4.")
+    assert jars.libs_dir("kafka").parent.name == f"kafka-{declared}"
+
+
+def test_cache_root_follows_kopycat_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("KOPYCAT_CACHE", str(tmp_path))
+
+    assert jars.libs_dir("kafka").is_relative_to(tmp_path)
+
+
+def test_unknown_jar_set_names_the_known_ones() -> None:
+    with pytest.raises(jars.JarsError, match="the sets are: .*kafka"):
+        jars.pom_version("no-such-set")
+
+
+def test_free_port_can_be_bound_on_loopback() -> None:
+    port = free_port()
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", port))
+        assert sock.getsockname()[1] == port
+
+
+def test_bench_line_prints_value_anchor_and_ratio() -> None:
+    assert BenchResult("json", 80_000, 100_000).line() == (
+        "json: kopycat 80,000 records/s, anchor 100,000 records/s, ratio 0.80")
+    assert BenchResult("raw", 1_234_567).line() == "raw: anchor 1,234,567 records/s"
+
+
+def test_cli_knows_the_dev_commands() -> None:
+    parser = build_parser()
+
+    assert parser.parse_args(["dev", "demo", "--lines", "5"]).lines == 5
+    with pytest.raises(SystemExit):
+        parser.parse_args(["dev", "no-such-command"])
