@@ -1,0 +1,532 @@
+"""One declaration of configuration, after Kafka's ``ConfigDef`` and ``AbstractConfig``.
+
+A connector, converter or transform declares its keys once::
+
+    CONFIG = (ConfigDef()
+      .define("batch.max.rows", ConfigType.INT, default=100, validator=Range(min=1),
+              importance=Importance.LOW, doc="Maximum rows a single poll() returns per table.")
+      .define("connection.password", ConfigType.PASSWORD, default=None,
+              importance=Importance.HIGH, doc="Password of the database user."))
+
+and that one object serves every consumer: :meth:`ConfigDef.parse` and :class:`Config` for the
+engine and the CLI, :meth:`ConfigDef.validate_response` for the REST API's
+``PUT /connector-plugins/{plugin}/config/validate``, :meth:`ConfigKey.info` for
+``GET /connector-plugins/{plugin}/config`` and operator arguments, :meth:`ConfigDef.to_rst` and
+:meth:`ConfigDef.to_markdown` for the docs.
+
+Value types and parsing live in :mod:`kopycat.api.config_types`, validators in
+:mod:`kopycat.api.config_validators`; both are re-exported here, the one place to import from.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, KeysView, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Protocol, TypeVar, cast
+
+from kopycat.api.config_types import (
+    MASKED,
+    NO_DEFAULT,
+    ConfigType,
+    Importance,
+    Password,
+    Width,
+    convert_to_string,
+    default_for_docs,
+    parse_type,
+    resolve_class,
+)
+from kopycat.api.config_validators import (
+    And,
+    CaseInsensitiveValidString,
+    CompositeValidator,
+    LambdaValidator,
+    ListSize,
+    NonEmptyString,
+    NonEmptyStringWithoutControlChars,
+    NonNullValidator,
+    Range,
+    Regex,
+    Validator,
+    ValidList,
+    ValidString,
+)
+from kopycat.api.errors import ConfigError
+
+__all__ = [
+    "NO_DEFAULT", "AbstractConfig", "And", "CaseInsensitiveValidString", "CompositeValidator",
+    "Config", "ConfigDef", "ConfigKey", "ConfigType", "ConfigValue", "Importance",
+    "LambdaValidator", "ListSize", "NonEmptyString", "NonEmptyStringWithoutControlChars",
+    "NonNullValidator", "Password", "Range", "Recommender", "Regex", "ValidList", "ValidString",
+    "Validator", "Width", "convert_to_string", "parse_type", "resolve_class",
+]
+
+logger = logging.getLogger(__name__)
+_T = TypeVar("_T")
+
+
+class Recommender(Protocol):
+    """Valid values and visibility of a key given the others (``ConfigDef.Recommender``).
+
+    Called by :meth:`ConfigDef.validate` with every key's parsed value (None where missing or
+    invalid); raise :class:`ConfigError` to report a problem against the key.
+    """
+
+    def valid_values(self, name: str, parsed: Mapping[str, Any]) -> list[Any]: ...
+
+    def visible(self, name: str, parsed: Mapping[str, Any]) -> bool: ...
+
+
+@dataclass(frozen=True)
+class ConfigKey:
+    """One defined key: everything :meth:`ConfigDef.define` was told (``ConfigDef.ConfigKey``).
+
+    ``default`` is already parsed to ``type``, or :data:`NO_DEFAULT` for a required key.
+    """
+
+    name: str
+    type: ConfigType
+    default: Any
+    validator: Validator | None
+    importance: Importance
+    documentation: str
+    group: str | None = None
+    order_in_group: int = -1
+    width: Width = Width.NONE
+    display_name: str = ""
+    dependents: tuple[str, ...] = ()
+    recommender: Recommender | None = None
+    internal: bool = False
+
+    @property
+    def has_default(self) -> bool:
+        return self.default is not NO_DEFAULT
+
+    @property
+    def doc(self) -> str:
+        return self.documentation
+
+    def info(self) -> dict[str, Any]:
+        """Kafka Connect's ``ConfigKeyInfo`` JSON: the ``definition`` of a validate response."""
+        return {
+            "name": self.name,
+            "type": self.type.name,
+            "required": not self.has_default,
+            "default_value": convert_to_string(self.default, self.type) if self.has_default else None,
+            "importance": self.importance.name,
+            "documentation": self.documentation,
+            "group": self.group,
+            "width": self.width.name,
+            "display_name": self.display_name,
+            "dependents": list(self.dependents),
+            "order": self.order_in_group,
+        }
+
+
+@dataclass
+class ConfigValue:
+    """The outcome of validating one key: its value, every error, recommendations, visibility.
+
+    Kafka's ``common.config.ConfigValue``. ``value`` is parsed, so a PASSWORD key holds a
+    :class:`Password` and this object's repr shows ``[hidden]``.
+    """
+
+    name: str
+    value: Any = None
+    recommended_values: list[Any] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    visible: bool = True
+
+    def add_error_message(self, message: str) -> None:
+        self.errors.append(message)
+
+    def info(self, config_type: ConfigType | None) -> dict[str, Any]:
+        """Kafka Connect's ``ConfigValueInfo`` JSON: the ``value`` of a validate response."""
+        item_type = ConfigType.STRING if config_type is ConfigType.LIST else config_type
+        return {
+            "name": self.name,
+            "value": convert_to_string(self.value, config_type),
+            "recommended_values": [convert_to_string(v, item_type) for v in self.recommended_values],
+            "errors": list(self.errors),
+            "visible": self.visible,
+        }
+
+
+def _missing(key: ConfigKey) -> str:
+    message = f'Missing required configuration "{key.name}" which has no default value.'
+    return f"{message} {key.name}: {key.documentation}" if key.documentation else message
+
+
+def _validated(key: ConfigKey, value: Any) -> None:
+    """Run the key's validator; if a custom validator quoted the secret, withhold its message."""
+    if key.validator is None:
+        return
+    secret = value.value() if isinstance(value, Password) else ""
+    try:
+        key.validator.ensure_valid(key.name, value)
+        return
+    except ConfigError as exc:
+        if not secret or secret not in str(exc):
+            raise
+    # Raised outside the except block so the leaking error is not kept as __context__ either.
+    raise ConfigError.for_key(key.name, MASKED, "Value is not valid (the validator's message "
+                              "was withheld because it quoted the secret)")
+
+
+class ConfigDef:
+    """The set of keys a plugin accepts, with types, defaults, validators and docs.
+
+    Follows Kafka's ``org.apache.kafka.common.config.ConfigDef``. Keys keep their definition
+    order; ``define`` returns ``self`` so definitions chain. Not thread-safe while being
+    defined; read-only use (parse, validate, docs) from many threads is fine.
+    """
+
+    def __init__(self, base: ConfigDef | None = None) -> None:
+        """A new definition, empty or holding a copy of ``base``'s keys (Kafka's copy constructor)."""
+        self._keys: dict[str, ConfigKey] = {}
+        self._groups: list[str] = []
+        if base is not None:
+            for key in base._keys.values():
+                self.define_key(key)
+
+    def define(
+        self, name: str, config_type: ConfigType, default: Any = NO_DEFAULT,
+        validator: Validator | None = None, importance: Importance = Importance.MEDIUM,
+        doc: str = "", *, group: str | None = None, order_in_group: int = -1,
+        width: Width = Width.NONE, display_name: str | None = None,
+        dependents: Iterable[str] = (), recommender: Recommender | None = None,
+        internal: bool = False,
+    ) -> ConfigDef:
+        """Define a key; without ``default`` it is required. Returns self to chain.
+
+        The default is parsed like a user's value and must pass the validator, so a broken
+        definition fails on import rather than in a user's run. ``internal`` keys are left
+        out of the docs (Kafka's ``defineInternal``).
+        """
+        parsed_default = default if default is NO_DEFAULT else parse_type(name, default, config_type)
+        if validator is not None and parsed_default is not NO_DEFAULT:
+            try:
+                validator.ensure_valid(name, parsed_default)
+            except ConfigError as exc:
+                raise ConfigError(f"The default of {name} is invalid: {exc}", key=name) from None
+        return self.define_key(ConfigKey(
+            name, config_type, parsed_default, validator, importance, doc, group, order_in_group,
+            width, display_name if display_name is not None else name, tuple(dependents),
+            recommender, internal))
+
+    def define_key(self, key: ConfigKey) -> ConfigDef:
+        """Add a ready-made key (as Kafka's ``define(ConfigKey)``); a name may appear once."""
+        if key.name in self._keys:
+            raise ConfigError(f"Configuration {key.name} is defined twice.", key=key.name)
+        if key.group is not None and key.group not in self._groups:
+            self._groups.append(key.group)
+        self._keys[key.name] = key
+        return self
+
+    def merge(self, other: ConfigDef) -> ConfigDef:
+        """A new definition with this one's keys, then ``other``'s; a shared name raises.
+
+        How a connector extends the common connector keys without changing the shared base.
+        """
+        merged = ConfigDef(self)
+        for key in other._keys.values():
+            merged.define_key(key)
+        return merged
+
+    with_defs = merge
+
+    def embed(self, key_prefix: str, group_prefix: str, starting_order: int, child: ConfigDef) -> ConfigDef:
+        """Define ``child``'s keys here under ``key_prefix`` (Kafka's ``ConfigDef.embed``).
+
+        Used for keys like ``transforms.<alias>.*``; the child's recommenders see unprefixed
+        names, messages name the prefixed key.
+        """
+        for order, key in enumerate(child.sorted_keys(), start=starting_order):
+            self.define_key(ConfigKey(
+                key_prefix + key.name, key.type, key.default, key.validator, key.importance,
+                key.documentation, group_prefix + (f": {key.group}" if key.group else ""), order,
+                key.width, key.display_name, tuple(key_prefix + d for d in key.dependents),
+                _EmbeddedRecommender(key_prefix, key.recommender) if key.recommender else None,
+                key.internal))
+        return self
+
+    @property
+    def keys(self) -> Mapping[str, ConfigKey]:
+        """Read-only view of the keys by name, in definition order."""
+        return MappingProxyType(self._keys)
+
+    def config_keys(self) -> Mapping[str, ConfigKey]:
+        """Same as :attr:`keys` (Kafka's ``configKeys()``)."""
+        return self.keys
+
+    def names(self) -> KeysView[str]:
+        """The defined names: set-like and in definition order."""
+        return self.keys.keys()
+
+    def groups(self) -> list[str]:
+        """Group names in the order first used (Kafka's ``groups()``)."""
+        return list(self._groups)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._keys
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def parse(self, props: Mapping[str, Any]) -> dict[str, Any]:
+        """Parse and validate every defined key; raises :class:`ConfigError` at the first problem.
+
+        Keys not defined here are ignored (use :class:`Config` to keep them). Values may be
+        text or already typed (Kafka's ``ConfigDef.parse``).
+        """
+        undefined = self._undefined_dependents()
+        if undefined:
+            raise ConfigError("Some configurations are named as dependents but not defined: "
+                              + ", ".join(undefined))
+        return {key.name: self._parse_value(key, props) for key in self._keys.values()}
+
+    def _parse_value(self, key: ConfigKey, props: Mapping[str, Any]) -> Any:
+        if key.name in props:
+            value = parse_type(key.name, props[key.name], key.type)
+        elif key.has_default:
+            value = key.default
+        else:
+            raise ConfigError(_missing(key), key=key.name)
+        _validated(key, value)
+        return value
+
+    def validate(self, props: Mapping[str, Any]) -> list[ConfigValue]:
+        """Every key's :class:`ConfigValue`, collecting all errors instead of raising."""
+        return list(self.validate_all(props).values())
+
+    def validate_all(self, props: Mapping[str, Any]) -> dict[str, ConfigValue]:
+        """:meth:`validate` by name (Kafka's ``validateAll``).
+
+        As in Kafka, a key whose value fails to parse (or is missing) is still given to its
+        validator as None, so it may carry two errors; recommenders then see all parsed values.
+        """
+        results = {name: ConfigValue(name) for name in self._keys}
+        for name in self._undefined_dependents():
+            results[name] = ConfigValue(
+                name, errors=[f"{name} is referred in the dependents, but not defined."], visible=False)
+        parsed: dict[str, Any] = {}
+        for key in self._keys.values():
+            result, value = results[key.name], None
+            if key.name in props:
+                try:
+                    value = parse_type(key.name, props[key.name], key.type)
+                except ConfigError as exc:
+                    result.add_error_message(str(exc))
+            elif key.has_default:
+                value = key.default
+            else:
+                result.add_error_message(_missing(key))
+            try:
+                _validated(key, value)
+            except ConfigError as exc:
+                result.add_error_message(str(exc))
+            result.value = parsed[key.name] = value
+        for key in self._keys.values():
+            if key.recommender is not None:
+                result = results[key.name]
+                try:
+                    result.recommended_values = list(key.recommender.valid_values(key.name, parsed))
+                    result.visible = bool(key.recommender.visible(key.name, parsed))
+                except ConfigError as exc:
+                    result.add_error_message(str(exc))
+        return results
+
+    def validate_response(self, connector_class_name: str, props: Mapping[str, Any]) -> dict[str, Any]:
+        """The body Kafka Connect answers ``PUT /connector-plugins/{plugin}/config/validate`` with.
+
+        Built as ``AbstractHerder.generateResult`` builds ``ConfigInfos``: values without a
+        definition first, then one entry per defined key; ``error_count`` counts messages.
+        Null values get Kafka's "Null value can not be supplied" error.
+        """
+        results = self.validate_all(props)
+        for name, value in props.items():
+            if value is None:
+                results.setdefault(name, ConfigValue(name)).add_error_message(
+                    "Null value can not be supplied as the configuration value.")
+        configs: list[dict[str, Any]] = [
+            {"definition": None, "value": result.info(None)}
+            for name, result in results.items() if name not in self._keys]
+        configs += [{"definition": key.info(), "value": results[key.name].info(key.type)}
+                    for key in self._keys.values()]
+        return {
+            "name": connector_class_name,
+            "error_count": sum(len(r.errors) for r in results.values()),
+            "groups": self.groups(),
+            "configs": configs,
+        }
+
+    def _undefined_dependents(self) -> list[str]:
+        named = (d for key in self._keys.values() for d in key.dependents)
+        return sorted({d for d in named if d not in self._keys})
+
+    def sorted_keys(self) -> list[ConfigKey]:
+        """Keys in Kafka's docs order: by group (ungrouped first, then as first defined) and
+        order in group, then required before optional, then importance, then name."""
+        group_order = {g: i for i, g in enumerate(self._groups)}
+        importance = list(Importance)
+        return sorted(self._keys.values(), key=lambda k: (
+            k.group is not None, group_order[k.group] if k.group is not None else -1, k.order_in_group,
+            k.has_default, importance.index(k.importance), k.name))
+
+    def to_rst(self) -> str:
+        """reStructuredText for Sphinx, as Kafka's ``ConfigDef.toRst`` writes it."""
+        out: list[str] = []
+        for key in self.sorted_keys():
+            if key.internal:
+                continue
+            out.append(f"``{key.name}``\n")
+            out.extend(f"  {line}\n\n" for line in key.documentation.split("\n") if line)
+            out.append(f"  * Type: {key.type.name.lower()}\n")
+            if key.has_default:
+                out.append(f"  * Default: {default_for_docs(key.name, key.default, key.type)}\n")
+            if key.validator is not None:
+                out.append(f"  * Valid Values: {key.validator}\n")
+            out.append(f"  * Importance: {key.importance.name.lower()}\n\n")
+        return "".join(out)
+
+    def to_markdown(self) -> str:
+        """A Markdown table: name, type, default, valid values, importance, description."""
+        def cell(text: str) -> str:
+            return text.replace("|", "\\|").replace("\n", "<br>")
+
+        rows = ["| Name | Type | Default | Valid values | Importance | Description |",
+                "|---|---|---|---|---|---|"]
+        for key in self.sorted_keys():
+            if key.internal:
+                continue
+            default = default_for_docs(key.name, key.default, key.type) if key.has_default else "(required)"
+            valid = str(key.validator) if key.validator is not None else ""
+            rows.append(f"| `{key.name}` | {key.type.name.lower()} | {cell(default)} | {cell(valid)}"
+                        f" | {key.importance.name.lower()} | {cell(key.documentation)} |")
+        return "\n".join(rows) + "\n"
+
+
+class _EmbeddedRecommender:
+    """Gives an embedded key's recommender the names it was written for (``embeddedRecommender``)."""
+
+    def __init__(self, prefix: str, base: Recommender) -> None:
+        self.prefix, self.base = prefix, base
+
+    def _unprefixed(self, parsed: Mapping[str, Any]) -> dict[str, Any]:
+        return {k[len(self.prefix):]: v for k, v in parsed.items() if k.startswith(self.prefix)}
+
+    def valid_values(self, name: str, parsed: Mapping[str, Any]) -> list[Any]:
+        return self.base.valid_values(name[len(self.prefix):], self._unprefixed(parsed))
+
+    def visible(self, name: str, parsed: Mapping[str, Any]) -> bool:
+        return self.base.visible(name[len(self.prefix):], self._unprefixed(parsed))
+
+
+class Config:
+    """Parsed configuration with typed getters, keeping unknown keys (Kafka's ``AbstractConfig``).
+
+    Unknown keys are kept in :meth:`originals`: connectors pass prefixed client settings
+    (``consumer.*``, ``producer.override.*``) through to the clients. The repr and the log
+    listing show parsed values only, with passwords as ``[hidden]``; ``originals()`` returns
+    the raw values (secrets included) because clients need them: do not log it.
+    """
+
+    def __init__(self, definition: ConfigDef, props: Mapping[str, Any], *, log_values: bool = False) -> None:
+        """Parse ``props``; raise :class:`ConfigError` if invalid.
+
+        ``log_values`` logs the values at INFO as Kafka's ``logAll`` does; off by default
+        because Airflow parses DAG files (and so builds configs) continually.
+        """
+        self.definition = definition
+        self._originals = dict(props)
+        self._values = definition.parse(self._originals)
+        if log_values:
+            listing = "".join(f"\t{k} = {'null' if v is None else convert_to_string(v)}\n"
+                              for k, v in sorted(self._values.items()))
+            logger.info("%s values: \n%s", type(self).__name__, listing)
+
+    def get(self, key: str) -> Any:
+        """The parsed value of a defined key; an undefined key raises :class:`ConfigError`."""
+        if key not in self._values:
+            raise ConfigError(f"Unknown configuration '{key}'", key=key)
+        return self._values[key]
+
+    def _typed(self, key: str, config_type: ConfigType, _kind: type[_T]) -> _T | None:
+        value = self.get(key)
+        defined = self.definition.keys[key].type
+        if defined is not config_type:
+            raise TypeError(f"{key} is defined as {defined.name}, not {config_type.name}")
+        return cast("_T | None", value)
+
+    def get_boolean(self, key: str) -> bool | None:
+        return self._typed(key, ConfigType.BOOLEAN, bool)
+
+    def get_int(self, key: str) -> int | None:
+        return self._typed(key, ConfigType.INT, int)
+
+    def get_short(self, key: str) -> int | None:
+        return self._typed(key, ConfigType.SHORT, int)
+
+    def get_long(self, key: str) -> int | None:
+        return self._typed(key, ConfigType.LONG, int)
+
+    def get_double(self, key: str) -> float | None:
+        return self._typed(key, ConfigType.DOUBLE, float)
+
+    def get_string(self, key: str) -> str | None:
+        return self._typed(key, ConfigType.STRING, str)
+
+    def get_list(self, key: str) -> list[Any] | None:
+        return self._typed(key, ConfigType.LIST, list)
+
+    def get_password(self, key: str) -> Password | None:
+        return self._typed(key, ConfigType.PASSWORD, Password)
+
+    def get_class(self, key: str) -> type | None:
+        """The class a CLASS key names, imported now (parsing only checked the name)."""
+        value: Any = self._typed(key, ConfigType.CLASS, object)
+        return value if value is None or isinstance(value, type) else resolve_class(key, value)
+
+    def type_of(self, key: str) -> ConfigType | None:
+        found = self.definition.keys.get(key)
+        return found.type if found else None
+
+    def documentation_of(self, key: str) -> str | None:
+        found = self.definition.keys.get(key)
+        return found.documentation if found else None
+
+    def values(self) -> dict[str, Any]:
+        """Parsed values of the defined keys (passwords as :class:`Password`)."""
+        return dict(self._values)
+
+    def originals(self) -> dict[str, Any]:
+        """Everything given, as given, defined or not (secrets in clear: do not log)."""
+        return dict(self._originals)
+
+    def originals_with_prefix(self, prefix: str, strip: bool = True) -> dict[str, Any]:
+        """Given keys that start with ``prefix`` (and are longer), the prefix removed by default."""
+        return {(k[len(prefix):] if strip else k): v for k, v in self._originals.items()
+                if k.startswith(prefix) and len(k) > len(prefix)}
+
+    def values_with_prefix_override(self, prefix: str) -> dict[str, Any]:
+        """:meth:`values`, with defined keys overridden by ``<prefix><key>`` originals (parsed)."""
+        result = self.values()
+        for name, raw in self.originals_with_prefix(prefix).items():
+            if name in self.definition:
+                result[name] = self.definition._parse_value(self.definition.keys[name], {name: raw})
+        return result
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Config) and type(other) is type(self) and other._originals == self._originals
+
+    __hash__ = None  # type: ignore[assignment]  # mutable originals: equal, not hashable
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k}={v!r}" for k, v in sorted(self._values.items()))
+        return f"{type(self).__name__}({shown})"
+
+
+AbstractConfig = Config
+"""Kafka's name for :class:`Config` (Kafka's own ``Config`` is the list of ConfigValues)."""
