@@ -2,7 +2,7 @@
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: setup demo test bench
+.PHONY: setup demo test bench constraints
 
 setup:
 	@bash .ci/bootstrap
@@ -15,3 +15,8 @@ test: setup
 
 bench: setup
 	$(PY) -m bench
+
+# Re-pin every dependency after changing pyproject.toml (keeps existing pins where they fit).
+constraints: setup
+	$(VENV)/bin/uv pip compile -q --python-version 3.11 --extra dev pyproject.toml \
+		-o include/requirements/constraints.txt
