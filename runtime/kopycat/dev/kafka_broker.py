@@ -82,7 +82,7 @@ class LocalKafkaBroker:
     """
 
     def __init__(self, *, name: str = "kafka", extra_settings: dict[str, str] | None = None,
-                 heap: str = "768m", start_timeout_s: float = 90.0) -> None:
+                 heap: str = "768m", start_timeout_s: float = 180.0) -> None:
         self.name = name
         self.extra_settings = dict(extra_settings or {})
         self.heap = heap
@@ -173,9 +173,10 @@ class LocalKafkaBroker:
                     return
             except Exception:  # noqa: BLE001 - not up yet; the deadline decides
                 time.sleep(0.2)
+        tail = self.log_tail()
         self.stop()
         raise BrokerStartError(f"no metadata from {self.bootstrap_servers} after "
-                               f"{self.start_timeout_s:.0f}s:\n{self.log_tail()}")
+                               f"{self.start_timeout_s:.0f}s:\n{tail}")
 
     def _check_alive(self) -> None:
         if self._process is not None and self._process.poll() is not None:
