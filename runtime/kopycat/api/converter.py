@@ -1,0 +1,99 @@
+"""The Converter SPI: Connect data <-> the bytes of a Kafka record key, value or header.
+
+Follows Kafka Connect's ``org.apache.kafka.connect.storage.Converter`` and ``HeaderConverter``:
+a source task's records are turned into bytes by ``from_connect_data`` before they are produced,
+and a sink task's consumed bytes become Connect data through ``to_connect_data``. A worker
+configures one converter instance for keys and one for values (``is_key``).
+
+Beyond Kafka Connect, converters work on batches: the runners call
+:meth:`Converter.from_connect_data_batch` and :meth:`Converter.to_connect_data_batch`, whose
+default bodies loop over the single-record methods. Concrete converters override them with code
+that does the per-schema work once per batch (DESIGN.md §2, columnar fast path).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+from kopycat.api.data import Schema
+
+__all__ = ["Converter", "HeaderConverter", "SchemaAndValue"]
+
+
+class SchemaAndValue(NamedTuple):
+    """A value and the schema it follows; both None for a tombstone (Kafka's ``SchemaAndValue``)."""
+
+    schema: Schema | None
+    value: Any
+
+
+SchemaAndValue.NULL = SchemaAndValue(None, None)  # type: ignore[attr-defined]
+
+
+class Converter(ABC):
+    """Turns Connect data into bytes and back (Kafka's ``Converter``).
+
+    Contract, as in Kafka Connect:
+
+    - ``configure`` is called once, before any conversion, with the converter's own keys
+      (the worker strips the ``key.converter.`` / ``value.converter.`` prefix).
+    - Tombstones pass through: ``from_connect_data(topic, None, None)`` returns None and
+      ``to_connect_data(topic, None)`` returns ``SchemaAndValue(None, None)``. A converter may
+      write bytes for a null value *with* a schema when its wire format says so (the JSON
+      converter writes an envelope whose payload is null, as Kafka's does).
+    - Bad data raises :class:`~kopycat.api.errors.DataError` whose message names what was
+      wrong (the field path for values, the expected shape for bytes).
+    - Instances are used by one task thread at a time; they need not be thread-safe.
+    """
+
+    def configure(self, configs: Mapping[str, str], is_key: bool) -> None:  # noqa: B027 - optional hook
+        """Apply configuration; ``is_key`` tells a key converter from a value converter."""
+
+    @abstractmethod
+    def from_connect_data(self, topic: str, schema: Schema | None, value: Any,
+                          headers: Any = None) -> bytes | None:
+        """Serialize one value (None schema and None value give None: a tombstone)."""
+
+    @abstractmethod
+    def to_connect_data(self, topic: str, value: bytes | None, headers: Any = None) -> SchemaAndValue:
+        """Deserialize one record's bytes (None gives ``SchemaAndValue(None, None)``)."""
+
+    def from_connect_data_batch(self, topic: str, schema: Schema | None,
+                                values: Sequence[Any]) -> list[bytes | None]:
+        """Serialize values that share one schema; element i of the result is value i's bytes.
+
+        The runners call this on hot paths. The default loops over :meth:`from_connect_data`;
+        override it to do per-schema work once per batch. Results must equal the loop's.
+        """
+        return [self.from_connect_data(topic, schema, value) for value in values]
+
+    def to_connect_data_batch(self, topic: str, values: Sequence[bytes | None]) -> list[SchemaAndValue]:
+        """Deserialize many records' bytes; same contract as :meth:`to_connect_data` for each.
+
+        The default loops over :meth:`to_connect_data`; override it for speed, with equal results.
+        """
+        return [self.to_connect_data(topic, value) for value in values]
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release resources; called when the task stops."""
+
+
+class HeaderConverter(ABC):
+    """Turns one header value into bytes and back (Kafka's ``HeaderConverter``).
+
+    Same null contract as :class:`Converter`. The built-in converters implement both.
+    """
+
+    def configure(self, configs: Mapping[str, str], is_key: bool = False) -> None:  # noqa: B027
+        """Apply configuration."""
+
+    @abstractmethod
+    def from_connect_header(self, topic: str, header_key: str, schema: Schema | None,
+                            value: Any) -> bytes | None:
+        """Serialize one header value."""
+
+    @abstractmethod
+    def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:
+        """Deserialize one header value."""

@@ -1,0 +1,185 @@
+"""Records that flow between tasks and Kafka, after Kafka Connect's connect/api records.
+
+A source task returns :class:`SourceRecord` s that carry where they came from (a source
+partition and offset, plain JSON-able dicts); a sink task receives :class:`SinkRecord` s that
+carry where they sit in Kafka. Both are :class:`ConnectRecord` s: topic, partition, key and
+value with their schemas, timestamp and headers. Records are immutable: transforms make new
+ones with :meth:`ConnectRecord.new_record`.
+
+Example::
+
+    SourceRecord(source_partition={"table": "public.orders"},
+                 source_offset={"timestamp": 1714521600000, "incrementing": 4711},
+                 topic="orders", value=row, value_schema=schema)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from typing import Any, NamedTuple
+
+from kopycat.api.data import Schema
+
+__all__ = [
+    "ConnectRecord", "Header", "Headers", "RecordMetadata", "SinkRecord", "SourceRecord",
+    "TimestampType", "TopicPartition",
+]
+
+_UNSET: Any = object()
+
+
+class TopicPartition(NamedTuple):
+    """A topic and a partition number: the unit a sink task is assigned and commits."""
+
+    topic: str
+    partition: int
+
+
+class Header(NamedTuple):
+    """One record header: a key, a value and (optionally) the value's schema (Kafka's Header)."""
+
+    key: str
+    value: Any
+    schema: Schema | None = None
+
+
+class Headers:
+    """An ordered multimap of headers, as Kafka Connect's ConnectHeaders.
+
+    Keys may repeat; order is kept. Mutable, so a record's headers are copied when a
+    transform makes a new record (see ConnectRecord.new_record).
+    """
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: Iterable[Header | tuple[str, Any]] = ()) -> None:
+        self._items: list[Header] = [h if isinstance(h, Header) else Header(*h) for h in items]
+
+    def add(self, key: str, value: Any, schema: Schema | None = None) -> Headers:
+        self._items.append(Header(key, value, schema))
+        return self
+
+    def last_with_name(self, key: str) -> Header | None:
+        for header in reversed(self._items):
+            if header.key == key:
+                return header
+        return None
+
+    def all_with_name(self, key: str) -> list[Header]:
+        return [header for header in self._items if header.key == key]
+
+    def remove(self, key: str) -> Headers:
+        self._items = [header for header in self._items if header.key != key]
+        return self
+
+    def copy(self) -> Headers:
+        return Headers(self._items)
+
+    def __iter__(self) -> Iterator[Header]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Headers) and self._items == other._items
+
+    def __repr__(self) -> str:
+        return f"Headers({self._items!r})"
+
+
+class TimestampType(Enum):
+    """What a Kafka record's timestamp means (Kafka's TimestampType)."""
+
+    NO_TIMESTAMP_TYPE = "NoTimestampType"
+    CREATE_TIME = "CreateTime"
+    LOG_APPEND_TIME = "LogAppendTime"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConnectRecord:
+    """What every record has (Kafka Connect's ConnectRecord).
+
+    ``kafka_partition`` None lets the producer's partitioner choose; ``timestamp`` is epoch ms
+    or None; a None ``value`` is a tombstone.
+    """
+
+    topic: str
+    kafka_partition: int | None = None
+    key_schema: Schema | None = None
+    key: Any = None
+    value_schema: Schema | None = None
+    value: Any = None
+    timestamp: int | None = None
+    headers: Headers = field(default_factory=Headers)
+
+    def new_record(self, *, topic: str = _UNSET, kafka_partition: int | None = _UNSET,
+                   key_schema: Schema | None = _UNSET, key: Any = _UNSET,
+                   value_schema: Schema | None = _UNSET, value: Any = _UNSET,
+                   timestamp: int | None = _UNSET, headers: Headers = _UNSET) -> Any:
+        """A copy with the given fields replaced; the rest (source/sink fields too) are kept.
+
+        Kafka's ``newRecord``. Headers are copied so the new record's can change alone.
+        """
+        changes = {name: value for name, value in (
+            ("topic", topic), ("kafka_partition", kafka_partition), ("key_schema", key_schema),
+            ("key", key), ("value_schema", value_schema), ("value", value),
+            ("timestamp", timestamp)) if value is not _UNSET}
+        changes["headers"] = self.headers.copy() if headers is _UNSET else headers
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SourceRecord(ConnectRecord):
+    """A record a SourceTask read from the outside system (Kafka Connect's SourceRecord).
+
+    ``source_partition`` names the stream it came from (a table, a file, a topic-partition of
+    another cluster) and ``source_offset`` how far that stream has been read, both as small
+    JSON-able dicts. The engine commits the offset once the record (and every earlier one of the
+    same partition) is acknowledged by Kafka, and hands it back through the OffsetStorageReader
+    when the task restarts.
+    """
+
+    source_partition: dict[str, Any] | None = None
+    source_offset: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SinkRecord(ConnectRecord):
+    """A record consumed from Kafka for a SinkTask (Kafka Connect's SinkRecord).
+
+    ``original_*`` keep where the record was in Kafka even after transforms rename the topic
+    (KIP-793), so offsets are committed against the real topic-partition.
+    """
+
+    kafka_offset: int = 0
+    timestamp_type: TimestampType = TimestampType.NO_TIMESTAMP_TYPE
+    original_topic: str | None = None
+    original_kafka_partition: int | None = None
+    original_kafka_offset: int | None = None
+
+    def __post_init__(self) -> None:
+        # Fixed at consumption, so records made from this one by transforms keep them.
+        if self.original_topic is None:
+            object.__setattr__(self, "original_topic", self.topic)
+        if self.original_kafka_partition is None:
+            object.__setattr__(self, "original_kafka_partition", self.kafka_partition)
+        if self.original_kafka_offset is None:
+            object.__setattr__(self, "original_kafka_offset", self.kafka_offset)
+
+    @property
+    def topic_partition(self) -> TopicPartition:
+        """The Kafka topic-partition this record was consumed from (before any transform)."""
+        return TopicPartition(self.original_topic or self.topic,
+                              self.original_kafka_partition or 0)
+
+
+class RecordMetadata(NamedTuple):
+    """Where Kafka stored a produced record (the producer's RecordMetadata)."""
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int | None = None

@@ -1,0 +1,133 @@
+"""How Jackson (inside Kafka's JsonConverter) writes numbers and escapes strings.
+
+orjson writes the same bytes as Jackson for ints, strings (raw UTF-8, the same short escapes)
+and doubles between 10^-3 and 10^7 (both print the shortest round-tripping digits). It differs
+on the rest, which this module fixes:
+
+- doubles outside [10^-3, 10^7): Jackson calls ``Double.toString`` -> ``1.0E10``, ``1.0E-4``
+  (orjson: ``1e+16``, ``0.0001``); NaN and infinities are written as the strings ``"NaN"``,
+  ``"Infinity"``, ``"-Infinity"`` (Jackson's default ``WRITE_NAN_AS_STRINGS``);
+- FLOAT32 values: ``Float.toString``, the shortest digits that identify the 32-bit float;
+- Decimals with ``decimal.format=NUMERIC``: ``BigDecimal.toString`` (``1.56``, ``1E-10``, ``1E+3``);
+- control characters without a short escape: Jackson writes ``\\u001F`` (upper case hex),
+  orjson ``\\u001f``.
+
+``Double.toString`` is taken as specified since JDK 19 (shortest digits; for one-digit results
+the closest two-digit decimal). Older JDKs print a longer, non-shortest form for some values.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import struct
+from typing import Any, Final
+
+import orjson
+
+__all__ = ["f32", "fix_escapes", "java_big_decimal", "java_double", "java_float", "json_double", "json_float"]
+
+_Fragment: Final = orjson.Fragment
+_NON_FINITE: Final = {math.inf: b'"Infinity"', -math.inf: b'"-Infinity"'}
+
+
+def _format(negative: bool, digits: str, exponent: int) -> str:
+    """Java's layout of ``d1.d2...dn x 10^exponent``: plain in [10^-3, 10^7), else ``d.dddEn``."""
+    sign = "-" if negative else ""
+    if -3 <= exponent < 7:
+        if exponent >= 0:
+            whole = digits[: exponent + 1].ljust(exponent + 1, "0")
+            return f"{sign}{whole}.{digits[exponent + 1:] or '0'}"
+        return f"{sign}0.{'0' * (-exponent - 1)}{digits}"
+    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{exponent}"
+
+
+def _shortest(text: str) -> tuple[bool, str, int]:
+    """Sign, significant digits (no trailing zeros) and exponent of a ``%e``/repr string."""
+    negative = text.startswith("-")
+    mantissa, _, exp = text.lstrip("-").partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = (whole + fraction).lstrip("0")
+    exponent = (int(exp) if exp else 0) + len(whole.lstrip("0")) - 1
+    if not whole.lstrip("0"):  # 0.000123 -> exponent from the leading zeros of the fraction
+        exponent = (int(exp) if exp else 0) - (len(fraction) - len(fraction.lstrip("0"))) - 1
+    return negative, digits.rstrip("0") or "0", exponent
+
+
+def java_double(x: float) -> str:
+    """``Double.toString(x)`` (JDK 19+)."""
+    if x != x:
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    if x == 0:
+        return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
+    negative, digits, exponent = _shortest(repr(x))
+    if len(digits) == 1:  # Java then picks the closest of the two-digit decimals
+        negative, digits, exponent = _shortest(f"{x:.1e}")
+    return _format(negative, digits, exponent)
+
+
+def f32(x: float) -> float:
+    """``x`` rounded to the nearest 32-bit float (Java's ``(float) x``); too large gives infinity."""
+    try:
+        return struct.unpack("<f", struct.pack("<f", x))[0]  # type: ignore[no-any-return]
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
+def java_float(x: float) -> str:
+    """``Float.toString((float) x)``: shortest digits that identify the 32-bit float."""
+    single = f32(x)
+    if single != single or math.isinf(single) or single == 0:
+        return java_double(single)
+    for places in range(9):
+        text = f"{single:.{places}e}"
+        if f32(float(text)) == single:
+            break
+    if places == 0:
+        text = f"{single:.1e}"
+    return _format(*_shortest(text))
+
+
+def java_big_decimal(unscaled: int, scale: int) -> str:
+    """``BigDecimal.toString()`` of ``unscaled x 10^-scale`` (what Jackson writes for NUMERIC)."""
+    coefficient = str(abs(unscaled))
+    sign = "-" if unscaled < 0 else ""
+    adjusted = -scale + len(coefficient) - 1
+    if scale >= 0 and adjusted >= -6:
+        if scale == 0:
+            return sign + coefficient
+        if len(coefficient) > scale:
+            return f"{sign}{coefficient[:-scale]}.{coefficient[-scale:]}"
+        return f"{sign}0.{'0' * (scale - len(coefficient))}{coefficient}"
+    mantissa = coefficient[0] + ("." + coefficient[1:] if len(coefficient) > 1 else "")
+    return f"{sign}{mantissa}E{'+' if adjusted > 0 else ''}{adjusted}"
+
+
+def json_double(value: Any) -> Any:
+    """A FLOAT64 value for orjson: the float itself where orjson writes Jackson's bytes."""
+    if value.__class__ is float and (1e-3 <= value < 1e7 or -1e7 < value <= -1e-3 or value == 0):
+        return value
+    value = float(value)
+    if value != value:
+        return _Fragment(b'"NaN"')
+    if value in _NON_FINITE:
+        return _Fragment(_NON_FINITE[value])
+    return _Fragment(java_double(value).encode())
+
+
+def json_float(value: Any) -> Any:
+    """A FLOAT32 value for orjson, written as ``Float.toString`` does."""
+    text = java_float(float(value))
+    return _Fragment(f'"{text}"'.encode() if text[-1] in "Ny" else text.encode())
+
+
+_LOWER_HEX_ESCAPE: Final = re.compile(rb"(?<!\\)((?:\\\\)*)\\u00([01][a-f])")
+
+
+def fix_escapes(data: bytes) -> bytes:
+    """Upper-case the hex of ``\\u00XX`` escapes orjson wrote, as Jackson writes them."""
+    if b"\\u00" not in data:
+        return data
+    return _LOWER_HEX_ESCAPE.sub(lambda m: m.group(1) + b"\\u00" + m.group(2).upper(), data)

@@ -1,0 +1,103 @@
+"""StringConverter: values as text in a configurable character set (Kafka's ``StringConverter``).
+
+``converter.encoding`` takes Java charset names (``UTF-8`` default, ``UTF8``, ``UTF-16``,
+``ISO-8859-1``, ...). Java's ``UTF-16`` is honoured as Java means it: big-endian with a byte order
+mark when writing, the mark (or big-endian) when reading. Non-string values are written as Java's
+``toString`` would for the same Connect value (``true``, ``1.0E10``). Reads give
+``SchemaAndValue(Schema.OPTIONAL_STRING_SCHEMA, text)``.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
+
+from kopycat.api.config import ConfigDef, ConfigType, Importance, Width
+from kopycat.api.converter import Converter, HeaderConverter, SchemaAndValue
+from kopycat.api.data import Schema
+from kopycat.api.errors import ConfigError, DataError
+from kopycat.converters._jsonformat import java_double
+
+__all__ = ["StringConverter"]
+
+ENCODING_CONFIG: Final = "converter.encoding"
+CONFIG: Final = ConfigDef().define(
+    ENCODING_CONFIG, ConfigType.STRING, default="UTF-8", importance=Importance.HIGH,
+    doc="The name of the Java character set to use for encoding strings as byte arrays.",
+    width=Width.MEDIUM, display_name="Encoding")
+
+_UTF16_BOMS: Final = (codecs.BOM_UTF16_BE, codecs.BOM_UTF16_LE)
+
+
+def _java_string(value: Any) -> str:
+    """What Java's ``toString`` prints for the Connect value."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return java_double(value)
+    return str(value)
+
+
+def _codec(name: str) -> tuple[Callable[[str], bytes], Callable[[bytes], str]]:
+    """Encode and decode functions for a Java charset name."""
+    if name.upper().replace("_", "-") == "UTF-16":
+        def encode_utf16(text: str) -> bytes:
+            return codecs.BOM_UTF16_BE + text.encode("utf-16-be") if text else b""
+
+        def decode_utf16(data: bytes) -> str:
+            return data.decode("utf-16" if data[:2] in _UTF16_BOMS else "utf-16-be")
+        return encode_utf16, decode_utf16
+    try:
+        python_name = codecs.lookup(name).name
+    except LookupError:
+        raise ConfigError.for_key(ENCODING_CONFIG, name, "not a known character set") from None
+    return (lambda text: text.encode(python_name)), (lambda data: data.decode(python_name))
+
+
+class StringConverter(Converter, HeaderConverter):
+    """Text in a configurable character set; None passes through as a tombstone both ways."""
+
+    CONFIG = CONFIG
+
+    def __init__(self) -> None:
+        self.configure({}, is_key=False)
+
+    def config(self) -> ConfigDef:
+        return CONFIG
+
+    def configure(self, configs: Mapping[str, Any], is_key: bool = False) -> None:
+        """Read ``converter.encoding``; an unknown charset raises ConfigError naming it."""
+        self.encoding: str = CONFIG.parse(configs)[ENCODING_CONFIG]
+        self._encode, self._decode = _codec(self.encoding)
+
+    def from_connect_data(self, topic: str, schema: Schema | None, value: Any,
+                          headers: Any = None) -> bytes | None:
+        """The value's text (Java ``toString``) in the configured charset; None gives None."""
+        if value is None:
+            return None
+        try:
+            return self._encode(value if value.__class__ is str else _java_string(value))
+        except UnicodeError as exc:
+            raise DataError(f"Failed to serialize to a string in {self.encoding}: {exc}") from None
+
+    def from_connect_data_batch(self, topic: str, schema: Schema | None,
+                                values: Sequence[Any]) -> list[bytes | None]:
+        convert = self.from_connect_data
+        return [convert(topic, schema, value) for value in values]
+
+    def to_connect_data(self, topic: str, value: bytes | None, headers: Any = None) -> SchemaAndValue:
+        """``SchemaAndValue(Schema.OPTIONAL_STRING_SCHEMA, text)``; None gives a None value."""
+        if value is None:
+            return SchemaAndValue(Schema.OPTIONAL_STRING_SCHEMA, None)
+        try:
+            return SchemaAndValue(Schema.OPTIONAL_STRING_SCHEMA, self._decode(value))
+        except UnicodeError as exc:
+            raise DataError(f"Failed to deserialize string: bytes are not {self.encoding}: {exc}") from None
+
+    def from_connect_header(self, topic: str, header_key: str, schema: Schema | None,
+                            value: Any) -> bytes | None:
+        return self.from_connect_data(topic, schema, value)
+
+    def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:
+        return self.to_connect_data(topic, value)
