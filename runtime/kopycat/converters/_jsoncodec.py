@@ -175,13 +175,18 @@ def _array_encoder(schema: Schema, options: Options) -> Encoder:
 
 
 def _map_encoder(schema: Schema, options: Options) -> Encoder:
+    """String keys make a JSON object (a null key is written "null", as Jackson's
+    ``NullNode.asText()``); other keys an array of ``[key, value]`` pairs."""
     key, value = _nullable(schema.key_schema, options), _nullable(schema.value_schema, options)
     if schema.key_schema.type is Type.STRING:
-        if key is None and value is None:
+        if value is None and schema.key_schema.default is None and not schema.key_schema.optional:
             return lambda mapping: mapping if type(mapping) is dict else dict(mapping)
-        key_of = key or (lambda k: k)
         value_of = value or (lambda v: v)
-        return lambda mapping: {key_of(k): value_of(v) for k, v in mapping.items()}
+
+        def key_text(k: Any) -> str:
+            text = k if key is None else key(k)
+            return "null" if text is None else text
+        return lambda mapping: {key_text(k): value_of(v) for k, v in mapping.items()}
     key_of = key or (lambda k: k)
     value_of = value or (lambda v: v)
     return lambda mapping: [[key_of(k), value_of(v)] for k, v in mapping.items()]

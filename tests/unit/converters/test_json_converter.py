@@ -263,6 +263,12 @@ def test_control_characters_are_escaped_with_upper_case_hex_as_jackson_does() ->
     assert actual == '"a\\u001F\\u000B\\n\\"\\\\u001f é€😀"'.encode()
 
 
+def test_a_null_string_map_key_is_written_as_the_text_null() -> None:
+    """JsonConverter.convertToJson sets object keys with ``mapKey.asText()``: NullNode gives "null"."""
+    schema = SchemaBuilder.map(Schema.OPTIONAL_STRING_SCHEMA, Schema.INT32_SCHEMA).build()
+    assert converter(schemas_enable="false").from_connect_data(TOPIC, schema, {None: 1, "a": 2}) == b'{"null":1,"a":2}'
+
+
 # ---------------------------------------------------------------- nulls and schemas.enable=false
 
 def test_a_null_schema_and_null_value_is_a_tombstone() -> None:
