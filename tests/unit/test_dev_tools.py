@@ -53,3 +53,7 @@ def test_cli_knows_the_dev_commands() -> None:
     assert parser.parse_args(["dev", "demo", "--lines", "5"]).lines == 5
     with pytest.raises(SystemExit):
         parser.parse_args(["dev", "no-such-command"])
+
+
+def test_kafka_connect_golden_jars_match_the_broker_version() -> None:
+    assert jars.pom_version("connect") == jars.pom_version("kafka")
