@@ -25,7 +25,7 @@ from typing import Any, Final
 
 import orjson
 
-__all__ = ["f32", "fix_escapes", "java_big_decimal", "java_double", "java_float", "json_double", "json_float"]
+__all__ = ["f32", "fix_escapes", "needs_fix", "java_big_decimal", "java_double", "java_float", "json_double", "json_float"]
 
 _Fragment: Final = orjson.Fragment
 _NON_FINITE: Final = {math.inf: b'"Infinity"', -math.inf: b'"-Infinity"'}
@@ -126,8 +126,30 @@ def json_float(value: Any) -> Any:
 _LOWER_HEX_ESCAPE: Final = re.compile(rb"(?<!\\)((?:\\\\)*)\\u00([01][a-f])")
 
 
+_SUPPLEMENTARY: Final = re.compile(rb"[\xf0-\xf4][\x80-\xbf]{3}")
+
+
+def _surrogate_pair(match: re.Match[bytes]) -> bytes:
+    code = ord(match.group().decode("utf-8")) - 0x10000
+    return b"\\u%04X\\u%04X" % (0xD800 + (code >> 10), 0xDC00 + (code & 0x3FF))
+
+
+def needs_fix(data: bytes) -> bool:
+    """Whether orjson's output differs from Jackson's: a ``\\u00XX`` escape or a non-ASCII byte."""
+    return b"\\u00" in data or not data.isascii()
+
+
 def fix_escapes(data: bytes) -> bytes:
-    """Upper-case the hex of ``\\u00XX`` escapes orjson wrote, as Jackson writes them."""
-    if b"\\u00" not in data:
-        return data
-    return _LOWER_HEX_ESCAPE.sub(lambda m: m.group(1) + b"\\u00" + m.group(2).upper(), data)
+    """Rewrite orjson's output into Jackson's where they differ.
+
+    - ``\\u00XX`` escapes get upper-case hex, as Jackson writes them;
+    - characters outside the BMP become escaped surrogate pairs (``\\uD83D\\uDE00``): Jackson's
+      UTF8JsonGenerator writes them so unless COMBINE_UNICODE_SURROGATES_IN_UTF8 is on (off by
+      default, also in Kafka Connect; checked against Kafka 4.1.1's JsonConverter). Outside
+      strings JSON text is ASCII, so every 4-byte UTF-8 sequence is inside a string.
+    """
+    if b"\\u00" in data:
+        data = _LOWER_HEX_ESCAPE.sub(lambda m: m.group(1) + b"\\u00" + m.group(2).upper(), data)
+    if not data.isascii():
+        data = _SUPPLEMENTARY.sub(_surrogate_pair, data)
+    return data

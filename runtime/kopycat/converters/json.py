@@ -42,7 +42,7 @@ from kopycat.converters._jsoncodec import (
     encoder,
     schema_json,
 )
-from kopycat.converters._jsonformat import fix_escapes
+from kopycat.converters._jsonformat import fix_escapes, needs_fix
 
 __all__ = ["JsonConverter"]
 
@@ -236,7 +236,7 @@ class JsonConverter(Converter, HeaderConverter):
                     data = dumps(payload(value))
                 except _ENCODE_ERRORS as exc:
                     raise failure(schema, value, exc) from exc
-                return fix(data) if b"\\u00" in data else data
+                return fix(data) if needs_fix(data) else data
             return write_plain
         schema_text = orjson.Fragment(b"null" if schema is None else dumps(schema_json(schema, self.options)))
 
@@ -247,7 +247,7 @@ class JsonConverter(Converter, HeaderConverter):
                 data = dumps({"schema": schema_text, "payload": payload(value)})
             except _ENCODE_ERRORS as exc:
                 raise failure(schema, value, exc) from exc
-            return fix(data) if b"\\u00" in data else data
+            return fix(data) if needs_fix(data) else data
         return write_envelope
 
     def _payload_encoders(self, schema: Schema | None) -> tuple[Callable[[Any], Any], Callable[[], Any]]:

@@ -18,8 +18,8 @@ or single-entry maps (FileStreamSource), so maps are written in HashMap iteratio
 :func:`canonical_key` gives one identity to keys that differ only in map order.
 
 Values are written by :class:`kopycat.converters.json.JsonConverter` (schemaless), which writes
-numbers and escapes as Jackson does; characters outside the BMP are then escaped as Jackson's
-``UTF8JsonGenerator`` writes them by default (:func:`jackson_surrogates`). Offsets may only
+numbers and escapes as Jackson does, characters outside the BMP as escaped surrogate pairs.
+Offsets may only
 hold primitives (Kafka's ``OffsetUtils.validateFormat``): str, int (Java long range), float,
 bool, bytes, None. Golden tests compare with bytes captured from Kafka 4.1.1's JsonConverter.
 """
@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import re
 import struct
 import threading
 from collections.abc import Iterable, Mapping
@@ -41,7 +40,7 @@ from kopycat.converters.json import JsonConverter
 
 __all__ = [
     "canonical_key", "decode_key", "decode_value", "default_partition", "encode_key",
-    "encode_value", "jackson_surrogates", "java_hash_map_order", "java_ordered",
+    "encode_value", "java_hash_map_order", "java_ordered",
     "java_string_hash", "murmur2", "to_positive", "validate_format",
 ]
 
@@ -202,24 +201,6 @@ def default_partition(key: bytes, num_partitions: int) -> int:
 # -------------------------------------------------------------------------------- JSON codec
 
 _local = threading.local()
-_SUPPLEMENTARY: Final = re.compile(rb"[\xf0-\xf4][\x80-\xbf]{3}")
-
-
-def _escape_pair(match: re.Match[bytes]) -> bytes:
-    code = ord(match.group().decode("utf-8")) - 0x10000
-    return b"\\u%04X\\u%04X" % (0xD800 + (code >> 10), 0xDC00 + (code & 0x3FF))
-
-
-def jackson_surrogates(data: bytes) -> bytes:
-    """Escape 4-byte UTF-8 characters as Jackson does: ``\\uD83D\\uDE00`` (upper-case hex).
-
-    Jackson's ``UTF8JsonGenerator`` escapes surrogates unless
-    ``COMBINE_UNICODE_SURROGATES_IN_UTF8`` is on (off by default, also in Kafka). Outside
-    strings JSON text is ASCII, so every 4-byte sequence is inside a string.
-    """
-    return _SUPPLEMENTARY.sub(_escape_pair, data)
-
-
 def _converter() -> JsonConverter:
     """A schemaless JsonConverter per thread: converters need not be thread-safe."""
     converter: JsonConverter | None = getattr(_local, "converter", None)
@@ -264,7 +245,7 @@ def encode_key(connector: str, partition: Mapping[str, Any] | None,
     ordered = None if partition is None else java_ordered(partition, initial_capacity)
     data = _converter().from_connect_data(connector, None, [connector, ordered])
     assert data is not None  # a list is never a tombstone
-    return jackson_surrogates(data)
+    return data
 
 
 def encode_value(offset: Mapping[str, Any] | None, initial_capacity: int | None = None) -> bytes | None:
@@ -274,7 +255,7 @@ def encode_value(offset: Mapping[str, Any] | None, initial_capacity: int | None 
         return None
     data = _converter().from_connect_data("", None, java_ordered(offset, initial_capacity))
     assert data is not None
-    return jackson_surrogates(data)
+    return data
 
 
 def decode_key(data: bytes) -> tuple[str, dict[str, Any] | None]:

@@ -260,7 +260,8 @@ def test_floats_are_printed_as_java_float_to_string(value: float, text: str) -> 
 def test_control_characters_are_escaped_with_upper_case_hex_as_jackson_does() -> None:
     text = 'a\x1f\x0b\n"\\u001f é€😀'
     actual = converter(schemas_enable="false").from_connect_data(TOPIC, Schema.STRING_SCHEMA, text)
-    assert actual == '"a\\u001F\\u000B\\n\\"\\\\u001f é€😀"'.encode()
+    # Outside the BMP Jackson writes an escaped surrogate pair (checked against Kafka 4.1.1).
+    assert actual == '"a\\u001F\\u000B\\n\\"\\\\u001f é€\\uD83D\\uDE00"'.encode()
 
 
 def test_a_null_string_map_key_is_written_as_the_text_null() -> None:
@@ -581,3 +582,15 @@ def test_any_value_survives_a_round_trip(schema_and_value: tuple[Schema, Any], d
     else:  # plain JSON: reads back as schemaless values that write the same JSON tree
         assert decoded.schema is None
         assert orjson.loads(instance.from_connect_data(TOPIC, None, decoded.value) or b"null") == orjson.loads(encoded)
+
+
+def test_characters_outside_the_bmp_are_written_as_jackson_escapes_them() -> None:
+    # Jackson's UTF8JsonGenerator (COMBINE_UNICODE_SURROGATES_IN_UTF8 off, Kafka's default)
+    # writes U+1F600 as an escaped surrogate pair; checked against Kafka 4.1.1's JsonConverter.
+    converter = JsonConverter()
+    converter.configure({"schemas.enable": "false"}, is_key=False)
+
+    data = converter.from_connect_data("t", None, {"s": "caf\u00e9 \U0001F600"})
+
+    assert data == b'{"s":"caf\xc3\xa9 \\uD83D\\uDE00"}'
+    assert converter.to_connect_data("t", data).value == {"s": "caf\u00e9 \U0001F600"}
