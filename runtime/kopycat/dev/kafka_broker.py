@@ -8,6 +8,7 @@ for a real metadata response; a failure shows the tail of the broker's log.
 from __future__ import annotations
 
 import base64
+import ctypes
 import os
 import shutil
 import signal
@@ -62,6 +63,15 @@ class BrokerStartError(RuntimeError):
 def _cluster_id() -> str:
     """A cluster id as Kafka's `kafka-storage random-uuid` prints it (URL-safe base64, no padding)."""
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def _die_with_parent() -> None:
+    """In the child: have Linux stop the broker if its owner dies (a killed pytest or demo).
+
+    prctl(PR_SET_PDEATHSIG, SIGTERM); without it a killed test run leaves brokers behind.
+    """
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGTERM)
 
 
 def java_executable() -> str:
@@ -126,7 +136,8 @@ class LocalKafkaBroker:
         self._process = subprocess.Popen(
             [*base, f"-Xms{self.heap}", f"-Xmx{self.heap}", "-XX:+UseG1GC",
              "kafka.Kafka", str(config)],
-            stdout=stdout, stderr=subprocess.STDOUT, start_new_session=True)
+            stdout=stdout, stderr=subprocess.STDOUT, start_new_session=True,
+            preexec_fn=_die_with_parent)
         self._wait_until_ready()
 
     def _write_config(self) -> Path:
