@@ -17,10 +17,10 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from types import TracebackType
 
 from kopycat.dev.jars import ensure_jars
 from kopycat.dev.ports import free_port, wait_for_port
+from kopycat.dev.service import LocalService
 
 # One broker on one machine: every internal topic must live with replication factor 1, and a
 # group's first rebalance must not wait, or transactions and groups hang (DESIGN.md §7).
@@ -84,7 +84,7 @@ def java_executable() -> str:
     return java
 
 
-class LocalKafkaBroker:
+class LocalKafkaBroker(LocalService):
     """One Apache Kafka broker process, started and stopped by this object.
 
     Use as a context manager, or call start()/stop(). `bootstrap_servers` is the PLAINTEXT
@@ -110,14 +110,6 @@ class LocalKafkaBroker:
     def log_file(self) -> Path:
         assert self.workdir is not None, "broker not started"
         return self.workdir / "broker.log"
-
-    def __enter__(self) -> LocalKafkaBroker:
-        self.start()
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
 
     def start(self) -> None:
         """Format a fresh log dir, launch the broker and wait until it answers metadata."""

@@ -14,9 +14,9 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from types import TracebackType
 
 from kopycat.dev.ports import free_port
+from kopycat.dev.service import LocalService
 
 SUPERUSER = "kopycat"
 
@@ -51,7 +51,7 @@ def _run_as() -> str | None:
     raise PostgresStartError("running as root and no unprivileged user (postgres, nobody) exists")
 
 
-class LocalPostgres:
+class LocalPostgres(LocalService):
     """One PostgreSQL server process owned by this object (context manager or start/stop)."""
 
     def __init__(self, *, name: str = "postgres") -> None:
@@ -67,14 +67,6 @@ class LocalPostgres:
     def dsn(self, database: str = "postgres") -> str:
         """A libpq connection string for `database` on this server."""
         return f"host=127.0.0.1 port={self.port} user={SUPERUSER} dbname={database}"
-
-    def __enter__(self) -> LocalPostgres:
-        self.start()
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
 
     def _cmd(self, *args: str) -> list[str]:
         return ["runuser", "-u", self._user, "--", *args] if self._user else list(args)

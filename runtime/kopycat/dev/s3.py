@@ -6,17 +6,17 @@ credentials; buckets live in the server's memory until it stops.
 
 from __future__ import annotations
 
-from types import TracebackType
 from typing import Any
 
 from kopycat.dev.ports import free_port, wait_for_port
+from kopycat.dev.service import LocalService
 
 ACCESS_KEY = "kopycat-test"
 SECRET_KEY = "kopycat-test-secret"  # noqa: S105 - moto accepts any credentials
 REGION = "us-east-1"
 
 
-class LocalS3:
+class LocalS3(LocalService):
     """A moto S3 server owned by this object (context manager or start/stop)."""
 
     def __init__(self) -> None:
@@ -26,14 +26,6 @@ class LocalS3:
     @property
     def endpoint_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
-
-    def __enter__(self) -> LocalS3:
-        self.start()
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
 
     def start(self) -> None:
         from moto.server import ThreadedMotoServer
