@@ -13,13 +13,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final, TypeVar
 
-from kopycat.api.config import Validator
+from kopycat.api.config import ConfigDef, Validator
 from kopycat.api.data import Schema, SchemaBuilder, Struct
 from kopycat.api.errors import ConfigError, DataError
 from kopycat.api.records import ConnectRecord, SinkRecord
 
 __all__ = [
-    "KeySide", "NonEmptyList", "SchemaCache", "Side", "ValueSide", "copy_schema_basics",
+    "DeclaredConfig", "KeySide", "NonEmptyList", "SchemaCache", "Side", "ValueSide", "copy_schema_basics",
     "java_split", "key_value_variants", "make_struct", "require_map", "require_map_or_null",
     "require_sink_record", "require_struct", "require_struct_or_null",
 ]
@@ -30,6 +30,18 @@ REPLACE_NULL_WITH_DEFAULT: Final = "replace.null.with.default"
 REPLACE_NULL_WITH_DEFAULT_DOC: Final = (
     "Whether to replace fields that have a default value and that are null to the default value. "
     "When set to true, the default value is used, otherwise null is used.")
+
+
+class DeclaredConfig:
+    """``config()`` for transforms and predicates that declare their keys in ``CONFIG_DEF``.
+
+    Listed before Transformation/Predicate in the bases so it fills their abstract config().
+    """
+
+    CONFIG_DEF: ClassVar[ConfigDef]
+
+    def config(self) -> ConfigDef:
+        return self.CONFIG_DEF
 
 
 class Side(ABC):

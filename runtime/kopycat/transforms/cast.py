@@ -35,6 +35,7 @@ from kopycat.transforms._java import date_format_for, java_int, parse_java_doubl
 from kopycat.transforms._util import (
     REPLACE_NULL_WITH_DEFAULT,
     REPLACE_NULL_WITH_DEFAULT_DOC,
+    DeclaredConfig,
     SchemaCache,
     Side,
     copy_schema_basics,
@@ -222,7 +223,7 @@ def _builder_for(target: Type) -> SchemaBuilder:
     return SchemaBuilder(target)
 
 
-class Cast(Side, Transformation[R]):
+class Cast(Side, DeclaredConfig, Transformation[R]):
     """Cast fields of a Struct/dict, or the whole key/value, to another primitive type.
 
     ``spec`` is ``field1:type,field2:type`` or a single ``type`` for the whole value; types are
@@ -267,9 +268,6 @@ class Cast(Side, Transformation[R]):
         self.whole_value_cast_type = self.casts.get(WHOLE_VALUE_CAST)
         self.replace_null_with_default = parsed[REPLACE_NULL_WITH_DEFAULT]
         self._schemas = SchemaCache()
-
-    def config(self) -> ConfigDef:
-        return self.CONFIG_DEF
 
     def apply(self, record: R) -> R:
         value = self.operating_value(record)

@@ -16,6 +16,7 @@ from kopycat.api.transforms import Transformation
 from kopycat.transforms._util import (
     REPLACE_NULL_WITH_DEFAULT,
     REPLACE_NULL_WITH_DEFAULT_DOC,
+    DeclaredConfig,
     Side,
     key_value_variants,
     require_map_or_null,
@@ -31,7 +32,7 @@ FIELD: Final = "field"
 _PURPOSE: Final = "field extraction"
 
 
-class ExtractField(Side, Transformation[R]):
+class ExtractField(Side, DeclaredConfig, Transformation[R]):
     """Extract a field from a Struct (the field's schema becomes the new schema) or a dict.
 
     A null key/value stays null (with the field's schema when there is one). A field missing
@@ -61,9 +62,6 @@ class ExtractField(Side, Transformation[R]):
         self.original_path = parsed[FIELD]
         self.field_path = SingleFieldPath(self.original_path, FieldSyntaxVersion.from_config(parsed))
         self.replace_null_with_default = parsed[REPLACE_NULL_WITH_DEFAULT]
-
-    def config(self) -> ConfigDef:
-        return self.CONFIG_DEF
 
     def apply(self, record: R) -> R:
         schema = self.operating_schema(record)

@@ -11,13 +11,14 @@ from typing import Any, ClassVar, TypeVar
 from kopycat.api.config import ConfigDef
 from kopycat.api.records import ConnectRecord
 from kopycat.api.transforms import Transformation
+from kopycat.transforms._util import DeclaredConfig
 
 __all__ = ["Filter"]
 
 R = TypeVar("R", bound=ConnectRecord)
 
 
-class Filter(Transformation[R]):
+class Filter(DeclaredConfig, Transformation[R]):
     """Drops all records, filtering them from subsequent transformations in the chain.
 
     Meant for use with a predicate: ``transforms.drop.predicate=isTombstone`` drops
@@ -32,9 +33,6 @@ class Filter(Transformation[R]):
 
     def configure(self, configs: Mapping[str, Any]) -> None:
         pass
-
-    def config(self) -> ConfigDef:
-        return self.CONFIG_DEF
 
     def apply(self, record: R) -> R | None:
         return None

@@ -12,7 +12,7 @@ from kopycat.api.config import ConfigDef, ConfigType, Importance
 from kopycat.api.data import Schema, SchemaBuilder, Struct
 from kopycat.api.records import ConnectRecord
 from kopycat.api.transforms import Transformation
-from kopycat.transforms._util import SchemaCache, Side, key_value_variants
+from kopycat.transforms._util import DeclaredConfig, SchemaCache, Side, key_value_variants
 
 __all__ = ["HoistField"]
 
@@ -21,7 +21,7 @@ R = TypeVar("R", bound=ConnectRecord)
 FIELD: Final = "field"
 
 
-class HoistField(Side, Transformation[R]):
+class HoistField(Side, DeclaredConfig, Transformation[R]):
     """Wrap data using the configured field name: ``{field: value}`` or a Struct with one field.
 
     The Struct's schema is ``struct{field: <original schema>}``, cached per original schema.
@@ -45,9 +45,6 @@ class HoistField(Side, Transformation[R]):
     def configure(self, configs: Mapping[str, Any]) -> None:
         self.field_name = self.CONFIG_DEF.parse(configs)[FIELD]
         self._schemas = SchemaCache()
-
-    def config(self) -> ConfigDef:
-        return self.CONFIG_DEF
 
     def apply(self, record: R) -> R:
         schema = self.operating_schema(record)

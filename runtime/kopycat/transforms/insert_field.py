@@ -16,6 +16,7 @@ from kopycat.api.transforms import Transformation
 from kopycat.transforms._util import (
     REPLACE_NULL_WITH_DEFAULT,
     REPLACE_NULL_WITH_DEFAULT_DOC,
+    DeclaredConfig,
     SchemaCache,
     Side,
     copy_schema_basics,
@@ -60,7 +61,7 @@ class InsertionSpec(NamedTuple):
         return InsertionSpec(spec, True)
 
 
-class InsertField(Side, Transformation[R]):
+class InsertField(Side, DeclaredConfig, Transformation[R]):
     """Insert fields from the record's metadata or a configured constant.
 
     Schemaless values (dicts) get the raw values (timestamp as epoch ms); Struct values get a
@@ -118,9 +119,6 @@ class InsertField(Side, Transformation[R]):
             raise ConfigError.for_key(STATIC_VALUE, None, "No value specified for static field: "
                                       f"{self.static_field.name}")
         self._schemas = SchemaCache()
-
-    def config(self) -> ConfigDef:
-        return self.CONFIG_DEF
 
     def apply(self, record: R) -> R:
         value = self.operating_value(record)

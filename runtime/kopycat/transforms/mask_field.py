@@ -21,6 +21,7 @@ from kopycat.transforms._java import parse_java_double, wrap
 from kopycat.transforms._util import (
     REPLACE_NULL_WITH_DEFAULT,
     REPLACE_NULL_WITH_DEFAULT_DOC,
+    DeclaredConfig,
     NonEmptyList,
     Side,
     key_value_variants,
@@ -127,7 +128,7 @@ def _masking_for_value(value: Any) -> tuple[Any, Callable[[str], Any] | None, st
     return None, None, type(value).__name__
 
 
-class MaskField(Side, Transformation[R]):
+class MaskField(Side, DeclaredConfig, Transformation[R]):
     """Mask fields with a valid null value for their type (0, false, "", empty list, epoch, ...).
 
     With ``replacement`` set, numeric, Decimal and string fields get it instead (converted to
@@ -163,9 +164,6 @@ class MaskField(Side, Transformation[R]):
         self.masked_fields = tuple(dict.fromkeys(parsed[FIELDS]))
         self.replacement = parsed[REPLACEMENT]
         self.replace_null_with_default = parsed[REPLACE_NULL_WITH_DEFAULT]
-
-    def config(self) -> ConfigDef:
-        return self.CONFIG_DEF
 
     def _masked(self, value: Any, masking: tuple[Any, Callable[[str], Any] | None, str], field: str) -> Any:
         if value is None:

@@ -18,6 +18,7 @@ from kopycat.api.errors import ConfigError
 from kopycat.api.records import ConnectRecord
 from kopycat.api.transforms import Transformation
 from kopycat.transforms._java import JavaRegex, compile_java_regex, java_replacement
+from kopycat.transforms._util import DeclaredConfig
 
 __all__ = ["RegexRouter"]
 
@@ -29,7 +30,7 @@ REPLACEMENT: Final = "replacement"
 _MAX_CACHED_TOPICS: Final = 4096
 
 
-class RegexRouter(Transformation[R]):
+class RegexRouter(DeclaredConfig, Transformation[R]):
     """Update the record topic using the configured regular expression and replacement string.
 
     If the regex matches the whole topic, the first match is replaced (Java's
@@ -61,9 +62,6 @@ class RegexRouter(Transformation[R]):
             raise ConfigError.for_key(REPLACEMENT, self.replacement,
                                       f"{exc} (for regex {parsed[REGEX]!r})") from None
         self._routes = {}
-
-    def config(self) -> ConfigDef:
-        return self.CONFIG_DEF
 
     def route(self, topic: str) -> str | None:
         """The new topic for ``topic``, or None when the regex does not match it."""

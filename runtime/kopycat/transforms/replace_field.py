@@ -19,6 +19,7 @@ from kopycat.api.transforms import Transformation
 from kopycat.transforms._util import (
     REPLACE_NULL_WITH_DEFAULT,
     REPLACE_NULL_WITH_DEFAULT_DOC,
+    DeclaredConfig,
     SchemaCache,
     Side,
     copy_schema_basics,
@@ -58,7 +59,7 @@ def _check_renames(name: str, value: Any) -> None:
     parse_rename_mappings(value or [], name)
 
 
-class ReplaceField(Side, Transformation[R]):
+class ReplaceField(Side, DeclaredConfig, Transformation[R]):
     """Filter or rename fields.
 
     A field is kept if it is not in ``exclude`` and ``include`` is empty or names it; kept
@@ -110,9 +111,6 @@ class ReplaceField(Side, Transformation[R]):
         self.reverse_renames = {new: old for old, new in self.renames.items()}
         self.replace_null_with_default = parsed[REPLACE_NULL_WITH_DEFAULT]
         self._schemas = SchemaCache()
-
-    def config(self) -> ConfigDef:
-        return self.CONFIG_DEF
 
     def filter(self, field_name: str) -> bool:
         """True when the field is kept."""

@@ -15,6 +15,7 @@ from kopycat.api.errors import ConfigError, DataError
 from kopycat.api.records import ConnectRecord
 from kopycat.api.transforms import Transformation
 from kopycat.transforms._java import SUPPORTED_LETTERS, SimpleDateFormat
+from kopycat.transforms._util import DeclaredConfig
 
 __all__ = ["TimestampRouter"]
 
@@ -32,7 +33,7 @@ def _check_format(name: str, value: Any) -> None:
         raise ConfigError.for_key(name, value, f"{exc}; supported letters: {SUPPORTED_LETTERS}") from None
 
 
-class TimestampRouter(Transformation[R]):
+class TimestampRouter(DeclaredConfig, Transformation[R]):
     """Update the record's topic from the original topic and the record timestamp.
 
     ``${topic}`` and ``${timestamp}`` in ``topic.format`` are replaced (topic first, as in
@@ -64,9 +65,6 @@ class TimestampRouter(Transformation[R]):
         self.topic_format = parsed[TOPIC_FORMAT]
         self.timestamp_format = SimpleDateFormat(parsed[TIMESTAMP_FORMAT])
         self._topics = {}
-
-    def config(self) -> ConfigDef:
-        return self.CONFIG_DEF
 
     def topic_for(self, topic: str, timestamp: int) -> str:
         """The routed topic name for a record of ``topic`` at ``timestamp`` (epoch ms)."""

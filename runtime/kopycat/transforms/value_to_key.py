@@ -16,6 +16,7 @@ from kopycat.api.transforms import Transformation
 from kopycat.transforms._util import (
     REPLACE_NULL_WITH_DEFAULT,
     REPLACE_NULL_WITH_DEFAULT_DOC,
+    DeclaredConfig,
     NonEmptyList,
     SchemaCache,
     require_map,
@@ -30,7 +31,7 @@ FIELDS: Final = "fields"
 _PURPOSE: Final = "copying fields from value to key"
 
 
-class ValueToKey(Transformation[R]):
+class ValueToKey(DeclaredConfig, Transformation[R]):
     """Replace the key with a new key formed from a subset of the value's fields.
 
     Schemaless: the key is ``{field: value.get(field)}``. With a schema: a Struct whose schema
@@ -57,9 +58,6 @@ class ValueToKey(Transformation[R]):
         self.fields = tuple(parsed[FIELDS])
         self.replace_null_with_default = parsed[REPLACE_NULL_WITH_DEFAULT]
         self._schemas = SchemaCache()
-
-    def config(self) -> ConfigDef:
-        return self.CONFIG_DEF
 
     def apply(self, record: R) -> R:
         if record.value_schema is None:

@@ -11,6 +11,7 @@ from typing import Any, ClassVar, Final, TypeVar
 from kopycat.api.config import ConfigDef, ConfigType, Importance, NonEmptyString
 from kopycat.api.records import ConnectRecord
 from kopycat.api.transforms import Predicate
+from kopycat.transforms._util import DeclaredConfig
 
 __all__ = ["HasHeaderKey"]
 
@@ -19,7 +20,7 @@ R = TypeVar("R", bound=ConnectRecord)
 NAME: Final = "name"
 
 
-class HasHeaderKey(Predicate[R]):
+class HasHeaderKey(DeclaredConfig, Predicate[R]):
     """True when the record has a header called ``name`` (any value, even null)."""
 
     OVERVIEW_DOC: ClassVar[str] = (
@@ -33,9 +34,6 @@ class HasHeaderKey(Predicate[R]):
 
     def configure(self, configs: Mapping[str, Any]) -> None:
         self.name = self.CONFIG_DEF.parse(configs)[NAME]
-
-    def config(self) -> ConfigDef:
-        return self.CONFIG_DEF
 
     def test(self, record: R) -> bool:
         name = self.name

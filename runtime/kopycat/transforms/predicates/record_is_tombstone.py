@@ -11,13 +11,14 @@ from typing import Any, ClassVar, TypeVar
 from kopycat.api.config import ConfigDef
 from kopycat.api.records import ConnectRecord
 from kopycat.api.transforms import Predicate
+from kopycat.transforms._util import DeclaredConfig
 
 __all__ = ["RecordIsTombstone"]
 
 R = TypeVar("R", bound=ConnectRecord)
 
 
-class RecordIsTombstone(Predicate[R]):
+class RecordIsTombstone(DeclaredConfig, Predicate[R]):
     """True when the record's value is null (a delete marker on a compacted topic)."""
 
     OVERVIEW_DOC: ClassVar[str] = (
@@ -26,9 +27,6 @@ class RecordIsTombstone(Predicate[R]):
 
     def configure(self, configs: Mapping[str, Any]) -> None:
         pass
-
-    def config(self) -> ConfigDef:
-        return self.CONFIG_DEF
 
     def test(self, record: R) -> bool:
         return record.value is None

@@ -14,6 +14,7 @@ from kopycat.api.config import CompositeValidator, ConfigDef, ConfigType, Import
 from kopycat.api.records import ConnectRecord
 from kopycat.api.transforms import Predicate
 from kopycat.transforms._java import JavaRegex, compile_java_regex
+from kopycat.transforms._util import DeclaredConfig
 
 __all__ = ["TopicNameMatches"]
 
@@ -23,7 +24,7 @@ PATTERN: Final = "pattern"
 _MAX_CACHED_TOPICS: Final = 4096
 
 
-class TopicNameMatches(Predicate[R]):
+class TopicNameMatches(DeclaredConfig, Predicate[R]):
     """True when the whole topic name matches ``pattern``; results are cached per topic."""
 
     OVERVIEW_DOC: ClassVar[str] = (
@@ -41,9 +42,6 @@ class TopicNameMatches(Predicate[R]):
     def configure(self, configs: Mapping[str, Any]) -> None:
         self.pattern = compile_java_regex(self.CONFIG_DEF.parse(configs)[PATTERN])
         self._matches = {}
-
-    def config(self) -> ConfigDef:
-        return self.CONFIG_DEF
 
     def test(self, record: R) -> bool:
         topic = record.topic
