@@ -11,6 +11,7 @@ import pytest
 from bench.common import BenchResult
 from kopycat.cli import build_parser
 from kopycat.dev import jars
+from kopycat.dev.kafka_broker import cluster_id
 from kopycat.dev.ports import free_port
 
 
@@ -57,3 +58,11 @@ def test_cli_knows_the_dev_commands() -> None:
 
 def test_kafka_connect_golden_jars_match_the_broker_version() -> None:
     assert jars.pom_version("connect") == jars.pom_version("kafka")
+
+
+def test_cluster_ids_never_start_with_a_dash_the_storage_tool_would_read_as_an_option() -> None:
+    ids = [cluster_id() for _ in range(2000)]
+
+    assert not [i for i in ids if i.startswith("-")]
+    assert all(len(i) == 22 for i in ids)
+    assert len(set(ids)) == 2000

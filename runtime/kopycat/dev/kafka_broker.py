@@ -60,9 +60,16 @@ class BrokerStartError(RuntimeError):
     """The broker did not come up; the message carries its log tail."""
 
 
-def _cluster_id() -> str:
-    """A cluster id as Kafka's `kafka-storage random-uuid` prints it (URL-safe base64, no padding)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+def cluster_id() -> str:
+    """A cluster id as Kafka's `kafka-storage random-uuid` prints it (URL-safe base64, no padding).
+
+    Like Kafka's Uuid.randomUuid, never one starting with "-": the storage tool's argument
+    parser would take it for an option (1 start in 64 failed before this).
+    """
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 def _die_with_parent() -> None:
@@ -155,7 +162,7 @@ class LocalKafkaBroker(LocalService):
 
     def _format_storage(self, base: list[str], config: Path) -> None:
         cmd = [*base, "kafka.tools.StorageTool", "format", "--standalone",
-               "-t", _cluster_id(), "-c", str(config)]
+               "-t", cluster_id(), "-c", str(config)]
         result = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
         if result.returncode != 0:
             raise BrokerStartError(f"formatting the log dir failed:\n{result.stdout}{result.stderr}")
