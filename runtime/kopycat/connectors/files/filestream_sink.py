@@ -1,0 +1,137 @@
+"""Append record values to a file, one per line (Kafka's ``FileStreamSinkConnector``/``Task``).
+
+Kafka's task prints ``record.value()`` with ``PrintStream.println``: the value's ``toString()``
+in UTF-8, then a newline, appended to the file (created if missing). This one writes the same
+text: strings as they are, None as ``null``, booleans as ``true``/``false``, floats and lists as
+Java prints them (:func:`kopycat.api.config.convert_to_string`), anything else with ``str()``.
+Characters UTF-8 cannot encode (lone surrogates) become ``?``, as Java's encoder writes them.
+
+Differences from Kafka, on purpose: ``file`` is required (Kafka's falls back to standard
+output), ``flush`` also fsyncs, so the offsets the engine commits after it never run ahead of
+what is on disk, and the connector plans one task: a file has one writer (Kafka's plans
+``max_tasks`` copies that all append to the same file, interleaving their lines). The sink's
+``topics``/``topics.regex`` are the engine's keys (its sink connector config); every given key
+is passed through to the task config.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any, BinaryIO, Final
+
+from kopycat.api.config import (
+    NO_DEFAULT,
+    ConfigDef,
+    ConfigType,
+    Importance,
+    NonEmptyString,
+    convert_to_string,
+)
+from kopycat.api.connector import SinkConnector
+from kopycat.api.errors import ConnectError
+from kopycat.api.records import SinkRecord, TopicPartition
+from kopycat.api.task import SinkTask
+
+__all__ = ["CONFIG", "FileStreamSinkConnector", "FileStreamSinkTask"]
+
+log = logging.getLogger(__name__)
+
+FILE_CONFIG: Final = "file"
+WRITE_BUFFER_BYTES: Final = 1 << 20
+
+CONFIG: Final = ConfigDef().define(
+    FILE_CONFIG, ConfigType.STRING, NO_DEFAULT, NonEmptyString(), Importance.HIGH,
+    "Destination filename: lines are appended, the file is created if missing. Unlike Kafka's "
+    "FileStreamSink it is required (there is no standard output fallback).")
+"""The sink's own configuration (``topics``/``topics.regex`` belong to the engine's)."""
+
+
+def _text(value: Any) -> str:
+    """What Java's ``println(value)`` prints for a value (``String.valueOf``)."""
+    return "null" if value is None else str(convert_to_string(value))
+
+
+class FileStreamSinkTask(SinkTask):
+    """Writes each record's value as one line (Kafka's ``FileStreamSinkTask``).
+
+    ``put`` encodes the whole batch and writes it with one call into a 1 MiB buffer; ``flush``
+    writes the buffer out and fsyncs. Thread-safety: ``stop`` may come from another thread; a
+    lock keeps it from closing the file under a ``put`` or ``flush``.
+    """
+
+    def __init__(self) -> None:
+        self._path: str | None = None
+        self._file: BinaryIO | None = None
+        self._lock = threading.Lock()
+
+    def start(self, props: Mapping[str, str]) -> None:
+        path = CONFIG.parse(props)[FILE_CONFIG]
+        try:
+            handle = open(path, "ab", buffering=WRITE_BUFFER_BYTES)  # noqa: SIM115 - closed by stop()
+        except OSError as exc:
+            raise ConnectError(f"Couldn't find or create file {path!r} for FileStreamSinkTask: "
+                               f"{exc}. Create its directory or fix the '{FILE_CONFIG}' setting"
+                               ) from exc
+        with self._lock:
+            self._path, self._file = path, handle
+        log.info("FileStreamSinkTask appending to %s", path)
+
+    def put(self, records: Sequence[SinkRecord]) -> None:
+        if not records:
+            return
+        lines = [value if value.__class__ is str else _text(value)
+                 for value in (record.value for record in records)]
+        data = ("\n".join(lines) + "\n").encode("utf-8", "replace")
+        with self._lock:
+            self._open_file().write(data)
+
+    def flush(self, current_offsets: Mapping[TopicPartition, int]) -> None:
+        """Write out the buffer and fsync, so what the engine commits next is on disk."""
+        with self._lock:
+            handle = self._open_file()
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def stop(self) -> None:
+        with self._lock:
+            if self._file is not None:
+                self._file.close()  # writes out the buffer, as Kafka's close() does
+                self._file = None
+
+    def _open_file(self) -> BinaryIO:
+        if self._file is None:
+            raise ConnectError(f"FileStreamSinkTask for {self._path or '(not started)'} is not "
+                               f"running: start() it first (or it was stopped)")
+        return self._file
+
+
+class FileStreamSinkConnector(SinkConnector):
+    """Plans one task that appends to ``file`` (Kafka's ``FileStreamSinkConnector``)."""
+
+    def __init__(self) -> None:
+        self._props: dict[str, str] = {}
+
+    def start(self, props: Mapping[str, str]) -> None:
+        path = CONFIG.parse(props)[FILE_CONFIG]
+        self._props = dict(props)
+        log.info("Starting file sink connector writing to %s", path)
+
+    def task_class(self) -> type[FileStreamSinkTask]:
+        return FileStreamSinkTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        """One config with every given key (the engine's topics too): a file has one writer."""
+        return [dict(self._props)]
+
+    def stop(self) -> None:
+        """Nothing to stop: the connector has no background monitoring (as Kafka's)."""
+
+    def config(self) -> ConfigDef:
+        return CONFIG
+
+    def alter_offsets(self, props: Mapping[str, str], offsets: Mapping[Any, int | None]) -> bool:
+        """Accept any consumer offsets: nothing is kept in the file (as Kafka's returns true)."""
+        return True

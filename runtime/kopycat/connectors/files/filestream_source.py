@@ -1,0 +1,553 @@
+"""Stream the lines of files into a Kafka topic (Kafka's ``FileStreamSourceConnector``/``Task``).
+
+Kafka's connector reads one file (``file``); this one also reads every file matching glob
+patterns (``files``), the "log import" KIP-26 describes, and keeps up with files that appear
+later. Offsets have Kafka Connect's exact shape, so Kafka Connect's FileStreamSource resumes
+from ours and we resume from its::
+
+    SourceRecord(source_partition={"filename": "/var/log/app.log"},
+                 source_offset={"position": 4711},   # bytes up to and including the line's end
+                 topic="logs", value="the line", value_schema=Schema.STRING_SCHEMA)
+
+As in Kafka's ``FileStreamSourceTask``:
+
+- lines end at ``\\n``, ``\\r\\n`` or a lone ``\\r`` (Kafka's ``extractLine``); a ``\\r`` that is
+  the last byte read waits for the next byte to tell which. The value is the line without its
+  terminator, decoded as UTF-8 with U+FFFD for bytes that do not decode (Java's
+  ``InputStreamReader`` does the same);
+- a last line without its terminator is not emitted until the terminator is written, so the
+  committed position is always a line boundary and a crash never emits half a line;
+- the ``file`` value is the partition's ``filename`` verbatim; a glob match is named as the glob
+  returned it (absolute when the pattern is absolute).
+
+``position`` counts bytes, which is what Kafka's task skips on resume, though it counts decoded
+characters when it writes: the same number for ASCII files; for a file with multi-byte characters
+a position Kafka wrote falls short of the line end it means (Kafka re-reads from there, as we do).
+Beyond Kafka: a file shorter than its committed position is read from the start with a WARNING;
+a file truncated while read (``copytruncate``) is read again from the start; a file renamed away
+(rotation) is read to its end, then the new file at its path from the start. Offsets are per
+path, as in Kafka, so a file deleted and recreated between two runs resumes at the old position
+if it is long enough. Reads are 1 MiB, split and decoded a chunk at a time (no per-line calls).
+"""
+
+from __future__ import annotations
+
+import glob
+import logging
+import os
+import re
+import threading
+import time
+import zlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from itertools import accumulate
+from typing import Any, BinaryIO, Final
+
+import orjson
+
+from kopycat.api.config import (
+    NO_DEFAULT,
+    ConfigDef,
+    ConfigType,
+    ConfigValue,
+    Importance,
+    LambdaValidator,
+    NonEmptyString,
+    Range,
+)
+from kopycat.api.connector import ExactlyOnceSupport, SourceConnector
+from kopycat.api.data import Schema
+from kopycat.api.errors import ConfigError, ConnectError
+from kopycat.api.records import SourceRecord
+from kopycat.api.task import SourceTask
+
+__all__ = [
+    "CONFIG", "FileStreamSourceConnector", "FileStreamSourceTask", "discover_files", "owner_of",
+]
+
+log = logging.getLogger(__name__)
+
+FILE_CONFIG: Final = "file"
+FILES_CONFIG: Final = "files"
+TOPIC_CONFIG: Final = "topic"
+TASK_BATCH_SIZE_CONFIG: Final = "batch.size"
+DISCOVERY_INTERVAL_CONFIG: Final = "file.discovery.interval.ms"
+POLL_INTERVAL_CONFIG: Final = "poll.interval.ms"
+TASK_INDEX_CONFIG: Final = "task.index"
+TASK_COUNT_CONFIG: Final = "task.count"
+
+FILENAME_FIELD: Final = "filename"
+POSITION_FIELD: Final = "position"
+DEFAULT_TASK_BATCH_SIZE: Final = 2000
+READ_CHUNK_BYTES = 1 << 20
+"""Bytes asked of the OS per read (module-level so tests can make it small)."""
+
+_LINE: Final = re.compile(rb"([^\r\n]*)(\r\n|\r|\n)")
+
+
+def _no_blank_entries(name: str, value: Any) -> None:
+    if value is not None and any(not str(entry).strip() for entry in value):
+        raise ConfigError.for_key(name, value, "Entries must be paths or glob patterns; remove the "
+                                  "empty entry (two commas in a row, or a trailing comma)")
+
+
+CONFIG: Final = (
+    ConfigDef()
+    .define(FILE_CONFIG, ConfigType.STRING, None, None, Importance.HIGH,
+            "Source filename, as Kafka's FileStreamSource: one file, named verbatim in the offsets. "
+            f"Set this or '{FILES_CONFIG}', not both; standard input is not supported.")
+    .define(FILES_CONFIG, ConfigType.LIST, "", LambdaValidator(_no_blank_entries, "paths or glob "
+            "patterns"), Importance.HIGH,
+            "Paths or glob patterns ('**' recurses) of the files to read; files that match later "
+            f"are picked up too. Set this or '{FILE_CONFIG}', not both.")
+    .define(TOPIC_CONFIG, ConfigType.STRING, NO_DEFAULT, NonEmptyString(), Importance.HIGH,
+            "The topic to publish data to")
+    .define(TASK_BATCH_SIZE_CONFIG, ConfigType.INT, DEFAULT_TASK_BATCH_SIZE, Range.at_least(1),
+            Importance.LOW,
+            "The maximum number of records the source task can read from the files each time it "
+            "is polled")
+    .define(DISCOVERY_INTERVAL_CONFIG, ConfigType.LONG, 10_000, Range.at_least(0), Importance.LOW,
+            "How often (ms) a task looks for new files matching its patterns and checks its open "
+            "files for truncation and rotation; 0 looks at every poll.")
+    .define(POLL_INTERVAL_CONFIG, ConfigType.LONG, 1_000, Range.at_least(0), Importance.LOW,
+            "How long (ms) poll() waits when no file has a new line, as Kafka's task waits 1 s.")
+    .define(TASK_INDEX_CONFIG, ConfigType.INT, 0, Range.at_least(0), Importance.LOW,
+            "Which of the task.count tasks this is (set by task_configs).", internal=True)
+    .define(TASK_COUNT_CONFIG, ConfigType.INT, 1, Range.at_least(1), Importance.LOW,
+            "How many tasks share the files (set by task_configs).", internal=True)
+)
+"""The source's configuration; ``task.index``/``task.count`` are internal (task_configs sets them)."""
+
+
+def _choice_problem(file: str | None, files: list[str] | None) -> ConfigError | None:
+    """Exactly one of ``file`` and ``files`` must be set; the error names both keys."""
+    if file and files:
+        return ConfigError.for_key(
+            FILE_CONFIG, file, f"'{FILE_CONFIG}' and '{FILES_CONFIG}' ({','.join(files)}) are both "
+            f"set; keep '{FILE_CONFIG}' for one file (as Kafka's FileStreamSource) or "
+            f"'{FILES_CONFIG}' for paths and glob patterns, not both")
+    if not file and not files:
+        return ConfigError(
+            f"Neither '{FILE_CONFIG}' nor '{FILES_CONFIG}' is set: set '{FILE_CONFIG}' to one path "
+            f"or '{FILES_CONFIG}' to paths or glob patterns (standard input is not supported)",
+            key=FILE_CONFIG)
+    return None
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """A parsed, cross-checked source configuration (connector and task parse the same one)."""
+
+    file: str | None
+    patterns: tuple[str, ...]
+    topic: str
+    batch_size: int
+    discovery_interval_s: float
+    poll_interval_s: float
+    task_index: int
+    task_count: int
+
+    @classmethod
+    def parse(cls, props: Mapping[str, Any]) -> _Settings:
+        values = CONFIG.parse(props)
+        problem = _choice_problem(values[FILE_CONFIG], values[FILES_CONFIG])
+        if problem is not None:
+            raise problem
+        index, count = values[TASK_INDEX_CONFIG], values[TASK_COUNT_CONFIG]
+        if index >= count:
+            raise ConfigError.for_key(TASK_INDEX_CONFIG, index, f"Must be below {TASK_COUNT_CONFIG} "
+                                      f"({count}); leave both to task_configs()")
+        return cls(values[FILE_CONFIG] or None, tuple(values[FILES_CONFIG]), values[TOPIC_CONFIG],
+                   values[TASK_BATCH_SIZE_CONFIG], values[DISCOVERY_INTERVAL_CONFIG] / 1000,
+                   values[POLL_INTERVAL_CONFIG] / 1000, index, count)
+
+
+def discover_files(patterns: Iterable[str]) -> list[str]:
+    """Regular files matching the glob patterns, each once: in pattern order, sorted within one.
+
+    ``**`` matches directories recursively. A name that is not valid UTF-8 cannot be written
+    to the offsets (JSON) and is skipped with a WARNING.
+    """
+    found: dict[str, None] = {}
+    for pattern in patterns:
+        for path in sorted(glob.glob(pattern, recursive=True)):
+            if path in found or not os.path.isfile(path):
+                continue
+            try:
+                path.encode("utf-8")
+            except UnicodeEncodeError:
+                log.warning("Skipping %r: its name is not valid UTF-8, so it cannot be named in "
+                            "the offsets; rename it to read it", path)
+                continue
+            found[path] = None
+    return list(found)
+
+
+def owner_of(path: str, task_count: int) -> int:
+    """The index of the task that reads ``path``: CRC-32 of its UTF-8 bytes modulo the task count.
+
+    Stable across processes and hosts (unlike ``hash``), so every task agrees without talking,
+    each file has exactly one reader, and a new file is read by its owner without re-planning.
+    """
+    return zlib.crc32(path.encode("utf-8", "surrogateescape")) % task_count
+
+
+def _committed_position(path: str, offset: Mapping[str, Any] | None) -> int:
+    """The byte position to resume ``path`` at: the committed one, or 0 when none was committed."""
+    position = None if offset is None else offset.get(POSITION_FIELD)
+    if position is None:
+        return 0
+    if isinstance(position, bool) or not isinstance(position, int) or position < 0:
+        raise ConnectError(f"The committed offset of file {path!r} is {dict(offset or {})!r}; "
+                           f"'{POSITION_FIELD}' must be a non-negative byte position. Fix it with "
+                           f"PATCH /connectors/<name>/offsets or reset the connector's offsets")
+    return position
+
+
+def _split_lines(complete: bytes, base: int) -> tuple[list[str], list[int]]:
+    """The lines of ``complete`` (which ends with a terminator) and the position after each.
+
+    ``base`` is the position of ``complete``'s first byte. Without ``\\r`` (the common case) the
+    chunk is decoded once and split once: a ``\\n`` byte never belongs to a multi-byte or
+    replaced sequence, so the text splits exactly where the bytes do.
+    """
+    if b"\r" not in complete:
+        values = complete.decode("utf-8", "replace").split("\n")
+        values.pop()
+        if complete.isascii():
+            lengths: Iterable[int] = map(len, values)
+        else:
+            raw = complete.split(b"\n")
+            raw.pop()
+            lengths = map(len, raw)
+        return values, [base + total + n for n, total in enumerate(accumulate(lengths), 1)]
+    pairs = _LINE.findall(complete)
+    values = [line.decode("utf-8", "replace") for line, _ in pairs]
+    ends = list(accumulate((len(line) + len(end) for line, end in pairs), initial=base))
+    return values, ends[1:]
+
+
+class _TailedFile:
+    """One open file: where its next unsplit byte sits, its unfinished line, its ready lines.
+
+    ``position`` is the offset of the first byte not yet split into lines (a line boundary);
+    ``parts`` hold the bytes read past it (an unfinished line, kept as pieces so a very long
+    line is joined once); ``values``/``ends`` are split lines not yet returned, from ``taken``.
+    Used under the task's lock only.
+    """
+
+    __slots__ = ("at_eof", "ends", "handle", "identity", "partition", "parts", "path", "position",
+                 "read_position", "replaced", "taken", "values")
+
+    def __init__(self, path: str, handle: BinaryIO, position: int) -> None:
+        self.path = path
+        self.partition = {FILENAME_FIELD: path}  # shared by this file's records; never mutated
+        self.handle = handle
+        status = os.fstat(handle.fileno())
+        self.identity = (status.st_dev, status.st_ino)
+        self.position = self.read_position = position
+        self.parts: list[bytes] = []
+        self.values: list[str] = []
+        self.ends: list[int] = []
+        self.taken = 0
+        self.at_eof = False
+        self.replaced = False
+
+    @classmethod
+    def open(cls, path: str, position: int) -> _TailedFile:
+        """Open ``path`` at ``position``, or at 0 when the file is shorter than that."""
+        handle = open(path, "rb", buffering=0)  # noqa: SIM115 - closed by close()
+        try:
+            size = os.fstat(handle.fileno()).st_size
+            if size < position:
+                log.warning("File %s is %d bytes long, shorter than its committed position %d: it "
+                            "was truncated or replaced; reading it from the start", path, size,
+                            position)
+                position = 0
+            handle.seek(position)
+            return cls(path, handle, position)
+        except BaseException:
+            handle.close()
+            raise
+
+    @property
+    def drained(self) -> bool:
+        return self.at_eof and self.taken >= len(self.values)
+
+    def take(self, limit: int) -> tuple[list[str], list[int]]:
+        """Up to ``limit`` complete lines and their end positions; reads when none are ready."""
+        if self.taken >= len(self.values):
+            self.values, self.ends, self.taken = [], [], 0
+            while not self.values and self._fill():
+                pass
+        start = self.taken
+        stop = self.taken = min(len(self.values), start + limit)
+        if start == 0 and stop == len(self.values):
+            return self.values, self.ends
+        return self.values[start:stop], self.ends[start:stop]
+
+    def _fill(self) -> bool:
+        """Read one chunk and split what it completes; False at the end of the file."""
+        chunk = self.handle.read(READ_CHUNK_BYTES)
+        self.at_eof = not chunk
+        if not chunk:
+            return False
+        self.read_position += len(chunk)
+        # A \r ending the previous read is a terminator unless this chunk starts with \n
+        # (then rfind finds that \n); a \r ending this read waits for the next byte.
+        cr_before = bool(self.parts) and self.parts[-1].endswith(b"\r")
+        self.parts.append(chunk)
+        end = len(chunk) - 1 if chunk.endswith(b"\r") else len(chunk)
+        cut = max(chunk.rfind(b"\n", 0, end), chunk.rfind(b"\r", 0, end))
+        if cut < 0 and not cr_before:
+            return True
+        data = self.parts[0] if len(self.parts) == 1 else b"".join(self.parts)
+        split_at = len(data) - len(chunk) + cut + 1
+        complete, rest = data[:split_at], data[split_at:]
+        self.parts = [rest] if rest else []
+        self.values, self.ends = _split_lines(complete, self.position)
+        self.position += len(complete)
+        return True
+
+    def check(self) -> None:
+        """Notice truncation (size below what was read) and replacement (path renamed away)."""
+        size = os.fstat(self.handle.fileno()).st_size
+        if size < self.read_position:
+            log.warning("File %s shrank to %d bytes below the %d already read: it was truncated; "
+                        "reading it again from the start%s", self.path, size, self.read_position,
+                        self.dropped_note())
+            self.handle.seek(0)
+            self.parts, self.position, self.read_position = [], 0, 0
+        try:
+            status = os.stat(self.path)
+            self.replaced = (status.st_dev, status.st_ino) != self.identity
+        except FileNotFoundError:
+            self.replaced = True
+
+    def dropped_note(self) -> str:
+        """For logs: the unfinished last line a truncation or rotation loses, if any."""
+        pending = sum(map(len, self.parts))
+        return f" ({pending} bytes of an unfinished last line are dropped)" if pending else ""
+
+    def close(self) -> None:
+        self.handle.close()
+
+
+class FileStreamSourceTask(SourceTask):
+    """Reads new lines of its files and returns them as records (Kafka's ``FileStreamSourceTask``).
+
+    With ``file`` it reads that one file (waiting for it to exist, as Kafka's does); with
+    ``files`` it reads the matching files it owns (:func:`owner_of`), looking for new ones every
+    ``file.discovery.interval.ms``. ``poll`` returns at most ``batch.size`` records, taking
+    files in turn so a busy file does not starve the others, or waits ``poll.interval.ms`` and
+    returns None. Thread-safety: ``stop`` may come from another thread; a lock keeps it from
+    closing a file mid-read, and an event wakes a waiting ``poll``.
+    """
+
+    def __init__(self) -> None:
+        self._settings: _Settings | None = None
+        self._files: dict[str, _TailedFile] = {}
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._next_discovery = 0.0
+        self._turn = 0
+        self._warned_missing = False
+        self._rotated: set[str] = set()  # paths whose next file starts at 0, not the stored offset
+
+    def start(self, props: Mapping[str, str]) -> None:
+        """Parse the config and open the owned files at their committed positions."""
+        self._settings = _Settings.parse(props)
+        self._stopping.clear()
+        with self._lock:
+            self._discover(self._settings)
+        log.info("FileStreamSourceTask %d/%d reading %d files into %s", self._settings.task_index,
+                 self._settings.task_count, len(self._files), self._settings.topic)
+
+    def poll(self) -> list[SourceRecord] | None:
+        settings = self._settings
+        if settings is None:
+            raise ConnectError("FileStreamSourceTask.poll() called before start()")
+        with self._lock:
+            if self._stopping.is_set():
+                return None
+            if (time.monotonic() >= self._next_discovery
+                    or (settings.file is not None and not self._files)):
+                self._discover(settings)
+            records = self._read_batch(settings)
+        if records:
+            return records
+        self._stopping.wait(settings.poll_interval_s)
+        return None
+
+    def stop(self) -> None:
+        self._stopping.set()
+        with self._lock:
+            for tailed in self._files.values():
+                tailed.close()
+            self._files.clear()
+
+    def _discover(self, settings: _Settings) -> None:
+        """Check open files, then open new owned files at their committed positions (one lookup)."""
+        self._next_discovery = time.monotonic() + settings.discovery_interval_s
+        for tailed in self._files.values():
+            tailed.check()
+        if settings.file is not None:
+            candidates = [settings.file]
+        else:
+            candidates = [path for path in discover_files(settings.patterns)
+                          if owner_of(path, settings.task_count) == settings.task_index]
+        new = [path for path in candidates if path not in self._files and os.path.isfile(path)]
+        if settings.file is not None and not new and not self._files:
+            if not self._warned_missing:
+                log.warning("Couldn't find file %s for FileStreamSourceTask, waiting for it to be "
+                            "created", settings.file)
+                self._warned_missing = True
+            return
+        if not new:
+            return
+        committed = self.context.offset_reader.offsets([{FILENAME_FIELD: path} for path in new])
+        for path, (_, offset) in zip(new, committed, strict=True):
+            fresh = path in self._rotated
+            self._rotated.discard(path)
+            self._open(path, 0 if fresh else _committed_position(path, offset))
+
+    def _open(self, path: str, position: int) -> None:
+        try:
+            self._files[path] = _TailedFile.open(path, position)
+        except FileNotFoundError:
+            log.debug("%s disappeared before it could be opened", path)
+            return
+        except OSError as exc:
+            raise ConnectError(f"Cannot open {path!r} for reading: {exc}. Fix its permissions, or "
+                               f"narrow '{FILES_CONFIG}' so it does not match it") from exc
+        log.debug("Opened %s at position %d", path, position)
+
+    def _read_batch(self, settings: _Settings) -> list[SourceRecord]:
+        files = list(self._files.values())
+        if not files:
+            return []
+        first = self._turn % len(files)
+        self._turn += 1
+        records: list[SourceRecord] = []
+        budget, topic, schema = settings.batch_size, settings.topic, Schema.STRING_SCHEMA
+        timestamp = int(time.time() * 1000)  # Kafka stamps records with the poll's wall clock
+        for tailed in files[first:] + files[:first]:
+            while budget > 0:
+                values, ends = tailed.take(budget)
+                if not values:
+                    break
+                partition = tailed.partition
+                records += [SourceRecord(topic=topic, source_partition=partition,
+                                         source_offset={POSITION_FIELD: end}, value_schema=schema,
+                                         value=value, timestamp=timestamp)
+                            for value, end in zip(values, ends)]
+                budget -= len(values)
+            if tailed.replaced and tailed.drained:
+                self._follow_rotation(tailed)
+            if budget <= 0:
+                break
+        return records
+
+    def _follow_rotation(self, tailed: _TailedFile) -> None:
+        """The old file is read to its end: read the file now at its path from the start."""
+        tailed.close()
+        del self._files[tailed.path]
+        log.info("File %s was rotated or deleted and the old one is read to its end%s",
+                 tailed.path, tailed.dropped_note())
+        if os.path.isfile(tailed.path):
+            self._open(tailed.path, 0)
+        else:  # the new file is not there yet: when it appears, it starts at 0 too
+            self._rotated.add(tailed.path)
+
+
+class FileStreamSourceConnector(SourceConnector):
+    """Plans file reading tasks (Kafka's ``FileStreamSourceConnector``, plus glob patterns).
+
+    With ``file``: one task config, the props as given (Kafka's behaviour). With ``files``:
+    ``min(max_tasks, files matching now)`` configs (at least one), each the props plus
+    ``task.index`` and ``task.count``; a task reads the files whose :func:`owner_of` is its
+    index. So no task is planned without a file to read, each file has one reader, and files
+    that appear later go to one of the planned tasks; the next plan (the next Airflow run,
+    a reconfiguration) spreads them over more tasks. Offsets are per file, so a file moving
+    to another task on a new plan resumes where it was.
+    """
+
+    def __init__(self) -> None:
+        self._props: dict[str, str] = {}
+        self._settings: _Settings | None = None
+
+    def start(self, props: Mapping[str, str]) -> None:
+        self._props = dict(props)
+        self._settings = _Settings.parse(props)
+        source = self._settings.file or ",".join(self._settings.patterns)
+        log.info("Starting file source connector reading from %s", source)
+
+    def task_class(self) -> type[FileStreamSourceTask]:
+        return FileStreamSourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        if self._settings is None:
+            raise ConnectError("FileStreamSourceConnector.task_configs() called before start()")
+        if self._settings.file is not None:
+            return [dict(self._props)]
+        count = max(1, min(max_tasks, len(discover_files(self._settings.patterns))))
+        return [{**self._props, TASK_INDEX_CONFIG: str(index), TASK_COUNT_CONFIG: str(count)}
+                for index in range(count)]
+
+    def stop(self) -> None:
+        """Nothing to stop: the connector has no background monitoring (as Kafka's)."""
+
+    def config(self) -> ConfigDef:
+        return CONFIG
+
+    def validate(self, props: Mapping[str, str]) -> list[ConfigValue]:
+        """Per-key checks, plus "exactly one of file and files" reported against both keys."""
+        results = super().validate(props)
+        by_name = {result.name: result for result in results}
+        chosen = by_name[FILE_CONFIG], by_name[FILES_CONFIG]
+        if not any(result.errors for result in chosen):
+            problem = _choice_problem(chosen[0].value, chosen[1].value)
+            if problem is not None:
+                for result in chosen:
+                    result.add_error_message(str(problem))
+        return results
+
+    def exactly_once_support(self, props: Mapping[str, str]) -> ExactlyOnceSupport | None:
+        """Supported, as Kafka's for a real file: as long as files are only appended to."""
+        return ExactlyOnceSupport.SUPPORTED
+
+    def alter_offsets(self, props: Mapping[str, str],
+                      offsets: Mapping[Any, Mapping[str, Any] | None]) -> bool:
+        """Check offsets set through the REST API as Kafka's ``alterOffsets`` does.
+
+        A tombstone is always allowed; otherwise the partition must be ``{"filename": path}``
+        and the offset ``{"position": <non-negative int>}``. Whether the position fits the file
+        is checked when a task opens it.
+        """
+        for partition, offset in offsets.items():
+            if offset is None:
+                continue
+            position = offset.get(POSITION_FIELD) if isinstance(offset, Mapping) else None
+            if isinstance(position, bool) or not isinstance(position, int) or position < 0:
+                raise ConfigError(f"The offset {offset!r} of source partition {partition!r} is "
+                                  f"invalid: use {{\"{POSITION_FIELD}\": <non-negative byte "
+                                  f"position>}}, or null to reset it")
+            parsed = _as_mapping(partition)
+            if parsed is None or FILENAME_FIELD not in parsed:
+                raise ConfigError(f"The source partition {partition!r} is invalid: use "
+                                  f"{{\"{FILENAME_FIELD}\": <path>}}")
+        return True
+
+
+def _as_mapping(partition: Any) -> Mapping[str, Any] | None:
+    """A source partition given as a dict or as its JSON text."""
+    if isinstance(partition, Mapping):
+        return partition
+    if isinstance(partition, str | bytes):
+        try:
+            parsed = orjson.loads(partition)
+        except orjson.JSONDecodeError:
+            return None
+        return parsed if isinstance(parsed, dict) else None
+    return None

@@ -1,0 +1,92 @@
+"""FileStreamSinkConnector/Task: values appended one per line, as Kafka's connect-file sink."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kopycat.api.errors import ConfigError, ConnectError
+from kopycat.api.records import SinkRecord, TopicPartition
+from kopycat.connectors.files.filestream_sink import FileStreamSinkConnector, FileStreamSinkTask
+
+
+def records(*values: Any) -> list[SinkRecord]:
+    return [SinkRecord(topic="in", kafka_partition=0, kafka_offset=n, value=value)
+            for n, value in enumerate(values)]
+
+
+@pytest.fixture
+def task(tmp_path: Path) -> Any:
+    sink = FileStreamSinkTask()
+    sink.start({"file": str(tmp_path / "out.txt"), "topics": "in"})
+    yield sink
+    sink.stop()
+
+
+def test_put_then_flush_writes_exactly_the_values_one_line_each(task: FileStreamSinkTask,
+                                                                 tmp_path: Path) -> None:
+    task.put(records("plain", "z\u00e9ro", "", "with\ttab"))
+    task.put([])
+    task.put(records(None, 42, True, 1e10, [1, "a"], "bad \ud800 surrogate"))
+    task.flush({TopicPartition("in", 0): 6})
+    assert (tmp_path / "out.txt").read_bytes() == (
+        "plain\nz\u00e9ro\n\nwith\ttab\nnull\n42\ntrue\n1.0E10\n[1, a]\nbad ? surrogate\n"
+        .encode())
+
+
+def test_flush_fsyncs_the_file_it_wrote(task: FileStreamSinkTask, tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    synced: list[bytes] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        real_fsync(fd)
+        synced.append((tmp_path / "out.txt").read_bytes())
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    task.put(records("a", "b"))
+    task.flush({})
+    assert synced == [b"a\nb\n"]
+
+
+def test_the_file_is_appended_to_across_restarts(tmp_path: Path) -> None:
+    path = tmp_path / "out.txt"
+    path.write_text("kept\n")
+    for value in ("one", "two"):
+        sink = FileStreamSinkTask()
+        sink.start({"file": str(path)})
+        sink.put(records(value))
+        sink.stop()  # close writes the buffer out, as Kafka's close()
+    assert path.read_text() == "kept\none\ntwo\n"
+
+
+def test_put_after_stop_fails_naming_the_file(task: FileStreamSinkTask) -> None:
+    task.stop()
+    with pytest.raises(ConnectError, match="out.txt"):
+        task.put(records("late"))
+
+
+def test_a_file_that_cannot_be_created_fails_start_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(ConnectError, match="no-such-dir"):
+        FileStreamSinkTask().start({"file": str(tmp_path / "no-such-dir" / "out.txt")})
+
+
+@pytest.mark.parametrize("props", [{"topics": "in"}, {"topics": "in", "file": "  "}])
+def test_file_is_required_and_the_error_names_it(props: dict[str, str]) -> None:
+    with pytest.raises(ConfigError) as caught:
+        FileStreamSinkConnector().start(props)
+    assert caught.value.key == "file"
+
+
+def test_connector_plans_one_task_with_every_key_passed_through(tmp_path: Path) -> None:
+    props = {"file": str(tmp_path / "out.txt"), "topics.regex": "in-.*", "name": "sink",
+             "connector.class": "FileStreamSink"}
+    connector = FileStreamSinkConnector()
+    connector.start(props)
+    assert connector.task_class() is FileStreamSinkTask
+    assert connector.task_configs(5) == [props]
+    assert list(connector.config().names()) == ["file"]
+    assert connector.alter_offsets(props, {TopicPartition("in-1", 0): 10})
