@@ -35,6 +35,7 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from kopycat.api.errors import ConnectError
+from kopycat.kafka import ensure_properties
 from kopycat.storage.config import (
     KAFKA_OFFSET_STORE_CONFIG, OFFSET_STORAGE_PARTITIONS_CONFIG, OFFSET_STORAGE_REPLICATION_FACTOR_CONFIG,
     OFFSET_STORAGE_TOPIC_CONFIG, OFFSET_STORAGE_TOPIC_DEFAULT,
@@ -152,12 +153,13 @@ class KafkaOffsetStore(OffsetBackingStore):
         common = {"bootstrap.servers": bootstrap_servers, "client.id": "kopycat-offsets",
                   **(client_config or {})}
         self._admin_config = dict(common)
-        self._producer_config = _forced({**common, **(producer_config or {})}, PRODUCER_OVERRIDES, "producer")
+        self._producer_config = ensure_properties({**common, **(producer_config or {})}, PRODUCER_OVERRIDES,
+                                                   "offsets topic producer")
         # group.id only names the reader: it never joins the group (assign) nor commits
-        self._consumer_config = _forced(
+        self._consumer_config = ensure_properties(
             {"group.id": f"{common['client.id']}-reader", **CONSUMER_DEFAULTS, **common,
              **(consumer_config or {})},
-            CONSUMER_OVERRIDES, "consumer")
+            CONSUMER_OVERRIDES, "offsets topic consumer")
         self._admin: AdminClient | None = None
         self._consumer: Consumer | None = None
         self._producer: Producer | None = None
@@ -359,13 +361,3 @@ class KafkaOffsetStore(OffsetBackingStore):
         """Note offsets the engine committed in its own transaction."""
         self.table.apply_all(values)
 
-
-def _forced(config: dict[str, Any], overrides: Mapping[str, Any], client: str) -> dict[str, Any]:
-    """``config`` with ``overrides`` applied, warning where a user's value is replaced
-    (Kafka's ``ConnectUtils.ensureProperty``)."""
-    for key, value in overrides.items():
-        if key in config and str(config[key]).lower() != str(value).lower():
-            log.warning("Ignoring %s=%s for the offsets topic %s: Kopycat requires %s=%s",
-                        key, config[key], client, key, value)
-        config[key] = value
-    return config

@@ -1,0 +1,119 @@
+"""When a bounded run stops, and what it reports (DESIGN.md §4).
+
+An Airflow mapped task is a *bounded* run of one Kopycat task: it resumes from stored offsets,
+copies until a stop condition holds, commits and returns a :class:`RunSummary` (pushed to XCom).
+The standalone worker runs the same runners unbounded. Kafka Connect has no bounded runs; the
+conditions are Kopycat's:
+
+- ``idle_ms``: a source whose ``poll`` returned nothing for this long has caught up;
+- ``end_offsets``: a sink stops each partition at the offset planned (snapshotted at plan time),
+  so a run copies a known range however much arrives meanwhile;
+- ``window_end_ms``: a sink copies records with a timestamp before this (the data interval's end);
+  it is turned into end offsets with ``offsets_for_times`` when the run starts;
+- ``max_records`` / ``max_seconds``: budgets; the run stops at the next batch boundary past them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any
+
+from kopycat.api.errors import ConfigError
+from kopycat.api.records import TopicPartition
+
+__all__ = ["Bounds", "RunSummary", "StopReason", "StopWatch"]
+
+
+class StopReason(Enum):
+    """Why a run ended."""
+
+    CAUGHT_UP = "caught_up"          # a source found nothing new for idle_ms
+    END_OFFSETS = "end_offsets"      # a sink reached the planned end of every partition
+    MAX_RECORDS = "max_records"
+    MAX_SECONDS = "max_seconds"
+    STOPPED = "stopped"              # stop() was called: shutdown, Ctrl-C, SIGTERM
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """Stop conditions of a bounded run; all None (the default) means run until stopped."""
+
+    max_records: int | None = None
+    max_seconds: float | None = None
+    idle_ms: int | None = None
+    end_offsets: Mapping[TopicPartition, int] | None = None
+    window_end_ms: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("max_records", "max_seconds", "idle_ms", "window_end_ms"):
+            value = getattr(self, name)
+            if value is not None and value < 0:
+                raise ConfigError.for_key(name, value, "must be zero or more, or None for no limit")
+
+    @property
+    def bounded(self) -> bool:
+        return any(v is not None for v in (self.max_records, self.max_seconds, self.idle_ms,
+                                           self.end_offsets, self.window_end_ms))
+
+    @classmethod
+    def caught_up(cls, idle_ms: int = 1_000, **kwargs: Any) -> Bounds:
+        """Run until the source has nothing new for ``idle_ms`` (the usual scheduled run)."""
+        return cls(idle_ms=idle_ms, **kwargs)
+
+
+class StopWatch:
+    """Checks the record, time and idleness conditions after every batch. One per run."""
+
+    def __init__(self, bounds: Bounds | None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.bounds = bounds or Bounds()
+        self.clock = clock
+        self.started = clock()
+        self.records = 0
+        self._last_data = self.started
+
+    def after_batch(self, records: int) -> StopReason | None:
+        """Count a batch (``records`` may be 0: nothing was ready) and say whether to stop."""
+        now = self.clock()
+        bounds = self.bounds
+        if records:
+            self.records += records
+            self._last_data = now
+        if bounds.max_records is not None and self.records >= bounds.max_records:
+            return StopReason.MAX_RECORDS
+        if bounds.max_seconds is not None and now - self.started >= bounds.max_seconds:
+            return StopReason.MAX_SECONDS
+        if bounds.idle_ms is not None and not records and (now - self._last_data) * 1000 >= bounds.idle_ms:
+            return StopReason.CAUGHT_UP
+        return None
+
+    def elapsed(self) -> float:
+        return self.clock() - self.started
+
+
+@dataclass
+class RunSummary:
+    """What one run of one task did; JSON-able through :meth:`to_dict` (Airflow XCom).
+
+    ``offsets`` holds, per source partition (JSON text of the partition dict) or sink
+    topic-partition (``topic-partition``), the committed offset before and after the run.
+    """
+
+    connector: str
+    task: int
+    records: int = 0
+    skipped: int = 0
+    filtered: int = 0
+    bytes: int = 0
+    duration_s: float = 0.0
+    stop_reason: StopReason = StopReason.STOPPED
+    offsets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["stop_reason"] = self.stop_reason.value
+        return data

@@ -1,0 +1,194 @@
+"""The keys every connector config has, as Kafka Connect's ``ConnectorConfig``,
+``SourceConnectorConfig`` and ``SinkConnectorConfig`` define them.
+
+A connector's full definition is these common keys, the transformation and predicate keys of
+its aliases (``transforms.<alias>.*``, see :func:`kopycat.transforms.chain.enrich`) and the
+connector's own ``config()``. The same definition validates ``kopycat validate``, the REST
+``PUT /connector-plugins/{plugin}/config/validate`` and the Airflow operators' arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from kopycat.api.config import (
+    CaseInsensitiveValidString, ConfigDef, ConfigType, Importance, NonEmptyStringWithoutControlChars,
+    LambdaValidator, Range, Width,
+)
+from kopycat.api.connector import Connector, SinkConnector
+from kopycat.api.errors import ConfigError
+from kopycat.plugins import connector_class, converter_class, header_converter_class
+from kopycat.runtime.errors import ERRORS_CONFIG, SINK_ERRORS_CONFIG
+from kopycat.transforms.chain import enrich
+
+__all__ = [
+    "COMMON_GROUP", "CONNECTOR_CLASS_CONFIG", "CONNECTOR_CONFIG", "EXACTLY_ONCE_SUPPORT_CONFIG",
+    "HEADER_CONVERTER_CONFIG", "KEY_CONVERTER_CONFIG", "NAME_CONFIG", "OFFSETS_STORAGE_TOPIC_CONFIG",
+    "SINK_CONNECTOR_CONFIG", "SOURCE_CONNECTOR_CONFIG", "TASKS_MAX_CONFIG", "TASKS_MAX_ENFORCE_CONFIG",
+    "TOPICS_CONFIG", "TOPICS_REGEX_CONFIG", "TRANSACTION_BOUNDARY_CONFIG",
+    "TRANSACTION_BOUNDARY_INTERVAL_CONFIG", "VALUE_CONVERTER_CONFIG", "connector_definition",
+    "parse_connector_config", "validate_connector_config",
+]
+
+COMMON_GROUP: Final = "Common"
+NAME_CONFIG: Final = "name"
+CONNECTOR_CLASS_CONFIG: Final = "connector.class"
+TASKS_MAX_CONFIG: Final = "tasks.max"
+TASKS_MAX_ENFORCE_CONFIG: Final = "tasks.max.enforce"
+KEY_CONVERTER_CONFIG: Final = "key.converter"
+VALUE_CONVERTER_CONFIG: Final = "value.converter"
+HEADER_CONVERTER_CONFIG: Final = "header.converter"
+EXACTLY_ONCE_SUPPORT_CONFIG: Final = "exactly.once.support"
+TRANSACTION_BOUNDARY_CONFIG: Final = "transaction.boundary"
+TRANSACTION_BOUNDARY_INTERVAL_CONFIG: Final = "transaction.boundary.interval.ms"
+OFFSETS_STORAGE_TOPIC_CONFIG: Final = "offsets.storage.topic"
+TOPIC_CREATION_GROUPS_CONFIG: Final = "topic.creation.groups"
+TOPICS_CONFIG: Final = "topics"
+TOPICS_REGEX_CONFIG: Final = "topics.regex"
+
+_CONVERTER: Final = LambdaValidator(
+    lambda name, value: value is None or converter_class(value, name),
+    "A converter class: Kafka's name (org.apache.kafka.connect.json.JsonConverter), its simple name "
+    "or a Python import path")
+_HEADER_CONVERTER: Final = LambdaValidator(
+    lambda name, value: value is None or header_converter_class(value, name), "A header converter class")
+
+CONNECTOR_CONFIG: Final = (
+    ConfigDef()
+    .define(NAME_CONFIG, ConfigType.STRING, validator=NonEmptyStringWithoutControlChars(),
+            importance=Importance.HIGH, group=COMMON_GROUP, order_in_group=1, width=Width.MEDIUM,
+            display_name="Connector name",
+            doc="Globally unique name to use for this connector; it names its offsets, consumer "
+                "group (connect-<name>) and transactional ids.")
+    .define(CONNECTOR_CLASS_CONFIG, ConfigType.STRING, importance=Importance.HIGH, group=COMMON_GROUP,
+            order_in_group=2, width=Width.LONG, display_name="Connector class",
+            doc="Name or alias of the class for this connector: Kafka's class name "
+                "(org.apache.kafka.connect.file.FileStreamSourceConnector), its simple name "
+                "(FileStreamSource) or a Python import path.")
+    .define(TASKS_MAX_CONFIG, ConfigType.INT, 1, Range(min=1), Importance.HIGH, group=COMMON_GROUP,
+            order_in_group=3, display_name="Tasks max",
+            doc="Maximum number of tasks to use for this connector: mapped Airflow task instances "
+                "or standalone worker threads.")
+    .define(TASKS_MAX_ENFORCE_CONFIG, ConfigType.BOOLEAN, True, importance=Importance.LOW,
+            group=COMMON_GROUP, order_in_group=4, display_name="Enforce tasks max",
+            doc="(Deprecated in Kafka) Whether to fail a connector that returns more task "
+                "configs than tasks.max instead of running them all.")
+    .define(KEY_CONVERTER_CONFIG, ConfigType.STRING, None, _CONVERTER, importance=Importance.LOW,
+            group=COMMON_GROUP, order_in_group=5, display_name="Key converter class",
+            doc="Converter class for record keys; overrides the worker's key.converter.")
+    .define(VALUE_CONVERTER_CONFIG, ConfigType.STRING, None, _CONVERTER, importance=Importance.LOW,
+            group=COMMON_GROUP, order_in_group=6, display_name="Value converter class",
+            doc="Converter class for record values; overrides the worker's value.converter.")
+    .define(HEADER_CONVERTER_CONFIG, ConfigType.STRING, None, _HEADER_CONVERTER, importance=Importance.LOW,
+            group=COMMON_GROUP, order_in_group=7, display_name="Header converter class",
+            doc="Converter class for header values; overrides the worker's header.converter.")
+    .merge(ERRORS_CONFIG)
+)
+"""Keys of every connector (Kafka's ``ConnectorConfig.configDef()`` minus transforms)."""
+
+SOURCE_CONNECTOR_CONFIG: Final = CONNECTOR_CONFIG.merge(
+    ConfigDef()
+    .define(TOPIC_CREATION_GROUPS_CONFIG, ConfigType.LIST, [], importance=Importance.LOW,
+            group="Topic Creation", order_in_group=1, display_name="Topic creation groups",
+            doc="Groups of configurations for topics created by source connectors, besides the "
+                "'default' group (topic.creation.<group>.include/exclude/partitions/...).")
+    .define(EXACTLY_ONCE_SUPPORT_CONFIG, ConfigType.STRING, "requested",
+            CaseInsensitiveValidString(["requested", "required"]), Importance.MEDIUM,
+            group="Exactly Once Support", order_in_group=1, display_name="Exactly once support",
+            doc="With 'required', the connector must state it supports exactly-once and the worker "
+                "must have exactly.once.source.support=enabled, or the connector fails to start.")
+    .define(TRANSACTION_BOUNDARY_CONFIG, ConfigType.STRING, "poll",
+            CaseInsensitiveValidString(["poll", "interval", "connector"]), Importance.MEDIUM,
+            group="Exactly Once Support", order_in_group=2, display_name="Transaction boundary",
+            doc="With exactly-once: 'poll' commits one transaction per poll() batch, 'interval' "
+                "every transaction.boundary.interval.ms, 'connector' where the task says.")
+    .define(TRANSACTION_BOUNDARY_INTERVAL_CONFIG, ConfigType.LONG, None, None,
+            Importance.LOW, group="Exactly Once Support", order_in_group=3,
+            display_name="Transaction boundary interval",
+            doc="With transaction.boundary=interval: how often to commit; defaults to the "
+                "worker's offset.flush.interval.ms.")
+    .define(OFFSETS_STORAGE_TOPIC_CONFIG, ConfigType.STRING, None, importance=Importance.LOW,
+            group="Exactly Once Support", order_in_group=4, display_name="Offsets topic",
+            doc="A separate offsets topic for this connector (Kafka's per-connector offsets "
+                "topic); the worker's offset.storage.topic by default.")
+)
+"""Kafka's ``SourceConnectorConfig``; ``topic.creation.<group>.*`` keys are read by topic_creation."""
+
+
+def _topics_given(props: Mapping[str, Any]) -> None:
+    topics = str(props.get(TOPICS_CONFIG) or "").strip()
+    regex = str(props.get(TOPICS_REGEX_CONFIG) or "").strip()
+    if topics and regex:
+        raise ConfigError(f"{TOPICS_CONFIG} and {TOPICS_REGEX_CONFIG} are mutually exclusive options, "
+                          f"but both are set ({topics!r}, {regex!r}); keep one", key=TOPICS_CONFIG)
+    if not topics and not regex:
+        raise ConfigError(f"Must configure one of {TOPICS_CONFIG} or {TOPICS_REGEX_CONFIG}: the topics "
+                          f"this sink consumes", key=TOPICS_CONFIG)
+
+
+SINK_CONNECTOR_CONFIG: Final = CONNECTOR_CONFIG.merge(
+    ConfigDef()
+    .define(TOPICS_CONFIG, ConfigType.LIST, [], importance=Importance.HIGH, group=COMMON_GROUP,
+            order_in_group=4, display_name="Topics",
+            doc="List of topics to consume, separated by commas.")
+    .define(TOPICS_REGEX_CONFIG, ConfigType.STRING, "", importance=Importance.HIGH, group=COMMON_GROUP,
+            order_in_group=4, display_name="Topics regex",
+            doc="Regular expression giving topics to consume (matched as the whole name).")
+).merge(SINK_ERRORS_CONFIG)
+"""Kafka's ``SinkConnectorConfig``."""
+
+
+def connector_definition(props: Mapping[str, Any], connector: Connector | None = None) -> ConfigDef:
+    """The full definition of this connector config: common keys, transforms, the connector's.
+
+    Raises ConfigError when ``connector.class`` names no connector.
+    """
+    if connector is None:
+        if not props.get(CONNECTOR_CLASS_CONFIG):
+            raise ConfigError(f"{CONNECTOR_CLASS_CONFIG} is missing: give the connector's class, e.g. "
+                              f"{CONNECTOR_CLASS_CONFIG}=FileStreamSource", key=CONNECTOR_CLASS_CONFIG)
+        connector = connector_class(props[CONNECTOR_CLASS_CONFIG])()
+    base = SINK_CONNECTOR_CONFIG if isinstance(connector, SinkConnector) else SOURCE_CONNECTOR_CONFIG
+    own = ConfigDef()
+    for key in connector.config().keys.values():
+        if key.name not in base:  # a connector may redeclare a common key (e.g. topics); ours wins
+            own.define_key(key)
+    return enrich(base.merge(own), props, require_full_config=False)
+
+
+def validate_connector_config(props: Mapping[str, Any]) -> dict[str, Any]:
+    """Kafka Connect's validate response for ``props``: every key, errors collected, none raised.
+
+    Cross-key checks (``topics`` xor ``topics.regex``; the connector's own ``validate``) add
+    their messages to the key they name, as ``AbstractHerder.validateConnectorConfig`` does.
+    """
+    connector = connector_class(props.get(CONNECTOR_CLASS_CONFIG, ""))()
+    definition = connector_definition(props, connector)
+    response = definition.validate_response(type(connector).__name__, props)
+    by_name = {entry["value"]["name"]: entry["value"] for entry in response["configs"]}
+    extra: list[tuple[str, str]] = []
+    if isinstance(connector, SinkConnector):
+        try:
+            _topics_given(props)
+        except ConfigError as exc:
+            extra.append((exc.key or TOPICS_CONFIG, str(exc)))
+    for value in connector.validate(props):
+        for message in value.errors:
+            if message not in by_name.get(value.name, {}).get("errors", []):
+                extra.append((value.name, message))
+    for name, message in extra:
+        if name in by_name:
+            by_name[name]["errors"].append(message)
+            response["error_count"] += 1
+    return response
+
+
+def parse_connector_config(props: Mapping[str, Any], connector: Connector) -> dict[str, Any]:
+    """Parsed values of every key; ConfigError (naming key, value and fix) at the first problem."""
+    definition = connector_definition(props, connector)
+    values = definition.parse(props)
+    if isinstance(connector, SinkConnector):
+        _topics_given(props)
+    return values
+

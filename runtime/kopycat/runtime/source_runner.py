@@ -1,0 +1,410 @@
+"""Runs one SourceTask: poll -> transforms -> convert -> produce -> commit offsets.
+
+Follows Kafka Connect's ``AbstractWorkerSourceTask`` and ``WorkerSourceTask`` (at-least-once).
+The exactly-once variant is :mod:`kopycat.runtime.exactly_once_source_runner`.
+
+Which offsets may be committed: Kafka tracks every record until its ack and commits the longest
+fully-acknowledged prefix per source partition (``SubmittedRecords``). Per-record tracking in
+Python costs most of the throughput (DESIGN.md §8), so the runner uses a *flush barrier*
+instead, which commits the same prefix: the producer reports only failures
+(``delivery.report.only.error``), the offset writer keeps the offset of the last record handed
+to the producer per partition, and a commit first ``flush()``-es the producer. When the flush
+completes with no failure reported, every record produced so far is acknowledged, so every
+buffered offset is safe. If a flush times out nothing is committed and the offsets go out with
+the next commit. A crash re-sends the records after the last commit: duplicates only from that
+window, never a loss.
+
+Tasks that override ``commit_record`` get per-record delivery reports instead (as in Kafka),
+called on this runner's thread.
+
+Thread-safety: ``run`` executes on one thread; ``stop`` may be called from any other.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import orjson
+from confluent_kafka import KafkaError, Message, Producer
+
+from kopycat.api.errors import ConnectError, RetriableError
+from kopycat.api.records import RecordMetadata, SourceRecord
+from kopycat.api.task import OffsetStorageReader, SourceTask, SourceTaskContext
+from kopycat.runtime.bounds import Bounds, RunSummary, StopReason, StopWatch
+from kopycat.runtime.errors import ProcessingContext, Stage
+from kopycat.runtime.task_parts import TaskId, TaskParts
+from kopycat.runtime.topic_creation import TopicCreator
+from kopycat.storage.offset_storage import OffsetStorageReaderImpl, OffsetStorageWriter
+from kopycat.storage.offset_store import OffsetBackingStore
+
+__all__ = ["SourceTaskRunner", "WorkerSourceTaskContext"]
+
+log = logging.getLogger(__name__)
+
+_MAX_BLOCK_S = 60.0  # the Java producer's max.block.ms
+_Produced = tuple[SourceRecord, bytes | None, bytes | None, list[tuple[str, bytes | None]] | None]
+
+
+class WorkerSourceTaskContext(SourceTaskContext):
+    """What a running source task sees (Kafka's ``WorkerSourceTaskContext``)."""
+
+    def __init__(self, configs: Mapping[str, str], reader: OffsetStorageReader) -> None:
+        self._configs = configs
+        self._reader = reader
+
+    @property
+    def configs(self) -> Mapping[str, str]:
+        return self._configs
+
+    @property
+    def offset_reader(self) -> OffsetStorageReader:
+        return self._reader
+
+
+def partition_text(partition: Mapping[str, Any] | None) -> str:
+    """A source partition as sorted compact JSON: how summaries and logs name it."""
+    return orjson.dumps(partition, option=orjson.OPT_SORT_KEYS).decode()
+
+
+class SourceTaskRunner:
+    """Drives one :class:`SourceTask` until stopped, failed or a :class:`Bounds` condition holds."""
+
+    def __init__(self, task_id: TaskId, task: SourceTask, task_props: Mapping[str, str], parts: TaskParts,
+                 *, producer_config: Mapping[str, Any], offset_store: OffsetBackingStore,
+                 offset_flush_interval_ms: int = 60_000, offset_flush_timeout_ms: int = 5_000,
+                 bounds: Bounds | None = None, topic_creator: TopicCreator | None = None) -> None:
+        self.id = task_id
+        self.task = task
+        self.task_props = dict(task_props)
+        self.parts = parts
+        self.offset_store = offset_store
+        self.reader = OffsetStorageReaderImpl(offset_store, task_id.connector)
+        self.writer = OffsetStorageWriter(offset_store, task_id.connector)
+        self.flush_interval_s = offset_flush_interval_ms / 1000
+        self.flush_timeout_s = offset_flush_timeout_ms / 1000
+        self.bounds = bounds
+        self.topic_creator = topic_creator
+        self.summary = RunSummary(task_id.connector, task_id.task)
+        self.wants_acks = type(task).commit_record is not SourceTask.commit_record
+        self._producer_config = self._with_delivery_reports(dict(producer_config))
+        self._producer: Producer | None = None
+        self._delivery_errors: list[tuple[KafkaError, str, int]] = []
+        self._stopping = threading.Event()
+        self._task_stopped = False
+        self._task_lock = threading.Lock()
+        self._touched: dict[str, Mapping[str, Any] | None] = {}
+        self._before: dict[str, Any] = {}
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def run(self) -> RunSummary:
+        """Start the task, copy until a stop condition, commit, stop the task; return what was done.
+
+        Raises the task's failure (after committing what was safely acknowledged); the summary
+        stays on :attr:`summary`.
+        """
+        watch = StopWatch(self.bounds)
+        try:
+            self._start()
+            self.summary.stop_reason = self._loop(watch)
+            self._commit(final=True)
+        except BaseException as exc:
+            self.summary.stop_reason = StopReason.FAILED
+            self.summary.error = f"{type(exc).__name__}: {exc}"
+            self._commit_after_failure()
+            raise
+        finally:
+            self.summary.duration_s = watch.elapsed()
+            self._close()
+        log.info("Task %s stopped (%s): %d records, %d skipped, %d filtered in %.1f s", self.id,
+                 self.summary.stop_reason.value, self.summary.records, self.summary.skipped,
+                 self.summary.filtered, self.summary.duration_s)
+        return self.summary
+
+    def stop(self) -> None:
+        """Ask the run to end at the next batch boundary; wakes a blocking poll (any thread)."""
+        self._stopping.set()
+        self.parts.retry.stop()
+        self._stop_task()
+
+    def _stop_task(self) -> None:
+        with self._task_lock:
+            if self._task_stopped:
+                return
+            self._task_stopped = True
+        try:
+            self.task.stop()
+        except Exception:  # noqa: BLE001 - a failing stop must not hide the run's outcome
+            log.exception("Task %s failed to stop cleanly", self.id)
+
+    def _start(self) -> None:
+        self._producer = self._create_producer()
+        self._before = self.committed_offsets()
+        self.task.initialize(WorkerSourceTaskContext(self.task_props, self.reader))
+        self.task.start(self.task_props)
+        log.info("Task %s started (%s)", self.id, type(self.task).__name__)
+
+    def _create_producer(self) -> Producer:
+        return Producer(self._producer_config)
+
+    def _close(self) -> None:
+        self._stop_task()
+        if self._producer is not None:
+            self._producer.flush(self.flush_timeout_s)
+            self._producer = None  # destroys the client: its callbacks hold this runner
+        self.parts.close()
+
+    def _with_delivery_reports(self, config: dict[str, Any]) -> dict[str, Any]:
+        if self.wants_acks:
+            config["delivery.report.only.error"] = False
+        else:
+            config["on_delivery"] = self._on_delivery_error
+        return config
+
+    # ------------------------------------------------------------------ the loop
+
+    def _loop(self, watch: StopWatch) -> StopReason:
+        next_commit = time.monotonic() + self.flush_interval_s
+        producer = self._producer
+        assert producer is not None
+        while not self._stopping.is_set():
+            records = self._poll()
+            if records:
+                self._send(records)
+            producer.poll(0)
+            self._check_delivery_errors()
+            reason = watch.after_batch(len(records))
+            if reason is not None:
+                return reason
+            if time.monotonic() >= next_commit:
+                self._commit()
+                next_commit = time.monotonic() + self.flush_interval_s
+        return StopReason.STOPPED
+
+    def _poll(self) -> list[SourceRecord]:
+        try:
+            records = self.task.poll()
+        except RetriableError as exc:
+            log.warning("Task %s: poll() raised a retriable error, polling again: %s", self.id, exc)
+            return []
+        return list(records) if records else []
+
+    def _send(self, records: Sequence[SourceRecord]) -> None:
+        """Transform, convert and produce a batch, then note its offsets for the next commit."""
+        if self.wants_acks:
+            pairs = [(record, self._transform_one(record)) for record in records]
+            for original, transformed in pairs:
+                if transformed is None:
+                    self.task.commit_record(original, None)
+            outgoing = [t for _, t in pairs if t is not None]
+            originals = [o for o, t in pairs if t is not None]
+        else:
+            outgoing = self._transform(records)
+            originals = None
+        self.summary.filtered += len(records) - len(outgoing)
+        produced = self._convert(outgoing)
+        self._produce(produced, originals)
+        self._note_offsets(records)
+
+    # ------------------------------------------------------------------ stages
+
+    def _transform(self, records: Sequence[SourceRecord]) -> list[SourceRecord]:
+        chain = self.parts.transforms
+        if not len(chain):
+            return list(records)
+        try:
+            return chain.apply_batch(records)
+        except Exception:  # noqa: BLE001 - find the bad record(s) one by one, with error handling
+            return [t for t in map(self._transform_one, records) if t is not None]
+
+    def _transform_one(self, record: SourceRecord) -> SourceRecord | None:
+        chain = self.parts.transforms
+        if not len(chain):
+            return record
+        result = self.parts.retry.execute(lambda: (chain.apply(record),), Stage.TRANSFORMATION,
+                                          type(chain), ProcessingContext.for_source(record))
+        if result is None:  # a tolerated failure; (None,) is a record the chain filtered out
+            self.summary.skipped += 1
+            return None
+        return result[0]
+
+    def _convert(self, records: Sequence[SourceRecord]) -> list[_Produced]:
+        """Key, value and header bytes of each record; tolerated failures are left out."""
+        out: list[_Produced] = []
+        start = 0
+        while start < len(records):
+            first = records[start]
+            end = start + 1
+            while (end < len(records) and records[end].topic == first.topic
+                   and records[end].key_schema is first.key_schema
+                   and records[end].value_schema is first.value_schema):
+                end += 1
+            out.extend(self._convert_run(records[start:end]))
+            start = end
+        return out
+
+    def _convert_run(self, run: Sequence[SourceRecord]) -> list[_Produced]:
+        parts, first = self.parts, run[0]
+        try:
+            keys = parts.key_converter.from_connect_data_batch(first.topic, first.key_schema,
+                                                              [r.key for r in run])
+            values = parts.value_converter.from_connect_data_batch(first.topic, first.value_schema,
+                                                                  [r.value for r in run])
+            return [(r, k, v, self._headers(r) if r.headers else None)
+                    for r, k, v in zip(run, keys, values, strict=True)]
+        except Exception:  # noqa: BLE001 - find the bad record(s) one by one, with error handling
+            return [p for p in map(self._convert_one, run) if p is not None]
+
+    def _convert_one(self, record: SourceRecord) -> _Produced | None:
+        parts, context = self.parts, ProcessingContext.for_source(record)
+        converted: list[Any] = []
+        for stage, converter, schema, value in (
+                (Stage.KEY_CONVERTER, parts.key_converter, record.key_schema, record.key),
+                (Stage.VALUE_CONVERTER, parts.value_converter, record.value_schema, record.value)):
+            result = parts.retry.execute(
+                lambda c=converter, s=schema, v=value: (c.from_connect_data(record.topic, s, v),),
+                stage, type(converter), context)
+            if result is None:
+                self.summary.skipped += 1
+                return None
+            converted.append(result[0])
+        headers = parts.retry.execute(lambda: (self._headers(record),), Stage.HEADER_CONVERTER,
+                                      type(parts.header_converter), context) if record.headers else (None,)
+        if headers is None:
+            self.summary.skipped += 1
+            return None
+        return record, converted[0], converted[1], headers[0]
+
+    def _headers(self, record: SourceRecord) -> list[tuple[str, bytes | None]]:
+        convert = self.parts.header_converter.from_connect_header
+        return [(h.key, convert(record.topic, h.key, h.schema, h.value)) for h in record.headers]
+
+    def _produce(self, produced: Sequence[_Produced], originals: Sequence[SourceRecord] | None) -> None:
+        producer = self._producer
+        assert producer is not None
+        if self.topic_creator is not None:
+            self.topic_creator.ensure({record.topic for record, *_ in produced})
+        size = 0
+        for index, (record, key, value, headers) in enumerate(produced):
+            callback = None if originals is None else self._ack_callback(originals[index])
+            self._produce_one(producer, record, key, value, headers, callback)
+            size += (len(key) if key else 0) + (len(value) if value else 0)
+        self.summary.records += len(produced)
+        self.summary.bytes += size
+
+    def _produce_one(self, producer: Producer, record: SourceRecord, key: bytes | None,
+                     value: bytes | None, headers: Any, callback: Callable[..., None] | None) -> None:
+        kwargs: dict[str, Any] = {"key": key, "value": value}
+        if record.kafka_partition is not None:
+            kwargs["partition"] = record.kafka_partition
+        if record.timestamp is not None:
+            kwargs["timestamp"] = record.timestamp
+        if headers:
+            kwargs["headers"] = headers
+        if callback is not None:
+            kwargs["on_delivery"] = callback
+        deadline = time.monotonic() + _MAX_BLOCK_S
+        while True:
+            try:
+                producer.produce(record.topic, **kwargs)
+                return
+            except BufferError:  # the local queue is full: serve delivery reports to drain it
+                if time.monotonic() > deadline:
+                    raise ConnectError(f"Task {self.id}: the producer queue stayed full for "
+                                       f"{_MAX_BLOCK_S:.0f} s; is Kafka reachable?") from None
+                producer.poll(0.05)
+
+    def _note_offsets(self, records: Sequence[SourceRecord]) -> None:
+        """The last offset of each source partition in the batch goes to the writer."""
+        last: dict[int, SourceRecord] = {}
+        for record in records:
+            last[id(record.source_partition)] = record
+        for record in last.values():
+            if record.source_partition is None:
+                continue
+            self.writer.offset(record.source_partition, record.source_offset)
+            text = partition_text(record.source_partition)
+            if text not in self._touched:
+                self._touched[text] = record.source_partition
+
+    # ------------------------------------------------------------------ acks and errors
+
+    def _on_delivery_error(self, error: KafkaError | None, message: Message) -> None:
+        if error is not None:
+            self._delivery_errors.append((error, message.topic() or "", message.partition() or -1))
+
+    def _ack_callback(self, record: SourceRecord) -> Callable[[KafkaError | None, Message], None]:
+        def on_delivery(error: KafkaError | None, message: Message) -> None:
+            if error is not None:
+                self._delivery_errors.append((error, message.topic() or "", message.partition() or -1))
+                return
+            timestamp = message.timestamp()[1]
+            self.task.commit_record(record, RecordMetadata(
+                message.topic() or "", message.partition() or 0, message.offset() or 0,
+                timestamp if timestamp >= 0 else None))
+        return on_delivery
+
+    def _check_delivery_errors(self) -> None:
+        """Fail on a record Kafka refused (tolerance none), or report and skip it (all)."""
+        if not self._delivery_errors:
+            return
+        errors, self._delivery_errors = self._delivery_errors, []
+        for error, topic, partition in errors:
+            cause = ConnectError(f"Kafka refused a record for topic '{topic}' partition {partition}: "
+                                 f"{error.str()}; with errors.tolerance=none its offset is not "
+                                 f"committed and it is re-sent when the task restarts")
+            self.parts.retry.execute_failed(Stage.KAFKA_PRODUCE, Producer, cause, ProcessingContext())
+            self.summary.skipped += 1
+
+    # ------------------------------------------------------------------ commits
+
+    def _commit(self, *, final: bool = False) -> bool:
+        """Flush barrier, then write the buffered offsets; False when either timed out."""
+        producer = self._producer
+        assert producer is not None
+        left = producer.flush(self.flush_timeout_s)
+        self._check_delivery_errors()
+        if left:
+            log.warning("Task %s: %d records not yet acknowledged after %.1f s; committing offsets "
+                        "at the next interval", self.id, left, self.flush_timeout_s)
+            return False
+        self.parts.retry.flush(self.flush_timeout_s)
+        if not self.writer.flush(self.flush_timeout_s):
+            return False
+        self._after_commit(final)
+        return True
+
+    def _after_commit(self, final: bool) -> None:
+        try:
+            self.task.commit()
+        except Exception:  # noqa: BLE001 - Kafka logs a failing commit() hook and carries on
+            log.exception("Task %s: commit() failed", self.id)
+        if final:
+            self._summarize_offsets()
+
+    def _commit_after_failure(self) -> None:
+        """Commit what was acknowledged before the failure, if that can be known (Kafka does too)."""
+        if self._producer is None:
+            return
+        try:
+            if self._producer.flush(self.flush_timeout_s) == 0 and not self._delivery_errors:
+                self.writer.flush(self.flush_timeout_s)
+                self._summarize_offsets()
+        except Exception:  # noqa: BLE001 - the original failure is what the caller must see
+            log.exception("Task %s: could not commit offsets after failing", self.id)
+
+    def _summarize_offsets(self) -> None:
+        partitions = list(self._touched.values())
+        for partition, offset in self.reader.offsets([p for p in partitions if p is not None]):
+            text = partition_text(partition)
+            self.summary.offsets[text] = {"partition": partition, "before": self._before.get(text),
+                                          "after": offset}
+
+    def committed_offsets(self) -> dict[str, Any]:
+        """Committed offsets of every partition of this connector, by partition text."""
+        partitions = [p for p in self.offset_store.connector_partitions(self.id.connector) if p is not None]
+        return {partition_text(p): o for p, o in self.reader.offsets(partitions)}

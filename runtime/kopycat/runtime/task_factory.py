@@ -1,0 +1,115 @@
+"""Builds a runner for one task config: the one place worker and connector props meet.
+
+Kafka's ``Worker.buildWorkerTask`` is the model: converters (connector's over worker's),
+the transformation chain, error handling and the Kafka clients' configs are made here, so the
+standalone worker, the embedded API and the Airflow operators run tasks identically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kopycat.api.errors import ConfigError
+from kopycat.api.task import SourceTask
+from kopycat.kafka import (
+    SINK_CONSUMER_DEFAULTS, SOURCE_PRODUCER_DEFAULTS, SOURCE_PRODUCER_FORCED, client_config,
+)
+from kopycat.runtime.bounds import Bounds
+from kopycat.runtime.connector_config import (
+    EXACTLY_ONCE_SUPPORT_CONFIG, TRANSACTION_BOUNDARY_CONFIG, TRANSACTION_BOUNDARY_INTERVAL_CONFIG,
+)
+from kopycat.runtime.error_reporters import build_reporters
+from kopycat.runtime.errors import RetryWithToleranceOperator
+from kopycat.runtime.exactly_once_source_runner import ExactlyOnceSourceTaskRunner
+from kopycat.runtime.source_runner import SourceTaskRunner
+from kopycat.runtime.task_parts import TaskId, TaskParts
+from kopycat.runtime.topic_creation import TopicCreator, topic_creation_groups
+from kopycat.runtime.worker_config import (
+    BOOTSTRAP_SERVERS_CONFIG, EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG, GROUP_ID_CONFIG,
+    OFFSET_COMMIT_INTERVAL_MS_CONFIG, OFFSET_COMMIT_TIMEOUT_MS_CONFIG, TOPIC_CREATION_ENABLE_CONFIG,
+    WORKER_CONFIG, converters_for,
+)
+from kopycat.storage.kafka_offset_store import KafkaOffsetStore
+from kopycat.storage.offset_store import OffsetBackingStore
+from kopycat.transforms.chain import TransformationChain
+
+__all__ = ["build_source_runner", "build_task_parts", "exactly_once_enabled"]
+
+_DLQ_PREFIX = "errors.deadletterqueue."
+
+
+def build_task_parts(task_id: TaskId, connector_props: Mapping[str, Any], worker_props: Mapping[str, Any],
+                     *, sink: bool) -> TaskParts:
+    """Converters, transformations and error handling for one task of this connector."""
+    key_converter, value_converter, header_converter = converters_for(worker_props, connector_props)
+    transforms = TransformationChain.from_props(connector_props)
+    error_props = connector_props if sink else {k: v for k, v in connector_props.items()
+                                                  if not k.startswith(_DLQ_PREFIX)}
+    servers = WORKER_CONFIG.parse(worker_props)[BOOTSTRAP_SERVERS_CONFIG]
+    reporters = build_reporters(error_props, connector_name=task_id.connector, task_id=task_id.task,
+                                bootstrap_servers=",".join(servers),
+                                producer_overrides=client_config({}, connector_props, "producer"))
+    retry = RetryWithToleranceOperator.from_config(connector_props, reporters)
+    return TaskParts(key_converter, value_converter, header_converter, transforms, retry)
+
+
+def exactly_once_enabled(worker_props: Mapping[str, Any], connector_props: Mapping[str, Any]) -> bool:
+    """Whether this source connector runs with transactions; ConfigError if it must but cannot.
+
+    As Kafka: the worker's ``exactly.once.source.support=enabled`` turns transactions on for
+    every source connector; a connector with ``exactly.once.support=required`` refuses to run
+    on a worker without it.
+    """
+    worker = str(WORKER_CONFIG.parse(worker_props)[EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG]).lower() == "enabled"
+    required = str(connector_props.get(EXACTLY_ONCE_SUPPORT_CONFIG, "requested")).lower() == "required"
+    if required and not worker:
+        raise ConfigError(f"{EXACTLY_ONCE_SUPPORT_CONFIG}=required, but the worker has "
+                          f"{EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG}=disabled: set "
+                          f"{EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG}=enabled in the worker config, or "
+                          f"{EXACTLY_ONCE_SUPPORT_CONFIG}=requested", key=EXACTLY_ONCE_SUPPORT_CONFIG)
+    return worker
+
+
+def build_source_runner(task_id: TaskId, task_class: type[SourceTask], task_props: Mapping[str, str],
+                        connector_props: Mapping[str, Any], worker_props: Mapping[str, Any],
+                        offset_store: OffsetBackingStore, bounds: Bounds | None = None) -> SourceTaskRunner:
+    """A runner for one source task config; exactly-once when the worker enables it."""
+    worker = WORKER_CONFIG.parse(worker_props)
+    producer_config = client_config(worker_props, connector_props, "producer",
+                                    defaults={**SOURCE_PRODUCER_DEFAULTS, "client.id": f"kopycat-{task_id}"},
+                                    forced=SOURCE_PRODUCER_FORCED)
+    creator = None
+    groups = topic_creation_groups(connector_props) if worker[TOPIC_CREATION_ENABLE_CONFIG] else None
+    if groups:
+        creator = TopicCreator(client_config(worker_props, connector_props, "admin"), groups)
+    parts = build_task_parts(task_id, connector_props, worker_props, sink=False)
+    common: dict[str, Any] = {
+        "producer_config": producer_config,
+        "offset_flush_interval_ms": worker[OFFSET_COMMIT_INTERVAL_MS_CONFIG],
+        "offset_flush_timeout_ms": worker[OFFSET_COMMIT_TIMEOUT_MS_CONFIG],
+        "bounds": bounds, "topic_creator": creator,
+    }
+    task = task_class()
+    if not exactly_once_enabled(worker_props, connector_props):
+        return SourceTaskRunner(task_id, task, task_props, parts, offset_store=offset_store, **common)
+    if not isinstance(offset_store, KafkaOffsetStore):
+        parts.close()
+        raise ConfigError(f"{EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG}=enabled needs offsets on a Kafka topic "
+                          f"(offset.storage.topic), not a {type(offset_store).__name__}",
+                          key=EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG)
+    interval = connector_props.get(TRANSACTION_BOUNDARY_INTERVAL_CONFIG)
+    return ExactlyOnceSourceTaskRunner(
+        task_id, task, task_props, parts, offset_store=offset_store, group_id=worker[GROUP_ID_CONFIG],
+        transaction_boundary=str(connector_props.get(TRANSACTION_BOUNDARY_CONFIG, "poll")),
+        transaction_interval_ms=int(interval) if interval not in (None, "") else None, **common)
+
+
+def sink_consumer_config(task_id: TaskId, worker_props: Mapping[str, Any],
+                         connector_props: Mapping[str, Any]) -> dict[str, Any]:
+    """The sink consumer: group ``connect-<connector>`` (Kafka's name), manual commits only."""
+    return client_config(worker_props, connector_props, "consumer",
+                         defaults={**SINK_CONSUMER_DEFAULTS, "client.id": f"kopycat-{task_id}"},
+                         forced={"group.id": f"connect-{task_id.connector}", "enable.auto.commit": False,
+                                 "enable.auto.offset.store": False})
+

@@ -1,0 +1,173 @@
+"""The source runner against a real broker: what lands in Kafka and which offsets are committed."""
+
+from __future__ import annotations
+
+import collections
+import uuid
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
+
+from kopycat.api.errors import ConfigError, ConnectError
+from kopycat.api.records import RecordMetadata, SourceRecord
+from kopycat.runtime.bounds import Bounds, StopReason
+from kopycat.runtime.task_factory import build_source_runner
+from kopycat.runtime.task_parts import TaskId
+from kopycat.storage.kafka_offset_store import KafkaOffsetStore
+from kopycat.storage.offset_store import MemoryOffsetStore
+from tests.support.counting import CountingSourceTask
+
+
+def consume_all(bootstrap: str, topic: str, *, committed_only: bool = False) -> list[str]:
+    """Every value in ``topic`` (all partitions), read until the end offsets."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4().hex}",
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                         "enable.partition.eof": True,
+                         "isolation.level": "read_committed" if committed_only else "read_uncommitted"})
+    try:
+        metadata = consumer.list_topics(topic, timeout=30)
+        partitions = [TopicPartition(topic, p, 0) for p in metadata.topics[topic].partitions]
+        consumer.assign(partitions)
+        left, values = {p.partition for p in partitions}, []
+        while left:
+            message = consumer.poll(10)
+            assert message is not None, f"timed out reading {topic}"
+            if message.error():
+                left.discard(message.partition())
+                continue
+            values.append(message.value().decode())
+        return values
+    finally:
+        consumer.close()
+
+
+def connector_props(topic: str, **extra: Any) -> dict[str, str]:
+    return {"name": f"counting-{topic}", "connector.class": "tests.support.counting.CountingSourceConnector",
+            "topic": topic, "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+            **{k: str(v) for k, v in extra.items()}}
+
+
+def worker_props(bootstrap: str, **extra: Any) -> dict[str, str]:
+    return {"bootstrap.servers": bootstrap, "offset.flush.interval.ms": "200", **extra}
+
+
+def run(bootstrap: str, props: Mapping[str, str], store: Any, bounds: Bounds | None = None,
+        task_class: type = CountingSourceTask, **worker: Any) -> Any:
+    runner = build_source_runner(TaskId(props["name"], 0), task_class, props, props,
+                                 worker_props(bootstrap, **worker), store, bounds or Bounds.caught_up(300))
+    return runner.run()
+
+
+@pytest.fixture
+def created_topic(bootstrap_servers: str, topic_name: str) -> Iterator[str]:
+    admin = AdminClient({"bootstrap.servers": bootstrap_servers})
+    admin.create_topics([NewTopic(topic_name, 3, 1)])[topic_name].result(30)
+    yield topic_name
+
+
+def test_every_record_arrives_once_and_offsets_are_the_last_of_each_partition(
+        bootstrap_servers: str, created_topic: str) -> None:
+    store = MemoryOffsetStore()
+    props = connector_props(created_topic, partitions=3, total=5000, batch=700)
+    summary = run(bootstrap_servers, props, store)
+    values = consume_all(bootstrap_servers, created_topic)
+    assert summary.stop_reason is StopReason.CAUGHT_UP
+    assert summary.records == 15_000
+    assert sorted(values) == sorted(f"p{p}-{i}" for p in range(3) for i in range(5000))
+    assert len(set(values)) == len(values)
+    after = {text: entry["after"] for text, entry in summary.offsets.items()}
+    assert after == {f'{{"p":{p}}}': {"i": 4999} for p in range(3)}
+
+
+def test_a_second_run_resumes_after_the_committed_offsets(bootstrap_servers: str, created_topic: str) -> None:
+    store = MemoryOffsetStore()
+    props = connector_props(created_topic, partitions=2, total=3000, batch=500)
+    first = run(bootstrap_servers, props, store, Bounds(max_records=2000))
+    second = run(bootstrap_servers, props, store)
+    values = consume_all(bootstrap_servers, created_topic)
+    assert first.stop_reason is StopReason.MAX_RECORDS and first.records == 2000
+    assert second.records == 4000
+    assert collections.Counter(values) == collections.Counter(
+        f"p{p}-{i}" for p in range(2) for i in range(3000))
+    assert second.offsets['{"p":0}'] == {"partition": {"p": 0}, "before": {"i": 999}, "after": {"i": 2999}}
+
+
+class AckCountingTask(CountingSourceTask):
+    acked: list[tuple[str, RecordMetadata | None]] = []
+
+    def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
+        AckCountingTask.acked.append((record.value, metadata))
+
+
+def test_commit_record_is_called_once_per_record_with_where_kafka_stored_it(
+        bootstrap_servers: str, created_topic: str) -> None:
+    AckCountingTask.acked = []
+    props = connector_props(created_topic, partitions=1, total=500, batch=200)
+    run(bootstrap_servers, props, MemoryOffsetStore(), task_class=AckCountingTask)
+    assert [value for value, _ in AckCountingTask.acked] == [f"p0-{i}" for i in range(500)]
+    offsets = [(m.topic, m.offset) for _, m in AckCountingTask.acked if m is not None]
+    assert len(offsets) == 500 and {t for t, _ in offsets} == {created_topic}
+    assert len({o for _, o in offsets}) == 500
+
+
+class BadValueTask(CountingSourceTask):
+    """Record 42 of partition 0 carries an int where its schema says string."""
+
+    def poll(self) -> list[SourceRecord] | None:
+        records = super().poll()
+        return None if records is None else [
+            r.new_record(value=42) if r.value == "p0-42" else r for r in records]
+
+
+def test_a_bad_record_fails_the_task_naming_its_source_partition_and_offset(
+        bootstrap_servers: str, created_topic: str) -> None:
+    props = connector_props(created_topic, partitions=1, total=100, batch=100,
+                            **{"value.converter": "org.apache.kafka.connect.json.JsonConverter"})
+    with pytest.raises(ConnectError, match=r"source partition \{'p': 0\} offset \{'i': 42\}"):
+        run(bootstrap_servers, props, MemoryOffsetStore(), task_class=BadValueTask)
+
+
+def test_tolerance_all_skips_only_the_bad_record(bootstrap_servers: str, created_topic: str) -> None:
+    props = connector_props(created_topic, partitions=1, total=100, batch=100,
+                            **{"value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                               "value.converter.schemas.enable": "false", "errors.tolerance": "all"})
+    summary = run(bootstrap_servers, props, MemoryOffsetStore(), task_class=BadValueTask)
+    values = consume_all(bootstrap_servers, created_topic)
+    assert summary.skipped == 1 and summary.records == 99
+    assert sorted(values) == sorted(f'"p0-{i}"' for i in range(100) if i != 42)
+
+
+def test_topics_are_created_with_the_topic_creation_settings(bootstrap_servers: str, topic_name: str) -> None:
+    props = connector_props(topic_name, total=10, **{"topic.creation.default.partitions": 4,
+                                                     "topic.creation.default.replication.factor": 1,
+                                                     "topic.creation.default.retention.ms": 3600000})
+    run(bootstrap_servers, props, MemoryOffsetStore())
+    admin = AdminClient({"bootstrap.servers": bootstrap_servers})
+    assert len(admin.list_topics(topic_name, timeout=30).topics[topic_name].partitions) == 4
+    resource = ConfigResource(ResourceType.TOPIC, topic_name)
+    assert admin.describe_configs([resource])[resource].result(30)["retention.ms"].value == "3600000"
+    assert len(consume_all(bootstrap_servers, topic_name)) == 10
+
+
+def test_exactly_once_writes_records_and_offsets_in_one_transaction(
+        bootstrap_servers: str, created_topic: str) -> None:
+    offsets_topic = f"offsets-{created_topic}"
+    props = connector_props(created_topic, partitions=2, total=1500, batch=400)
+    worker = {"exactly.once.source.support": "enabled", "group.id": "eos-test"}
+    with KafkaOffsetStore(bootstrap_servers, topic=offsets_topic, replication_factor=1) as store:
+        first = run(bootstrap_servers, props, store, Bounds(max_records=1600), **worker)
+    with KafkaOffsetStore(bootstrap_servers, topic=offsets_topic, replication_factor=1) as store:
+        second = run(bootstrap_servers, props, store, **worker)
+    values = consume_all(bootstrap_servers, created_topic, committed_only=True)
+    assert first.records == 1600 and second.records == 1400
+    assert collections.Counter(values) == collections.Counter(
+        f"p{p}-{i}" for p in range(2) for i in range(1500))
+
+
+def test_exactly_once_required_on_a_worker_without_it_is_refused(bootstrap_servers: str) -> None:
+    props = connector_props("unused", **{"exactly.once.support": "required"})
+    with pytest.raises(ConfigError, match="exactly.once.source.support=enabled"):
+        run(bootstrap_servers, props, MemoryOffsetStore())
