@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import collections
-import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, TopicPartition
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
+from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.api.records import RecordMetadata, SourceRecord
@@ -19,29 +17,12 @@ from kopycat.runtime.task_parts import TaskId
 from kopycat.storage.kafka_offset_store import KafkaOffsetStore
 from kopycat.storage.offset_store import MemoryOffsetStore
 from tests.support.counting import CountingSourceTask
+from tests.support.kafka import consume_all as support_consume_all
+from tests.support.kafka import create_topic
 
 
 def consume_all(bootstrap: str, topic: str, *, committed_only: bool = False) -> list[str]:
-    """Every value in ``topic`` (all partitions), read until the end offsets."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4().hex}",
-                         "enable.auto.commit": False, "auto.offset.reset": "earliest",
-                         "enable.partition.eof": True,
-                         "isolation.level": "read_committed" if committed_only else "read_uncommitted"})
-    try:
-        metadata = consumer.list_topics(topic, timeout=30)
-        partitions = [TopicPartition(topic, p, 0) for p in metadata.topics[topic].partitions]
-        consumer.assign(partitions)
-        left, values = {p.partition for p in partitions}, []
-        while left:
-            message = consumer.poll(10)
-            assert message is not None, f"timed out reading {topic}"
-            if message.error():
-                left.discard(message.partition())
-                continue
-            values.append(message.value().decode())
-        return values
-    finally:
-        consumer.close()
+    return [v.decode() for v in support_consume_all(bootstrap, topic, committed_only=committed_only) if v]
 
 
 def connector_props(topic: str, **extra: Any) -> dict[str, str]:
@@ -62,10 +43,8 @@ def run(bootstrap: str, props: Mapping[str, str], store: Any, bounds: Bounds | N
 
 
 @pytest.fixture
-def created_topic(bootstrap_servers: str, topic_name: str) -> Iterator[str]:
-    admin = AdminClient({"bootstrap.servers": bootstrap_servers})
-    admin.create_topics([NewTopic(topic_name, 3, 1)])[topic_name].result(30)
-    yield topic_name
+def created_topic(bootstrap_servers: str, topic_name: str) -> str:
+    return create_topic(bootstrap_servers, topic_name, 3)
 
 
 def test_every_record_arrives_once_and_offsets_are_the_last_of_each_partition(

@@ -90,6 +90,10 @@ class StopWatch:
             return StopReason.CAUGHT_UP
         return None
 
+    def touch(self) -> None:
+        """Restart the idle clock: nothing can arrive yet (a sink still waiting for partitions)."""
+        self._last_data = self.clock()
+
     def elapsed(self) -> float:
         return self.clock() - self.started
 

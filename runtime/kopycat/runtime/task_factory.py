@@ -7,21 +7,24 @@ standalone worker, the embedded API and the Airflow operators run tasks identica
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
+from kopycat.api.config import parse_type
 from kopycat.api.errors import ConfigError
-from kopycat.api.task import SourceTask
+from kopycat.api.records import TopicPartition
+from kopycat.api.task import SinkTask, SourceTask
 from kopycat.kafka import (
     SINK_CONSUMER_DEFAULTS, SOURCE_PRODUCER_DEFAULTS, SOURCE_PRODUCER_FORCED, client_config,
 )
 from kopycat.runtime.bounds import Bounds
 from kopycat.runtime.connector_config import (
-    EXACTLY_ONCE_SUPPORT_CONFIG, TRANSACTION_BOUNDARY_CONFIG, TRANSACTION_BOUNDARY_INTERVAL_CONFIG,
+    SINK_CONNECTOR_CONFIG, TOPICS_CONFIG, TOPICS_REGEX_CONFIG, EXACTLY_ONCE_SUPPORT_CONFIG, TRANSACTION_BOUNDARY_CONFIG, TRANSACTION_BOUNDARY_INTERVAL_CONFIG,
 )
 from kopycat.runtime.error_reporters import build_reporters
 from kopycat.runtime.errors import RetryWithToleranceOperator
 from kopycat.runtime.exactly_once_source_runner import ExactlyOnceSourceTaskRunner
+from kopycat.runtime.sink_runner import SinkTaskRunner
 from kopycat.runtime.source_runner import SourceTaskRunner
 from kopycat.runtime.task_parts import TaskId, TaskParts
 from kopycat.runtime.topic_creation import TopicCreator, topic_creation_groups
@@ -34,7 +37,10 @@ from kopycat.storage.kafka_offset_store import KafkaOffsetStore
 from kopycat.storage.offset_store import OffsetBackingStore
 from kopycat.transforms.chain import TransformationChain
 
-__all__ = ["build_source_runner", "build_task_parts", "exactly_once_enabled"]
+__all__ = [
+    "build_sink_runner", "build_source_runner", "build_task_parts", "exactly_once_enabled",
+    "sink_consumer_config",
+]
 
 _DLQ_PREFIX = "errors.deadletterqueue."
 
@@ -103,6 +109,26 @@ def build_source_runner(task_id: TaskId, task_class: type[SourceTask], task_prop
         task_id, task, task_props, parts, offset_store=offset_store, group_id=worker[GROUP_ID_CONFIG],
         transaction_boundary=str(connector_props.get(TRANSACTION_BOUNDARY_CONFIG, "poll")),
         transaction_interval_ms=int(interval) if interval not in (None, "") else None, **common)
+
+
+def build_sink_runner(task_id: TaskId, task_class: type[SinkTask], task_props: Mapping[str, str],
+                      connector_props: Mapping[str, Any], worker_props: Mapping[str, Any],
+                      bounds: Bounds | None = None,
+                      assignment: Collection[TopicPartition] | None = None) -> SinkTaskRunner:
+    """A runner for one sink task config: subscribed to topics/topics.regex, or to ``assignment``."""
+    worker = WORKER_CONFIG.parse(worker_props)
+    topics = SINK_CONNECTOR_CONFIG.keys[TOPICS_CONFIG]
+    listed = parse_type(TOPICS_CONFIG, connector_props.get(TOPICS_CONFIG, ""), topics.type) or []
+    parts = build_task_parts(task_id, connector_props, worker_props, sink=True)
+    if assignment is None and bounds is not None and bounds.end_offsets is not None:
+        assignment = list(bounds.end_offsets)
+    return SinkTaskRunner(
+        task_id, task_class(), task_props, parts,
+        consumer_config=sink_consumer_config(task_id, worker_props, connector_props),
+        topics=[t.strip() for t in listed if t.strip()],
+        topics_regex=str(connector_props.get(TOPICS_REGEX_CONFIG) or "").strip(),
+        assignment=assignment, offset_commit_interval_ms=worker[OFFSET_COMMIT_INTERVAL_MS_CONFIG],
+        offset_commit_timeout_ms=worker[OFFSET_COMMIT_TIMEOUT_MS_CONFIG], bounds=bounds)
 
 
 def sink_consumer_config(task_id: TaskId, worker_props: Mapping[str, Any],

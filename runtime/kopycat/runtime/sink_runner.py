@@ -1,0 +1,451 @@
+"""Runs one SinkTask: consume -> convert -> transforms -> put -> flush/pre_commit -> commit.
+
+Follows Kafka Connect's ``WorkerSinkTask``. Offsets live in the consumer group
+``connect-<connector>`` (Kafka's name), so a Kafka Connect cluster and Kopycat see the same
+progress. The group is committed only with what ``pre_commit`` returns: at-least-once, and
+exactly-once for sinks that keep offsets in their destination (they return nothing and seek
+with ``context.offset`` in ``open``).
+
+Two ways to get partitions:
+
+- *subscribed* (``topics``/``topics.regex``, standalone and continuous runs): the group assigns
+  them; revoked partitions are committed and closed first, as Kafka's rebalance listener does;
+- *assigned* (bounded Airflow runs): the plan gives the partitions and their end offsets; the
+  run starts at the group's committed offsets and stops when every partition reached its end.
+
+A ``RetriableError`` from ``put`` pauses fetching and hands the *same* batch to ``put`` again
+after ``context.timeout`` (or a backoff), as Kafka does; any other error fails the task with the
+batch's topic, partitions and offsets in the message. Bad records in conversion and
+transformation follow ``errors.tolerance`` (dead letter queue included).
+
+Thread-safety: ``run`` executes on one thread; ``stop`` may be called from any other.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Collection, Mapping, Sequence
+from functools import partial
+from typing import Any
+
+from confluent_kafka import OFFSET_INVALID, Consumer, KafkaError, KafkaException, Message
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+from kopycat.api.errors import ConnectError, RetriableError
+from kopycat.api.records import Header, Headers, SinkRecord, TimestampType, TopicPartition
+from kopycat.api.task import SinkTask
+from kopycat.runtime.bounds import Bounds, RunSummary, StopReason, StopWatch
+from kopycat.runtime.errors import ProcessingContext, Stage
+from kopycat.runtime.sink_task_context import WorkerSinkTaskContext
+from kopycat.runtime.task_parts import TaskId, TaskParts
+
+__all__ = ["SinkTaskRunner"]
+
+log = logging.getLogger(__name__)
+
+_TIMESTAMP_TYPES = (TimestampType.NO_TIMESTAMP_TYPE, TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
+_RETRY_BACKOFF_S = 1.0
+
+
+class SinkTaskRunner:
+    """Drives one :class:`SinkTask` until stopped, failed or a :class:`Bounds` condition holds."""
+
+    def __init__(self, task_id: TaskId, task: SinkTask, task_props: Mapping[str, str], parts: TaskParts,
+                 *, consumer_config: Mapping[str, Any], topics: Sequence[str] = (), topics_regex: str = "",
+                 assignment: Collection[TopicPartition] | None = None, batch_size: int = 5_000,
+                 offset_commit_interval_ms: int = 60_000, offset_commit_timeout_ms: int = 5_000,
+                 bounds: Bounds | None = None) -> None:
+        self.id = task_id
+        self.task = task
+        self.task_props = dict(task_props)
+        self.parts = parts
+        self.consumer_config = dict(consumer_config)
+        if bounds is not None and (bounds.end_offsets is not None or bounds.window_end_ms is not None):
+            self.consumer_config["enable.partition.eof"] = True  # ranges may end in transaction markers
+        self.subscription = [f"^{topics_regex}$"] if topics_regex else list(topics)
+        self.fixed_assignment = None if assignment is None else [TopicPartition(*tp) for tp in assignment]
+        self.batch_size = batch_size
+        self.commit_interval_s = offset_commit_interval_ms / 1000
+        self.commit_timeout_s = offset_commit_timeout_ms / 1000
+        self.bounds = bounds or Bounds()
+        self.summary = RunSummary(task_id.connector, task_id.task)
+        self.context = WorkerSinkTaskContext(self.task_props)
+        self.current: dict[TopicPartition, int] = {}      # next offset after what put() got
+        self.committed: dict[TopicPartition, int] = {}
+        self.end_offsets: dict[TopicPartition, int] = {}
+        self._before: dict[TopicPartition, int | None] = {}
+        self._consumer: Consumer | None = None
+        self._stopping = threading.Event()
+        self._task_started = False
+        self._finished: set[TopicPartition] = set()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def run(self) -> RunSummary:
+        """Start, copy until a stop condition, commit, close and stop the task; return the summary."""
+        watch = StopWatch(self.bounds)
+        try:
+            self._start()
+            self.summary.stop_reason = self._loop(watch)
+            self._commit(final=True)
+        except BaseException as exc:
+            self.summary.stop_reason = StopReason.FAILED
+            self.summary.error = f"{type(exc).__name__}: {exc}"
+            raise
+        finally:
+            self.summary.duration_s = watch.elapsed()
+            self._close()
+        log.info("Task %s stopped (%s): %d records, %d skipped, %d filtered in %.1f s", self.id,
+                 self.summary.stop_reason.value, self.summary.records, self.summary.skipped,
+                 self.summary.filtered, self.summary.duration_s)
+        return self.summary
+
+    def stop(self) -> None:
+        """End the run at the next batch boundary (any thread)."""
+        self._stopping.set()
+        self.parts.retry.stop()
+
+    def _start(self) -> None:
+        self.task.initialize(self.context)
+        self.task.start(self.task_props)
+        self._task_started = True
+        self._consumer = Consumer(self.consumer_config)
+        if self.fixed_assignment is None:
+            if not self.subscription:
+                raise ConnectError(f"Task {self.id} has no topics to consume: set topics or topics.regex")
+            self._consumer.subscribe(self.subscription, on_assign=self._on_assign, on_revoke=self._on_revoke,
+                                     on_lost=self._on_revoke)
+        else:
+            self._assign(self.fixed_assignment)
+        log.info("Task %s started (%s)", self.id, type(self.task).__name__)
+
+    def _close(self) -> None:
+        consumer, self._consumer = self._consumer, None
+        if self._task_started:
+            try:
+                if self.context.assigned:
+                    self.task.close(set(self.context.assigned))
+            finally:
+                self._task_started = False
+                self.task.stop()
+        if consumer is not None:
+            consumer.close()
+        self.parts.close()
+
+    # ------------------------------------------------------------------ partitions
+
+    def _assign(self, partitions: Sequence[TopicPartition]) -> None:
+        consumer = self._consumer
+        assert consumer is not None
+        committed = consumer.committed([KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions],
+                                       timeout=self.commit_timeout_s * 6)
+        starts = {TopicPartition(c.topic, c.partition): (c.offset if c.offset >= 0 else None) for c in committed}
+        consumer.assign(self._opened(partitions, starts))
+
+    def _on_assign(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
+        tps = [TopicPartition(p.topic, p.partition) for p in partitions]
+        committed = consumer.committed(partitions, timeout=self.commit_timeout_s * 6)
+        consumer.assign(self._opened(tps, {TopicPartition(c.topic, c.partition): (c.offset if c.offset >= 0 else None)
+                                           for c in committed}))
+
+    def _opened(self, partitions: Sequence[TopicPartition],
+                starts: Mapping[TopicPartition, int | None]) -> list[KafkaTopicPartition]:
+        """Open the partitions in the task; where to start each: committed, or where open() seeked.
+
+        Seeks asked for in open() become the assignment's offsets (librdkafka cannot seek a
+        partition before it is fetching).
+        """
+        for tp in partitions:
+            self._before.setdefault(tp, starts.get(tp))
+            if starts.get(tp) is not None:
+                self.current[tp] = self.committed[tp] = starts[tp]  # type: ignore[assignment]
+        self.context.assigned.update(partitions)
+        self._resolve_end_offsets(partitions)
+        self.task.open(list(partitions))
+        seeks = {tp: offset for tp, offset in self.context.take_seeks().items() if tp in partitions}
+        self.current.update(seeks)
+        offsets = {**{tp: o for tp, o in starts.items() if o is not None}, **seeks}
+        return [KafkaTopicPartition(tp.topic, tp.partition, offsets.get(tp, OFFSET_INVALID)) for tp in partitions]
+
+    def _on_revoke(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
+        tps = [TopicPartition(p.topic, p.partition) for p in partitions]
+        self._commit(only=set(tps))
+        self.task.close(tps)
+        self.context.assigned.difference_update(tps)
+        self.context.paused.difference_update(tps)
+        for tp in tps:
+            self.current.pop(tp, None)
+            self.committed.pop(tp, None)
+
+    def _resolve_end_offsets(self, partitions: Sequence[TopicPartition]) -> None:
+        """The planned end of each partition: given, or the first offset at/after the window's end."""
+        bounds, consumer = self.bounds, self._consumer
+        assert consumer is not None
+        if bounds.end_offsets is not None:
+            for tp in partitions:
+                self.end_offsets[tp] = bounds.end_offsets.get(tp, 0)
+        elif bounds.window_end_ms is not None:
+            asked = [KafkaTopicPartition(tp.topic, tp.partition, bounds.window_end_ms) for tp in partitions]
+            for found in consumer.offsets_for_times(asked, timeout=self.commit_timeout_s * 6):
+                tp = TopicPartition(found.topic, found.partition)
+                if found.offset < 0:  # no record at or after the window's end yet: up to the high watermark
+                    found.offset = consumer.get_watermark_offsets(
+                        KafkaTopicPartition(tp.topic, tp.partition), timeout=self.commit_timeout_s * 6)[1]
+                self.end_offsets[tp] = found.offset
+
+    # ------------------------------------------------------------------ the loop
+
+    def _loop(self, watch: StopWatch) -> StopReason:
+        next_commit = time.monotonic() + self.commit_interval_s
+        consumer = self._consumer
+        assert consumer is not None
+        while not self._stopping.is_set():
+            if self.end_offsets and self._all_at_end():
+                return StopReason.END_OFFSETS
+            messages = consumer.consume(self.batch_size, timeout=0.5)
+            delivered = self._deliver(self._accept(messages)) if messages else 0
+            self._apply_context()
+            if not self.context.assigned:
+                watch.touch()  # idle only counts once there is something to read
+            reason = watch.after_batch(delivered)
+            if reason is not None:
+                return reason
+            if self.context.commit_requested or time.monotonic() >= next_commit:
+                self.context.commit_requested = False
+                self._commit()
+                next_commit = time.monotonic() + self.commit_interval_s
+        return StopReason.STOPPED
+
+    def _all_at_end(self) -> bool:
+        return all(tp in self._finished for tp in self.end_offsets)
+
+    def _accept(self, messages: list[Message]) -> list[Message]:
+        """Data messages inside the planned range; partitions past their end are paused."""
+        accepted: list[Message] = []
+        for message in messages:
+            error = message.error()
+            if error is not None:
+                if error.code() == KafkaError._PARTITION_EOF:
+                    self._reached_eof(message)
+                    continue
+                raise ConnectError(f"Task {self.id} failed to consume from topic '{message.topic()}' "
+                                   f"partition {message.partition()}: {error.str()}")
+            if self.end_offsets:
+                tp = TopicPartition(message.topic(), message.partition())
+                end = self.end_offsets.get(tp)
+                if end is not None and message.offset() >= end:
+                    self._finish_partition(tp, end)
+                    continue
+            accepted.append(message)
+        return accepted
+
+    def _reached_eof(self, message: Message) -> None:
+        """At the end of a partition: done if the end is at or past the planned end.
+
+        The end-of-partition event gives the offset after the last *readable* position, so a
+        range ending in transaction markers (which never arrive as messages) still completes.
+        """
+        tp = TopicPartition(message.topic(), message.partition())
+        end = self.end_offsets.get(tp)
+        if end is not None and message.offset() >= end:
+            self._finish_partition(tp, end)
+
+    def _finish_partition(self, tp: TopicPartition, end: int) -> None:
+        """Everything before ``end`` was consumed: pause the partition; ``end`` is committed."""
+        if tp in self._finished:
+            return
+        self._finished.add(tp)
+        consumer = self._consumer
+        assert consumer is not None
+        consumer.pause([KafkaTopicPartition(tp.topic, tp.partition)])
+
+    def _apply_context(self) -> None:
+        consumer = self._consumer
+        assert consumer is not None
+        for tp, offset in self.context.take_seeks().items():
+            consumer.seek(KafkaTopicPartition(tp.topic, tp.partition, offset))
+            self.current[tp] = offset
+        if self.context.pause_changed:
+            self.context.pause_changed = False
+            assigned = self.context.assigned - self._finished
+            paused = [KafkaTopicPartition(tp.topic, tp.partition) for tp in self.context.paused & assigned]
+            resumed = [KafkaTopicPartition(tp.topic, tp.partition) for tp in assigned - self.context.paused]
+            if paused:
+                consumer.pause(paused)
+            if resumed:
+                consumer.resume(resumed)
+
+    # ------------------------------------------------------------------ stages
+
+    def _deliver(self, messages: list[Message]) -> int:
+        """Convert, transform and put one batch; returns how many records were consumed."""
+        if not messages:
+            return 0
+        records = self._convert(messages)
+        outgoing = self._transform(records)
+        self.summary.filtered += len(records) - len(outgoing)
+        if outgoing:
+            self._put(outgoing)
+        for message in messages:  # the last offset per partition wins
+            self.current[TopicPartition(message.topic(), message.partition())] = message.offset() + 1
+        for tp in self._finished:  # offsets up to the end may hold markers or compacted gaps
+            self.current[tp] = max(self.current.get(tp, 0), self.end_offsets[tp])
+        self.summary.records += len(outgoing)
+        self.summary.bytes += sum(len(m.value() or b"") + len(m.key() or b"") for m in messages)
+        return len(messages)
+
+    def _convert(self, messages: list[Message]) -> list[SinkRecord]:
+        parts = self.parts
+        topic = messages[0].topic()
+        if any(m.topic() != topic for m in messages):  # one converter call per run of one topic
+            runs: list[list[Message]] = []
+            for message in messages:
+                if runs and runs[-1][0].topic() == message.topic():
+                    runs[-1].append(message)
+                else:
+                    runs.append([message])
+            return [record for run in runs for record in self._convert(run)]
+        try:
+            keys = parts.key_converter.to_connect_data_batch(topic, [m.key() for m in messages])
+            values = parts.value_converter.to_connect_data_batch(topic, [m.value() for m in messages])
+            return [self._record(m, k, v, self._headers(m)) for m, k, v in zip(messages, keys, values, strict=True)]
+        except Exception:  # noqa: BLE001 - find the bad record(s) one by one, with error handling
+            return [r for r in map(self._convert_one, messages) if r is not None]
+
+    def _convert_one(self, message: Message) -> SinkRecord | None:
+        parts, topic = self.parts, message.topic()
+        context = partial(ProcessingContext.for_message, message)
+        key = parts.retry.execute(lambda: parts.key_converter.to_connect_data(topic, message.key()),
+                                  Stage.KEY_CONVERTER, type(parts.key_converter), context)
+        value = None if key is None else parts.retry.execute(
+            lambda: parts.value_converter.to_connect_data(topic, message.value()),
+            Stage.VALUE_CONVERTER, type(parts.value_converter), context)
+        headers = None if value is None else parts.retry.execute(
+            lambda: (self._headers(message),), Stage.HEADER_CONVERTER, type(parts.header_converter), context)
+        if headers is None:
+            self.summary.skipped += 1
+            return None
+        return self._record(message, key, value, headers[0])  # type: ignore[arg-type]
+
+    def _headers(self, message: Message) -> Headers | None:
+        raw = message.headers()
+        if not raw:
+            return None
+        convert, topic = self.parts.header_converter.to_connect_header, message.topic()
+        headers = []
+        for key, value in raw:
+            schema, converted = convert(topic, key, value)
+            headers.append(Header(key, converted, schema))
+        return Headers(headers)
+
+    @staticmethod
+    def _record(message: Message, key: Any, value: Any, headers: Headers | None) -> SinkRecord:
+        timestamp_type, timestamp = message.timestamp()
+        topic, partition, offset = message.topic(), message.partition(), message.offset()
+        return SinkRecord(topic=topic, kafka_partition=partition, key_schema=key[0], key=key[1],
+                          value_schema=value[0], value=value[1],
+                          timestamp=timestamp if timestamp_type else None,
+                          headers=headers if headers is not None else Headers(), kafka_offset=offset,
+                          timestamp_type=_TIMESTAMP_TYPES[timestamp_type], original_topic=topic,
+                          original_kafka_partition=partition, original_kafka_offset=offset)
+
+    def _transform(self, records: list[SinkRecord]) -> list[SinkRecord]:
+        chain = self.parts.transforms
+        if not len(chain) or not records:
+            return records
+        try:
+            return chain.apply_batch(records)
+        except Exception:  # noqa: BLE001 - find the bad record(s) one by one, with error handling
+            out = []
+            for record in records:
+                result = self.parts.retry.execute(lambda r=record: (chain.apply(r),), Stage.TRANSFORMATION,
+                                                  type(chain), partial(_context_of, record))
+                if result is None:
+                    self.summary.skipped += 1
+                elif result[0] is not None:
+                    out.append(result[0])
+            return out
+
+    def _put(self, records: list[SinkRecord]) -> None:
+        """put() the batch; on RetriableError pause, back off and hand the same batch again."""
+        consumer = self._consumer
+        assert consumer is not None
+        while True:
+            try:
+                self.task.put(records)
+                break
+            except RetriableError as exc:
+                backoff = (self.context.timeout_ms / 1000 if self.context.timeout_ms is not None
+                           else _RETRY_BACKOFF_S)
+                log.warning("Task %s: put() of %d records raised a retriable error, retrying the same "
+                            "batch in %.1f s: %s", self.id, len(records), backoff, exc)
+                self._pause_all_while(backoff)
+                if self._stopping.is_set():
+                    raise ConnectError(f"Task {self.id} was stopped while retrying put() of "
+                                       f"{_describe(records)}; those offsets are not committed") from exc
+            except Exception as exc:
+                raise ConnectError(f"Task {self.id}: put() failed on {_describe(records)}; the task stops "
+                                   f"and those offsets are not committed: {type(exc).__name__}: {exc}") from exc
+
+    def _pause_all_while(self, seconds: float) -> None:
+        consumer = self._consumer
+        assert consumer is not None
+        assigned = [KafkaTopicPartition(tp.topic, tp.partition) for tp in self.context.assigned]
+        consumer.pause(assigned)
+        deadline = time.monotonic() + seconds
+        while not self._stopping.is_set() and time.monotonic() < deadline:
+            consumer.poll(min(0.1, max(0.0, deadline - time.monotonic())))  # keeps group membership
+        self.context.pause_changed = True  # resume what the task did not pause itself
+        self._apply_context()
+        active = [KafkaTopicPartition(tp.topic, tp.partition)
+                  for tp in self.context.assigned - self.context.paused - self._finished]
+        if active:
+            consumer.resume(active)
+
+    # ------------------------------------------------------------------ commits
+
+    def _commit(self, *, final: bool = False, only: set[TopicPartition] | None = None) -> None:
+        """pre_commit, then commit what it returned for the partitions still held."""
+        consumer = self._consumer
+        if consumer is None or not self.context.assigned:
+            return
+        current = {tp: o for tp, o in self.current.items()
+                   if tp in self.context.assigned and (only is None or tp in only)}
+        self.parts.retry.flush(self.commit_timeout_s)
+        safe = self.task.pre_commit(dict(current))
+        to_commit = {TopicPartition(*tp): o for tp, o in (safe or {}).items()
+                     if TopicPartition(*tp) in self.context.assigned and self.committed.get(TopicPartition(*tp)) != o}
+        if to_commit:
+            try:
+                consumer.commit(offsets=[KafkaTopicPartition(tp.topic, tp.partition, o)
+                                         for tp, o in to_commit.items()], asynchronous=False)
+            except KafkaException as exc:
+                if final:
+                    raise ConnectError(f"Task {self.id} could not commit offsets {to_commit}: {exc}") from exc
+                log.warning("Task %s: offset commit failed, retrying at the next commit: %s", self.id, exc)
+                return
+            self.committed.update(to_commit)
+        if final or only:
+            for tp in current:
+                self.summary.offsets[f"{tp.topic}-{tp.partition}"] = {
+                    "topic": tp.topic, "partition": tp.partition, "before": self._before.get(tp),
+                    "after": self.committed.get(tp)}
+
+
+def _context_of(record: SinkRecord) -> ProcessingContext:
+    from kopycat.runtime.errors import ConsumedRecord
+
+    return ProcessingContext(consumer_record=ConsumedRecord(
+        record.original_topic or record.topic, record.original_kafka_partition or 0,
+        record.original_kafka_offset or 0))
+
+
+def _describe(records: Sequence[SinkRecord]) -> str:
+    ranges: dict[tuple[str, int], list[int]] = {}
+    for record in records:
+        tp = record.topic_partition
+        span = ranges.setdefault((tp.topic, tp.partition), [record.kafka_offset, record.kafka_offset])
+        span[0], span[1] = min(span[0], record.kafka_offset), max(span[1], record.kafka_offset)
+    return "; ".join(f"topic '{t}' partition {p} offsets {a}-{b}" for (t, p), (a, b) in sorted(ranges.items()))

@@ -1,0 +1,62 @@
+"""A sink connector that keeps what put() received, per connector name, for tests to inspect.
+
+Options (connector props): ``retriable.failures`` makes the first N put() calls raise
+RetriableError; ``seek.to`` seeks every opened partition to that offset in open().
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Collection, Mapping, Sequence
+
+from kopycat.api import ConfigDef, RetriableError, SinkConnector, SinkRecord, SinkTask, TopicPartition
+from kopycat.api.config import ConfigType
+
+PUT_CALLS: dict[str, list[tuple[list[SinkRecord], bool]]] = defaultdict(list)
+"""connector name -> (batch, whether put() accepted it) for every call, in order."""
+
+
+class CollectingSinkConnector(SinkConnector):
+    def start(self, props: Mapping[str, str]) -> None:
+        self.props = dict(props)
+
+    def task_class(self) -> type[SinkTask]:
+        return CollectingSinkTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.props) for _ in range(max_tasks)]
+
+    def stop(self) -> None:
+        pass
+
+    def config(self) -> ConfigDef:
+        return (ConfigDef()
+                .define("retriable.failures", ConfigType.INT, 0)
+                .define("seek.to", ConfigType.LONG, None))
+
+
+class CollectingSinkTask(SinkTask):
+    def start(self, props: Mapping[str, str]) -> None:
+        values = CollectingSinkConnector().config().parse(props)
+        self.name = props["name"]
+        self.failures_left = values["retriable.failures"]
+        self.seek_to = values["seek.to"]
+
+    def open(self, partitions: Collection[TopicPartition]) -> None:
+        if self.seek_to is not None:
+            self.context.offset({tp: self.seek_to for tp in partitions})
+
+    def put(self, records: Sequence[SinkRecord]) -> None:
+        if self.failures_left:
+            self.failures_left -= 1
+            PUT_CALLS[self.name].append((list(records), False))
+            raise RetriableError("destination busy")
+        PUT_CALLS[self.name].append((list(records), True))
+
+    def stop(self) -> None:
+        pass
+
+
+def delivered(name: str) -> list[SinkRecord]:
+    """Records of the put() calls that succeeded, in order."""
+    return [record for batch, ok in PUT_CALLS[name] if ok for record in batch]

@@ -1,0 +1,53 @@
+"""Plain confluent-kafka helpers for tests: create a topic, produce, read a topic to its end."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+
+def create_topic(bootstrap: str, topic: str, partitions: int = 1) -> str:
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # must outlive the future it returns
+    admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(30)
+    return topic
+
+
+def produce(bootstrap: str, topic: str, values: list[bytes], *, partition: int | None = None,
+            timestamps: list[int] | None = None, keys: bool = True) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    for index, value in enumerate(values):
+        kwargs: dict[str, Any] = {"value": value}
+        if keys:
+            kwargs["key"] = str(index).encode()
+        if partition is not None:
+            kwargs["partition"] = partition
+        if timestamps is not None:
+            kwargs["timestamp"] = timestamps[index]
+        producer.produce(topic, **kwargs)
+    assert producer.flush(30) == 0
+
+
+def consume_all(bootstrap: str, topic: str, *, committed_only: bool = False) -> list[bytes | None]:
+    """Every value in ``topic`` (all partitions, partition by partition order kept), read to the end."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4().hex}",
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                         "enable.partition.eof": True,
+                         "isolation.level": "read_committed" if committed_only else "read_uncommitted"})
+    try:
+        metadata = consumer.list_topics(topic, timeout=30)
+        partitions = [TopicPartition(topic, p, 0) for p in metadata.topics[topic].partitions]
+        consumer.assign(partitions)
+        left, values = {p.partition for p in partitions}, []
+        while left:
+            message = consumer.poll(10)
+            assert message is not None, f"timed out reading {topic}"
+            if message.error():
+                left.discard(message.partition())
+                continue
+            values.append(message.value())
+        return values
+    finally:
+        consumer.close()
