@@ -1,5 +1,12 @@
 """The `kopycat` command line (like Kafka's connect-standalone.sh and friends).
 
+    kopycat standalone worker.properties conn.properties [conn2.json ...]
+                             run connectors until Ctrl-C / SIGTERM (offsets in a file)
+    kopycat plugins          list connectors, converters, transformations, predicates
+    kopycat validate conn.properties
+                             check a connector config as the REST validate endpoint does
+    kopycat offsets get|reset --connector NAME --worker worker.properties
+                             read or forget a connector's offsets (stop it first)
     kopycat dev kafka        run a real single-node Kafka broker in the foreground
     kopycat dev postgres     run a throwaway PostgreSQL server in the foreground
     kopycat dev demo         the README's demo pipeline on embedded defaults
@@ -10,10 +17,14 @@ Output for people goes to stdout; errors exit non-zero with one clear line.
 from __future__ import annotations
 
 import argparse
+import json
+import logging
 import signal
 import sys
 import threading
 from collections.abc import Sequence
+
+from kopycat.api.errors import ConnectError
 
 
 def _serve_until_interrupted(what: str, address: str) -> None:
@@ -50,10 +61,72 @@ def _dev_demo(args: argparse.Namespace) -> int:
     return run_demo(lines=args.lines)
 
 
+def _standalone(args: argparse.Namespace) -> int:
+    from kopycat.properties import load_config_file
+    from kopycat.runtime.standalone import run_standalone
+
+    worker = load_config_file(args.worker)
+    connectors = [load_config_file(path) for path in args.connectors]
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    run_standalone(worker, connectors, stop)
+    return 0
+
+
+def _plugins(args: argparse.Namespace) -> int:
+    from kopycat.plugins import list_plugins
+
+    for plugin in list_plugins(connectors_only=args.connectors_only):
+        print(f"{plugin.type:<17} {plugin.class_name}  {plugin.version}")
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from kopycat.properties import load_config_file
+    from kopycat.runtime.connector_config import validate_connector_config
+
+    response = validate_connector_config(load_config_file(args.config))
+    if args.json:
+        print(json.dumps(response, indent=2))
+    else:
+        for entry in response["configs"]:
+            for error in entry["value"]["errors"]:
+                print(f"{entry['value']['name']}: {error}")
+        print(f"{response['name']}: {response['error_count']} error(s)")
+    return 1 if response["error_count"] else 0
+
+
+def _offsets(args: argparse.Namespace) -> int:
+    from kopycat.properties import load_config_file
+    from kopycat.runtime.offsets_admin import get_offsets, reset_offsets
+
+    worker = load_config_file(args.worker)
+    action = get_offsets if args.action == "get" else reset_offsets
+    print(json.dumps(action(args.connector, worker), indent=2))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kopycat", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
+    standalone = commands.add_parser("standalone", help="run connectors in this process")
+    standalone.add_argument("worker", help="worker.properties (Kafka Connect's StandaloneConfig keys)")
+    standalone.add_argument("connectors", nargs="+", help="connector .properties or .json files")
+    standalone.set_defaults(func=_standalone)
+    plugins = commands.add_parser("plugins", help="list installed plugins")
+    plugins.add_argument("--connectors-only", action="store_true")
+    plugins.set_defaults(func=_plugins)
+    validate = commands.add_parser("validate", help="validate a connector config")
+    validate.add_argument("config", help="connector .properties or .json file")
+    validate.add_argument("--json", action="store_true", help="print Kafka Connect's validate response")
+    validate.set_defaults(func=_validate)
+    offsets = commands.add_parser("offsets", help="read or reset a connector's offsets")
+    offsets.add_argument("action", choices=["get", "reset"])
+    offsets.add_argument("--connector", required=True)
+    offsets.add_argument("--worker", required=True, help="the worker.properties the connector runs with")
+    offsets.set_defaults(func=_offsets)
     dev = commands.add_parser("dev", help="real services for development").add_subparsers(
         dest="dev_command", required=True)
     dev.add_parser("kafka", help="run a single-node Kafka broker").set_defaults(func=_dev_kafka)
@@ -66,7 +139,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
-    sys.exit(args.func(args))
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        code = args.func(args)
+    except ConnectError as exc:  # a user's mistake or an outside failure: one clear line, no trace
+        print(f"kopycat {args.command}: {exc}", file=sys.stderr)
+        code = 2
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -62,8 +62,9 @@ class SinkTaskRunner:
         self.task_props = dict(task_props)
         self.parts = parts
         self.consumer_config = dict(consumer_config)
-        if bounds is not None and (bounds.end_offsets is not None or bounds.window_end_ms is not None):
-            self.consumer_config["enable.partition.eof"] = True  # ranges may end in transaction markers
+        if bounds is not None and bounds.bounded:
+            # ranges may end in transaction markers; "caught up" means every partition reached its end
+            self.consumer_config["enable.partition.eof"] = True
         self.subscription = [f"^{topics_regex}$"] if topics_regex else list(topics)
         self.fixed_assignment = None if assignment is None else [TopicPartition(*tp) for tp in assignment]
         self.batch_size = batch_size
@@ -80,6 +81,7 @@ class SinkTaskRunner:
         self._stopping = threading.Event()
         self._task_started = False
         self._finished: set[TopicPartition] = set()
+        self._at_eof: set[TopicPartition] = set()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -207,8 +209,8 @@ class SinkTaskRunner:
             messages = consumer.consume(self.batch_size, timeout=0.5)
             delivered = self._deliver(self._accept(messages)) if messages else 0
             self._apply_context()
-            if not self.context.assigned:
-                watch.touch()  # idle only counts once there is something to read
+            if not self.context.assigned or not self.context.assigned <= self._at_eof:
+                watch.touch()  # idle counts only once every partition was read to its end
             reason = watch.after_batch(delivered)
             if reason is not None:
                 return reason
@@ -232,8 +234,9 @@ class SinkTaskRunner:
                     continue
                 raise ConnectError(f"Task {self.id} failed to consume from topic '{message.topic()}' "
                                    f"partition {message.partition()}: {error.str()}")
+            tp = TopicPartition(message.topic(), message.partition())
+            self._at_eof.discard(tp)  # in consumption order: an end event after this re-adds it
             if self.end_offsets:
-                tp = TopicPartition(message.topic(), message.partition())
                 end = self.end_offsets.get(tp)
                 if end is not None and message.offset() >= end:
                     self._finish_partition(tp, end)
@@ -248,6 +251,7 @@ class SinkTaskRunner:
         range ending in transaction markers (which never arrive as messages) still completes.
         """
         tp = TopicPartition(message.topic(), message.partition())
+        self._at_eof.add(tp)
         end = self.end_offsets.get(tp)
         if end is not None and message.offset() >= end:
             self._finish_partition(tp, end)

@@ -46,6 +46,7 @@ __all__ = ["SourceTaskRunner", "WorkerSourceTaskContext"]
 log = logging.getLogger(__name__)
 
 _MAX_BLOCK_S = 60.0  # the Java producer's max.block.ms
+_FINAL_COMMIT_S = 60.0
 _Produced = tuple[SourceRecord, bytes | None, bytes | None, list[tuple[str, bytes | None]] | None]
 
 
@@ -111,7 +112,7 @@ class SourceTaskRunner:
         try:
             self._start()
             self.summary.stop_reason = self._loop(watch)
-            self._commit(final=True)
+            self._final_commit()
         except BaseException as exc:
             self.summary.stop_reason = StopReason.FAILED
             self.summary.error = f"{type(exc).__name__}: {exc}"
@@ -377,6 +378,16 @@ class SourceTaskRunner:
             return False
         self._after_commit(final)
         return True
+
+    def _final_commit(self) -> None:
+        """Commit before stopping, retrying for up to a minute: a run that ends uncommitted would
+        make the next one re-send everything it copied. Fails the run if it cannot commit."""
+        deadline = time.monotonic() + max(_FINAL_COMMIT_S, self.flush_timeout_s)
+        while not self._commit(final=True):
+            if time.monotonic() > deadline:
+                raise ConnectError(f"Task {self.id} could not commit its offsets before stopping: the "
+                                   f"records it copied since the last commit will be sent again")
+            log.info("Task %s: retrying the final offset commit", self.id)
 
     def _after_commit(self, final: bool) -> None:
         try:
