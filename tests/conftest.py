@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from kopycat.dev.kafka_broker import LocalKafkaBroker
+from kopycat.dev.kafka_connect import LocalKafkaConnect
 from kopycat.dev.postgres import LocalPostgres
 from kopycat.dev.s3 import LocalS3
 
@@ -75,3 +76,14 @@ def s3_bucket(s3_server: LocalS3) -> str:
     bucket = f"kopycat-{uuid.uuid4().hex[:12]}"
     s3_server.client().create_bucket(Bucket=bucket)
     return bucket
+
+
+@pytest.fixture(scope="session")
+def kafka_connect(kafka_broker: LocalKafkaBroker) -> Iterator[LocalKafkaConnect]:
+    """A real Kafka Connect worker (Apache Kafka 4.x, distributed mode) on the main broker.
+
+    Its internal topics are its own (``kafka_connect.offsets_topic`` and so on); tests name
+    their connectors uniquely, since the worker lives for the whole session.
+    """
+    with LocalKafkaConnect(kafka_broker.bootstrap_servers) as connect:
+        yield connect

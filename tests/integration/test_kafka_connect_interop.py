@@ -1,0 +1,204 @@
+"""Kafka Connect (the real Java worker) and Kopycat take turns on one file and one offsets topic.
+
+Each side's FileStreamSource must resume exactly where the other stopped: Kopycat reads the
+offsets Kafka Connect committed, and Kafka Connect finds the offset records Kopycat wrote
+(same key bytes, same partition of the offsets topic). Both write values with StringConverter,
+so the records either side produces are byte for byte the same.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+from confluent_kafka import Consumer, TopicPartition
+
+from kopycat.dev.kafka_connect import LocalKafkaConnect
+from kopycat.plugins import connector_class
+from kopycat.runtime.bounds import Bounds, RunSummary, StopReason
+from kopycat.runtime.task_factory import build_source_runner
+from kopycat.runtime.task_parts import TaskId
+from kopycat.storage.kafka_offset_store import KafkaOffsetStore
+from tests.support.kafka import create_topic
+
+STRING_CONVERTER = "org.apache.kafka.connect.storage.StringConverter"
+KAFKA_FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
+HALF = 500
+
+# The first test also starts a broker and a Connect worker (two JVMs): up to ~6 min measured on
+# two busy cores, too close to the suite's 600 s per test.
+pytestmark = pytest.mark.timeout(1200)
+
+
+class Message(NamedTuple):
+    partition: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes | None], ...]
+
+
+def line(i: int) -> str:
+    return f"line {i:04d} of the file both workers read"
+
+
+def append_lines(path: Path, start: int, count: int) -> int:
+    """Append lines start..start+count-1 and return the file's size in bytes (ASCII: = chars)."""
+    with path.open("a", encoding="ascii") as handle:
+        handle.writelines(f"{line(i)}\n" for i in range(start, start + count))
+    return path.stat().st_size
+
+
+def connector_props(path: Path, topic: str) -> dict[str, str]:
+    """One config both workers accept: Kafka's class name resolves to Kopycat's connector."""
+    return {"connector.class": KAFKA_FILE_SOURCE, "tasks.max": "1", "file": str(path),
+            "topic": topic, "key.converter": STRING_CONVERTER, "value.converter": STRING_CONVERTER}
+
+
+def offset_key(name: str, path: Path) -> bytes:
+    """The offsets-topic key Kafka Connect writes: compact JSON ``["<connector>",{partition}]``."""
+    return json.dumps([name, {"filename": str(path)}], separators=(",", ":")).encode()
+
+
+def run_kopycat(connect: LocalKafkaConnect, name: str, props: dict[str, str]) -> RunSummary:
+    """Plan and run Kopycat's FileStreamSource once, to caught up, on the worker's offsets topic."""
+    props = {**props, "name": name}
+    connector = connector_class(props["connector.class"])()
+    connector.start(props)
+    [task_props] = connector.task_configs(1)
+    worker = {"bootstrap.servers": connect.bootstrap_servers, "offset.flush.interval.ms": "1000"}
+    try:
+        with KafkaOffsetStore(connect.bootstrap_servers, topic=connect.offsets_topic,
+                              replication_factor=1) as store:
+            runner = build_source_runner(TaskId(name, 0), connector.task_class(), task_props, props,
+                                         worker, store, Bounds.caught_up(3_000))
+            return runner.run()
+    finally:
+        connector.stop()
+
+
+def java_position(connect: LocalKafkaConnect, name: str, path: Path) -> int | None:
+    """The position Kafka Connect's REST API reports for the file, or None if it has none."""
+    for entry in connect.get_offsets(name):
+        if entry["partition"] == {"filename": str(path)}:
+            return int(entry["offset"]["position"])
+    return None
+
+
+def wait_for_java_position(connect: LocalKafkaConnect, name: str, path: Path, position: int,
+                           timeout_s: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    seen = None
+    while time.monotonic() < deadline:
+        seen = java_position(connect, name, path)
+        if seen == position:
+            return
+        time.sleep(1.0)
+    raise AssertionError(f"Kafka Connect's committed position for {path} is {seen}, not {position}, "
+                         f"after {timeout_s:.0f}s:\n{connect.log_tail(30)}")
+
+
+def stop_and_delete(connect: LocalKafkaConnect, name: str) -> None:
+    """Stop the Java connector (its task commits its last offsets), then delete it."""
+    connect.stop_connector(name)
+    connect.wait_for_connector_state(name, "STOPPED", timeout_s=120)
+    connect.delete_connector(name)
+
+
+def read_topic(bootstrap: str, topic: str) -> list[Message]:
+    """Every record of ``topic``, partition by partition, in offset order, read to the end."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4().hex}",
+                         "enable.auto.commit": False, "enable.partition.eof": True})
+    try:
+        partitions = consumer.list_topics(topic, timeout=30).topics[topic].partitions
+        consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
+        left, messages = set(partitions), []
+        while left:
+            message = consumer.poll(10)
+            assert message is not None, f"timed out reading {topic}"
+            if message.error():
+                left.discard(message.partition())
+                continue
+            messages.append(Message(message.partition(), message.key(), message.value(),
+                                    tuple(message.headers() or ())))
+        return messages
+    finally:
+        consumer.close()
+
+
+def offset_records(connect: LocalKafkaConnect, name: str) -> list[Message]:
+    """The raw offsets-topic records of connector ``name``, whoever wrote them."""
+    def connector_of(key: bytes | None) -> Any:
+        return json.loads(key)[0] if key else None
+
+    return [m for m in read_topic(connect.bootstrap_servers, connect.offsets_topic)
+            if connector_of(m.key) == name]
+
+
+def assert_every_line_once_in_order(messages: list[Message]) -> None:
+    """1000 records, one per line in file order, each exactly the line's bytes, no key, no headers."""
+    assert [m.value for m in messages] == [line(i).encode() for i in range(2 * HALF)]
+    assert {(m.partition, m.key, m.headers) for m in messages} == {(0, None, ())}
+
+
+def test_kopycat_copies_only_the_lines_added_after_kafka_connect_stopped(
+        kafka_connect: LocalKafkaConnect, bootstrap_servers: str, topic_name: str,
+        tmp_path: Path) -> None:
+    topic = create_topic(bootstrap_servers, topic_name, 1)
+    name = f"java-then-kopycat-{uuid.uuid4().hex[:8]}"
+    path = tmp_path / "input.txt"
+    first_size = append_lines(path, 0, HALF)
+
+    kafka_connect.create_connector(name, connector_props(path, topic))
+    kafka_connect.wait_for_task_state(name, "RUNNING", timeout_s=120)
+    wait_for_java_position(kafka_connect, name, path, first_size)
+    stop_and_delete(kafka_connect, name)
+    java_offsets = offset_records(kafka_connect, name)
+    full_size = append_lines(path, HALF, HALF)
+    summary = run_kopycat(kafka_connect, name, connector_props(path, topic))
+
+    assert summary.stop_reason is StopReason.CAUGHT_UP and summary.records == HALF
+    assert summary.offsets[json.dumps({"filename": str(path)}, separators=(",", ":"))] == {
+        "partition": {"filename": str(path)},
+        "before": {"position": first_size}, "after": {"position": full_size}}
+    assert_every_line_once_in_order(read_topic(bootstrap_servers, topic))
+    ours = offset_records(kafka_connect, name)[len(java_offsets):]
+    assert java_offsets and ours
+    assert {(m.partition, m.key) for m in java_offsets + ours} == {
+        (java_offsets[0].partition, offset_key(name, path))}
+    assert java_offsets[-1].value == f'{{"position":{first_size}}}'.encode()
+    assert ours[-1].value == f'{{"position":{full_size}}}'.encode()
+
+
+def test_kafka_connect_copies_only_the_lines_added_after_kopycat_stopped(
+        kafka_connect: LocalKafkaConnect, bootstrap_servers: str, topic_name: str,
+        tmp_path: Path) -> None:
+    topic = create_topic(bootstrap_servers, topic_name, 1)
+    name = f"kopycat-then-java-{uuid.uuid4().hex[:8]}"
+    path = tmp_path / "input.txt"
+    first_size = append_lines(path, 0, HALF)
+
+    summary = run_kopycat(kafka_connect, name, connector_props(path, topic))
+    ours = offset_records(kafka_connect, name)
+    kafka_connect.create_connector(name, connector_props(path, topic), initial_state="STOPPED")
+    kafka_connect.wait_for_connector_state(name, "STOPPED", timeout_s=120)
+    seen_by_java = kafka_connect.get_offsets(name)
+    full_size = append_lines(path, HALF, HALF)
+    kafka_connect.resume_connector(name)
+    kafka_connect.wait_for_task_state(name, "RUNNING", timeout_s=120)
+    wait_for_java_position(kafka_connect, name, path, full_size)
+    stop_and_delete(kafka_connect, name)
+
+    assert summary.stop_reason is StopReason.CAUGHT_UP and summary.records == HALF
+    assert seen_by_java == [{"partition": {"filename": str(path)},
+                             "offset": {"position": first_size}}]
+    assert_every_line_once_in_order(read_topic(bootstrap_servers, topic))
+    java_offsets = offset_records(kafka_connect, name)[len(ours):]
+    assert ours and java_offsets
+    assert {(m.partition, m.key) for m in ours + java_offsets} == {
+        (ours[0].partition, offset_key(name, path))}
+    assert ours[-1].value == f'{{"position":{first_size}}}'.encode()
+    assert java_offsets[-1].value == f'{{"position":{full_size}}}'.encode()
