@@ -1,0 +1,149 @@
+"""Kill -9 the standalone worker ten times while it copies a file; prove what the guarantees say.
+
+Lines are fixed-width, so a committed byte position names a line. The topic has one partition
+and the producer is idempotent, so each run of the worker appends a contiguous, ascending stretch
+of lines starting where the last *committed* offset points. At-least-once: every line arrives,
+and the only repeats are restarts from a committed position (the uncommitted window).
+Exactly-once: a read_committed consumer sees every line exactly once, in order.
+"""
+
+from __future__ import annotations
+
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from kopycat.storage.file_offset_store import FileOffsetStore
+from kopycat.storage.kafka_offset_store import KafkaOffsetStore
+from kopycat.storage.offset_storage import OffsetStorageReaderImpl
+from tests.support.kafka import consume_all, create_topic
+
+LINES = 400_000
+WIDTH = len("line-0000000\n")
+KILLS = 10
+
+
+def write_input(path: Path) -> None:
+    path.write_bytes(b"".join(b"line-%07d\n" % i for i in range(LINES)))
+
+
+def write_props(path: Path, props: dict[str, str]) -> Path:
+    path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+    return path
+
+
+def start_worker(worker: Path, connector: Path, log: Path) -> subprocess.Popen[bytes]:
+    with log.open("ab") as out:
+        return subprocess.Popen([sys.executable, "-m", "kopycat.cli", "standalone", str(worker), str(connector)],
+                                stdout=out, stderr=subprocess.STDOUT, cwd=Path(__file__).parents[2])
+
+
+def kill_and_restart_ten_times(worker: Path, connector: Path, log: Path,
+                               committed_line: Callable[[], int]) -> list[int]:
+    """Kill -9 at random moments; the committed line after each kill (where the next run starts)."""
+    rng = random.Random(20261122)
+    starts: list[int] = []
+    for _ in range(KILLS):
+        before = committed_line()
+        process = start_worker(worker, connector, log)
+        deadline = time.monotonic() + 180
+        while committed_line() == before and before < LINES:  # started and copying, however slow the machine
+            assert process.poll() is None, f"worker exited: {log.read_text()[-3000:]}"
+            assert time.monotonic() < deadline, f"no progress: {log.read_text()[-3000:]}"
+            time.sleep(0.05)
+        time.sleep(rng.uniform(0.0, 0.8))
+        process.send_signal(signal.SIGKILL)
+        process.wait(30)
+        starts.append(committed_line())
+    return starts
+
+
+def finish(worker: Path, connector: Path, log: Path, committed_line: Callable[[], int]) -> None:
+    process = start_worker(worker, connector, log)
+    deadline = time.monotonic() + 240
+    while committed_line() < LINES:
+        assert process.poll() is None, f"worker exited early: {log.read_text()[-3000:]}"
+        assert time.monotonic() < deadline, f"not finished: {log.read_text()[-3000:]}"
+        time.sleep(0.5)
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(60) == 0, log.read_text()[-3000:]
+
+
+def check_runs(values: list[int], starts: set[int]) -> int:
+    """Every line once at least; each repeat starts a new run at a committed position. Duplicates."""
+    expected = 0
+    for value in values:
+        if value != expected:
+            assert value <= expected, f"line {expected} was lost: the next line written is {value}"
+            assert value in starts, f"a run restarted at line {value}, which was never committed {sorted(starts)}"
+        expected = value + 1
+    assert expected == LINES and set(values) == set(range(LINES))
+    return len(values) - LINES
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Path:
+    write_input(tmp_path / "input.txt")
+    return tmp_path
+
+
+def connector_file(tmp_path: Path, topic: str) -> Path:
+    return write_props(tmp_path / "connector.properties", {
+        "name": "faulty-file", "connector.class": "FileStreamSource", "file": str(tmp_path / "input.txt"),
+        "topic": topic, "batch.size": "500"})
+
+
+def test_at_least_once_loses_nothing_and_repeats_only_the_uncommitted_window(
+        bootstrap_servers: str, topic_name: str, files: Path) -> None:
+    create_topic(bootstrap_servers, topic_name, 1)
+    offsets_file = files / "connect.offsets"
+    worker = write_props(files / "worker.properties", {
+        "bootstrap.servers": bootstrap_servers, "offset.storage.file.filename": str(offsets_file),
+        "offset.flush.interval.ms": "300", "value.converter": "org.apache.kafka.connect.storage.StringConverter"})
+    connector = connector_file(files, topic_name)
+
+    def committed_line() -> int:
+        if not offsets_file.exists():
+            return 0
+        with FileOffsetStore(offsets_file) as store:
+            offset = OffsetStorageReaderImpl(store, "faulty-file").offset({"filename": str(files / "input.txt")})
+        return 0 if offset is None else offset["position"] // WIDTH
+
+    starts = kill_and_restart_ten_times(worker, connector, files / "worker.log", committed_line)
+    finish(worker, connector, files / "worker.log", committed_line)
+    values = [int(v[5:]) for v in consume_all(bootstrap_servers, topic_name) if v is not None]
+    duplicates = check_runs(values, {0, *starts})
+    assert sum(0 < start < LINES for start in starts) >= KILLS // 2, f"kills did not land mid-copy: {starts}"
+    print(f"at-least-once: {len(values)} records for {LINES} lines, {duplicates} repeats, restarts at {starts}")
+
+
+def test_exactly_once_shows_every_line_once_to_read_committed_consumers(
+        bootstrap_servers: str, topic_name: str, files: Path) -> None:
+    create_topic(bootstrap_servers, topic_name, 1)
+    offsets_topic = f"offsets-{topic_name}"
+    worker = write_props(files / "worker.properties", {
+        "bootstrap.servers": bootstrap_servers, "exactly.once.source.support": "enabled",
+        "group.id": f"eos-{topic_name}", "offset.storage.topic": offsets_topic,
+        "offset.storage.replication.factor": "1", "offset.storage.partitions": "5",
+        "value.converter": "org.apache.kafka.connect.storage.StringConverter"})
+    connector = connector_file(files, topic_name)
+
+    def committed_line() -> int:
+        with KafkaOffsetStore(bootstrap_servers, topic=offsets_topic, replication_factor=1, partitions=5) as store:
+            offset = OffsetStorageReaderImpl(store, "faulty-file").offset({"filename": str(files / "input.txt")})
+        return 0 if offset is None else offset["position"] // WIDTH
+
+    starts = kill_and_restart_ten_times(worker, connector, files / "worker.log", committed_line)
+    finish(worker, connector, files / "worker.log", committed_line)
+    committed = [int(v[5:]) for v in consume_all(bootstrap_servers, topic_name, committed_only=True) if v]
+    everything = consume_all(bootstrap_servers, topic_name)
+    assert committed == list(range(LINES))
+    assert sum(0 < start < LINES for start in starts) >= KILLS // 2, f"kills did not land mid-copy: {starts}"
+    print(f"exactly-once: {len(committed)} committed records, {len(everything) - LINES} aborted copies "
+          f"visible to read_uncommitted, restarts at {starts}")
