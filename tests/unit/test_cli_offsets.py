@@ -1,0 +1,57 @@
+"""`kopycat offsets get|reset` and `kopycat validate` on a standalone worker's offsets file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kopycat.cli import main
+from kopycat.storage.file_offset_store import FileOffsetStore
+from kopycat.storage.offset_storage import OffsetStorageWriter
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exit_info:
+        main(args)
+    out, err = capsys.readouterr()
+    return int(exit_info.value.code or 0), out, err
+
+
+def test_offsets_get_shows_kip_875_shape_and_reset_forgets_them(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    offsets = tmp_path / "connect.offsets"
+    with FileOffsetStore(offsets) as store:
+        writer = OffsetStorageWriter(store, "logs")
+        writer.offset({"filename": "/var/log/a.log"}, {"position": 4096})
+        writer.offset({"filename": "/var/log/b.log"}, {"position": 10})
+        assert writer.flush(5)
+    worker = tmp_path / "worker.properties"
+    worker.write_text(f"offset.storage.file.filename={offsets}\n")
+    code, out, _ = run_cli(["offsets", "get", "--connector", "logs", "--worker", str(worker)], capsys)
+    assert code == 0
+    assert sorted(json.loads(out)["offsets"], key=str) == sorted([
+        {"partition": {"filename": "/var/log/a.log"}, "offset": {"position": 4096}},
+        {"partition": {"filename": "/var/log/b.log"}, "offset": {"position": 10}}], key=str)
+    code, out, _ = run_cli(["offsets", "reset", "--connector", "logs", "--worker", str(worker)], capsys)
+    assert code == 0 and "2 source partitions" in out
+    _, out, _ = run_cli(["offsets", "get", "--connector", "logs", "--worker", str(worker)], capsys)
+    assert json.loads(out) == {"offsets": []}
+
+
+def test_validate_exits_non_zero_listing_each_bad_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "c.properties"
+    config.write_text("name=c\nconnector.class=FileStreamSource\nfile=/tmp/x\ntopic=t\ntasks.max=-2\n")
+    code, out, _ = run_cli(["validate", str(config)], capsys)
+    assert code == 1
+    assert "tasks.max: Invalid value -2" in out and "1 error(s)" in out
+
+
+def test_a_standalone_worker_without_an_offsets_file_says_which_key_to_set(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    worker, connector = tmp_path / "worker.properties", tmp_path / "c.properties"
+    worker.write_text("bootstrap.servers=127.0.0.1:9\n")
+    connector.write_text("name=c\nconnector.class=FileStreamSource\nfile=/tmp/x\ntopic=t\n")
+    code, _, err = run_cli(["standalone", str(worker), str(connector)], capsys)
+    assert code == 2 and "offset.storage.file.filename" in err
