@@ -1,0 +1,535 @@
+"""File -> Kafka and Kafka -> file, one task: Kopycat against raw confluent-kafka and Kafka Connect.
+
+1,000,000 lines of 100 ASCII bytes (plus ``\\n``) go through three movers, on the shared broker,
+one partition, in one run:
+
+- *source* (file -> topic): a raw confluent-kafka ``Producer`` reading the file in 1 MiB chunks
+  and producing each line (the physical limit, with the foundation bench's client settings);
+  Kopycat's FileStreamSource task under ``SourceTaskRunner`` (``Bounds(max_records=1M)``);
+  Kafka Connect's own ``FileStreamSource`` (``batch.size`` 2000, its default) in a
+  ``ConnectStandalone`` JVM started from the Maven Central jars (include/jars/connect-runtime).
+- *sink* (topic -> file): the raw ``Consumer`` of bench_raw_kafka (consume only, no file);
+  Kopycat's FileStreamSink task under ``SinkTaskRunner`` (``Bounds(end_offsets=...)``); Kafka
+  Connect's ``FileStreamSink``. All three read the same topic (the raw producer's), so they see
+  the same batches on the log.
+
+Both engines use StringConverter for keys and values. How each time is taken:
+
+- raw: first produce/consume call to the last delivery (``flush``) / the 1,000,000th record;
+- Kopycat: around ``runner.run()`` (client creation, task start and the final commit, flush
+  and fsync included); ``duration_s`` is the runner's own clock (RunSummary);
+- Kafka Connect *launch->done*: JVM launch until the topic's end offset (source) or the file's
+  size (sink) says all 1,000,000 records are there, polled every 0.2 s; *steady*: from the
+  first poll that saw a record to that point. JVM start (launch until ``GET /`` answers 200) is
+  shown on its own. The goal ratio against Kafka Connect is read against its steady rate: it
+  leaves out the JVM's and the herder's start-up, so it favours Kafka Connect.
+
+Each mover's CPU (user + system, all threads, from /proc) is shown too: on two cores shared
+with other work, records per CPU second move less with the load than records/s do (the
+broker's CPU is in neither). Peak RSS: of this process during each raw and Kopycat run (VmHWM,
+reset before it), and of the Kafka Connect JVM (its VmHWM just before it is stopped).
+``python -m bench.bench_file_pipeline --profile`` runs the two Kopycat tasks once more under
+cProfile and prints where their time goes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import cProfile
+import filecmp
+import io
+import os
+import pstats
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Self
+
+from confluent_kafka import Consumer, Producer
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+from kopycat.api.records import TopicPartition
+from kopycat.connectors.files.filestream_sink import FileStreamSinkConnector
+from kopycat.connectors.files.filestream_source import FileStreamSourceConnector
+from kopycat.dev.jars import JarsError, ensure_jars
+from kopycat.dev.kafka_broker import _die_with_parent, java_executable
+from kopycat.dev.ports import free_port
+from kopycat.runtime.bounds import Bounds
+from kopycat.runtime.task_factory import build_sink_runner, build_source_runner
+from kopycat.runtime.task_parts import TaskId
+from kopycat.storage.offset_store import MemoryOffsetStore
+
+from bench.bench_raw_kafka import PRODUCER_SETTINGS, consume
+from bench.common import BenchResult, cpu_seconds, reset_peak_rss, shared_broker, vm_hwm_mib
+
+RECORDS = 1_000_000
+LINE_BYTES = 100
+FILE_BYTES = RECORDS * (LINE_BYTES + 1)
+RAW_GOAL = 0.5
+KAFKA_CONNECT_GOAL = 1.0
+
+STRING_CONVERTER = "org.apache.kafka.connect.storage.StringConverter"
+CONVERTERS = {"key.converter": STRING_CONVERTER, "value.converter": STRING_CONVERTER}
+KAFKA_FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
+KAFKA_FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
+STANDALONE_MAIN = "org.apache.kafka.connect.cli.ConnectStandalone"
+# What bin/connect-standalone.sh and kafka-run-class.sh give the JVM (heap, G1 settings).
+JVM_OPTIONS = ["-Xms256M", "-Xmx2G", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+               "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent",
+               "-Djava.awt.headless=true"]
+LOG4J2_PROPERTIES = """\
+status = error
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = ${sys:kopycat.bench.log}
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.file.ref = file
+logger.clients.name = org.apache.kafka.clients
+logger.clients.level = WARN
+"""
+POLL_S = 0.2
+TIMEOUT_S = 900.0
+JARS_WAIT_S = 20 * 60.0
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One mover's copy of RECORDS records: its times, and what else was seen.
+
+    ``cpu_s`` is the CPU (user + system, every thread) the mover's process used over
+    ``wall_s``; ``steady_*`` cover Kafka Connect's span from the first record seen to the end.
+    """
+
+    mover: str
+    wall_s: float
+    cpu_s: float | None = None
+    rss_mib: float | None = None
+    load: float = 0.0                  # 1-minute load average when it ended
+    duration_s: float | None = None    # Kopycat: RunSummary.duration_s
+    start_s: float | None = None       # Kafka Connect: launch -> REST GET / answers 200
+    steady_s: float | None = None      # Kafka Connect: first record seen -> done
+    steady_cpu_s: float | None = None
+
+    @property
+    def rate(self) -> float:
+        return RECORDS / self.wall_s
+
+    @property
+    def steady_rate(self) -> float:
+        return RECORDS / (self.steady_s or self.wall_s)
+
+    @property
+    def cpu_rate(self) -> float | None:
+        """Records per CPU second of the mover's own process (the broker's work is not in it)."""
+        return RECORDS / self.cpu_s if self.cpu_s else None
+
+    @property
+    def steady_cpu_rate(self) -> float | None:
+        return RECORDS / self.steady_cpu_s if self.steady_cpu_s else self.cpu_rate
+
+
+class _Span:
+    """Wall time, CPU time and peak RSS (VmHWM, reset on entry) of this process over a block."""
+
+    def __enter__(self) -> Self:
+        reset_peak_rss()
+        self._cpu = cpu_seconds() or 0.0
+        self._started = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall_s = time.perf_counter() - self._started
+        cpu = cpu_seconds()
+        self.cpu_s = None if cpu is None else cpu - self._cpu
+        self.rss_mib = vm_hwm_mib()
+
+    def measure(self, mover: str, *, wall_s: float | None = None, **more: Any) -> Measure:
+        return Measure(mover, wall_s or self.wall_s, cpu_s=self.cpu_s, rss_mib=self.rss_mib,
+                       load=_load(), **more)
+
+
+# ------------------------------------------------------------------ input and topics
+
+
+def write_lines(path: Path) -> None:
+    """RECORDS distinct lines of LINE_BYTES ASCII bytes, each ending in a newline."""
+    filler = ("abcdefghijklmnopqrstuvwxyz0123456789" * 3)[:LINE_BYTES - 9]
+    with path.open("wb") as out:
+        for start in range(0, RECORDS, 100_000):
+            out.write("".join(f"{i:08d} {filler}\n"
+                              for i in range(start, min(start + 100_000, RECORDS))).encode())
+
+
+def create_topic(admin: AdminClient, prefix: str) -> str:
+    topic = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    admin.create_topics([NewTopic(topic, num_partitions=1)])[topic].result(30)
+    return topic
+
+
+def warm_up(bootstrap: str, admin: AdminClient) -> None:
+    """Have the broker create its internal topics before anything is timed.
+
+    The first idempotent producer waits for the transaction coordinator (``__transaction_state``)
+    and the first consumer group for ``__consumer_offsets``: seconds on a fresh broker, which
+    would fall on whichever mover came first.
+    """
+    topic = create_topic(admin, "bench-file-warm-up")
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
+    producer.produce(topic, b"warm-up")
+    if producer.flush(120) != 0:
+        raise RuntimeError(f"the warm-up record to {topic} was not delivered in 120 s")
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"warm-up-{topic}",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    try:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + 120
+        while not (messages := consumer.consume(1, timeout=1.0)):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the warm-up record in {topic} was not consumed in 120 s")
+        consumer.commit(messages[0], asynchronous=False)
+    finally:
+        consumer.close()
+
+
+def _load() -> float:
+    return os.getloadavg()[0]
+
+
+def _done(what: str, got: int, expected: int) -> None:
+    if got != expected:
+        raise RuntimeError(f"{what}: {got:,} instead of {expected:,}")
+
+
+# ------------------------------------------------------------------ raw anchors
+
+
+def raw_produce_lines(bootstrap: str, topic: str, path: Path) -> Measure:
+    """Read the file in 1 MiB chunks and produce each line: the source side's physical limit."""
+    producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER_SETTINGS})
+    send, poll = producer.produce, producer.poll
+    sent, rest = 0, b""
+    with _Span() as span, path.open("rb") as source:
+        while chunk := source.read(1 << 20):
+            lines = (rest + chunk).split(b"\n")
+            rest = lines.pop()
+            for line in lines:
+                send(topic, line)
+            sent += len(lines)
+            poll(0)
+        if producer.flush(120) != 0:
+            raise RuntimeError("raw producer left records undelivered")
+    _done("raw producer sent", sent, RECORDS)
+    return span.measure("raw confluent-kafka Producer")
+
+
+def raw_consume(bootstrap: str, topic: str) -> Measure:
+    """bench_raw_kafka's consumer (batches of 10,000, no file): the sink side's physical limit."""
+    with _Span() as span:
+        rate = consume(bootstrap, topic, RECORDS)
+    return span.measure("raw confluent-kafka Consumer", wall_s=RECORDS / rate)
+
+
+# ------------------------------------------------------------------ Kopycat
+
+
+def _worker(bootstrap: str) -> dict[str, str]:
+    return {"bootstrap.servers": bootstrap, "offset.flush.interval.ms": "60000", **CONVERTERS}
+
+
+def kopycat_source(bootstrap: str, path: Path, topic: str,
+                   profiler: AbstractContextManager[Any] | None = None) -> Measure:
+    """Kopycat's FileStreamSource task, one run of exactly RECORDS records."""
+    name = f"bench-file-source-{uuid.uuid4().hex[:8]}"
+    props = {"name": name, "connector.class": KAFKA_FILE_SOURCE, "file": str(path),
+             "topic": topic, "batch.size": "2000", **CONVERTERS}
+    connector = FileStreamSourceConnector()
+    connector.start(props)
+    [task_props] = connector.task_configs(1)
+    runner = build_source_runner(TaskId(name, 0), connector.task_class(), task_props, props,
+                                 _worker(bootstrap), MemoryOffsetStore(),
+                                 Bounds(max_records=RECORDS))
+    with _Span() as span, profiler or contextlib.nullcontext():
+        summary = runner.run()
+    connector.stop()
+    _done("Kopycat source records", summary.records, RECORDS)
+    return span.measure("Kopycat FileStreamSource", duration_s=summary.duration_s)
+
+
+def kopycat_sink(bootstrap: str, topic: str, out: Path,
+                 profiler: AbstractContextManager[Any] | None = None) -> Measure:
+    """Kopycat's FileStreamSink task, from the start of ``topic`` to offset RECORDS."""
+    name = f"bench-file-sink-{uuid.uuid4().hex[:8]}"
+    props = {"name": name, "connector.class": KAFKA_FILE_SINK, "file": str(out), "topics": topic,
+             **CONVERTERS}
+    connector = FileStreamSinkConnector()
+    connector.start(props)
+    [task_props] = connector.task_configs(1)
+    bounds = Bounds(end_offsets={TopicPartition(topic, 0): RECORDS})
+    runner = build_sink_runner(TaskId(name, 0), connector.task_class(), task_props, props,
+                               _worker(bootstrap), bounds)
+    with _Span() as span, profiler or contextlib.nullcontext():
+        summary = runner.run()
+    connector.stop()
+    _done("Kopycat sink records", summary.records, RECORDS)
+    _done(f"bytes in {out}", out.stat().st_size, FILE_BYTES)
+    return span.measure("Kopycat FileStreamSink", duration_s=summary.duration_s)
+
+
+# ------------------------------------------------------------------ Kafka Connect
+
+
+def connect_libs() -> Path:
+    """The connect-runtime jars, fetched on first use; waits (20 minutes) for a pom being added."""
+    deadline = time.monotonic() + JARS_WAIT_S
+    while True:
+        try:
+            return ensure_jars("connect-runtime")
+        except JarsError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(30)
+
+
+def _properties(path: Path, props: Mapping[str, str]) -> Path:
+    path.write_text("".join(f"{key}={value}\n" for key, value in props.items()))
+    return path
+
+
+@contextlib.contextmanager
+def standalone(bootstrap: str, connector: Mapping[str, str], workdir: Path
+               ) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    """A ConnectStandalone JVM running one connector: yields (process, REST port), then stops it."""
+    port = free_port()
+    worker = _properties(workdir / "worker.properties", {
+        "bootstrap.servers": bootstrap, **CONVERTERS,
+        "offset.storage.file.filename": str(workdir / "connect.offsets"),
+        "offset.flush.interval.ms": "60000", "listeners": f"http://127.0.0.1:{port}",
+        # Kafka's plugins carry ServiceLoader manifests (KIP-898): no reflective classpath scan.
+        "plugin.discovery": "service_load"})
+    log4j = workdir / "log4j2.properties"
+    log4j.write_text(LOG4J2_PROPERTIES)
+    stdout = (workdir / "stdout.log").open("wb")
+    process = subprocess.Popen(
+        [java_executable(), *JVM_OPTIONS, f"-Dlog4j2.configurationFile={log4j}",
+         f"-Dkopycat.bench.log={workdir / 'connect.log'}", "-cp", f"{connect_libs()}/*",
+         STANDALONE_MAIN, str(worker), str(_properties(workdir / "connector.properties",
+                                                       connector))],
+        stdout=stdout, stderr=subprocess.STDOUT, start_new_session=True,
+        preexec_fn=_die_with_parent)  # noqa: PLW1509 - one prctl call, no locks taken
+    try:
+        yield process, port
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        stdout.close()
+
+
+def _rest_answers(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=POLL_S) as response:
+            return bool(response.status == 200)
+    except (OSError, urllib.error.URLError):
+        return False
+
+
+def _log_tail(workdir: Path, lines: int = 40) -> str:
+    path = workdir / "connect.log"
+    text = path.read_text(errors="replace") if path.exists() else "(no log)"
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def kafka_connect(bootstrap: str, mover: str, connector: Mapping[str, str],
+                  progress: Callable[[], int]) -> Measure:
+    """Launch Kafka Connect with ``connector``; poll ``progress`` (records done) to RECORDS."""
+    workdir = Path(tempfile.mkdtemp(prefix="kopycat-bench-connect-"))
+    try:
+        with standalone(bootstrap, connector, workdir) as (process, port):
+            launched = time.perf_counter()
+            start_s = first_s = first_cpu = None
+            while (done := progress()) < RECORDS:
+                now = time.perf_counter() - launched
+                if process.poll() is not None or now > TIMEOUT_S:
+                    raise RuntimeError(f"Kafka Connect ({mover}) did {done:,} of {RECORDS:,} "
+                                       f"records in {now:.0f} s (exit code {process.poll()}):\n"
+                                       f"{_log_tail(workdir)}")
+                if start_s is None and _rest_answers(port):
+                    start_s = now
+                if first_s is None and done > 0:
+                    first_s, first_cpu = now, cpu_seconds(process.pid)
+                time.sleep(POLL_S)
+            wall = time.perf_counter() - launched
+            cpu, rss = cpu_seconds(process.pid), vm_hwm_mib(process.pid)
+        steady_cpu = cpu - first_cpu if cpu is not None and first_cpu is not None else None
+        return Measure(f"Kafka Connect {mover}", wall, cpu_s=cpu, rss_mib=rss, load=_load(),
+                       start_s=start_s, steady_s=wall - (first_s or 0.0), steady_cpu_s=steady_cpu)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def kafka_connect_source(bootstrap: str, path: Path, topic: str) -> Measure:
+    """Kafka's FileStreamSource; done when the topic's end offset is RECORDS."""
+    watcher = Consumer({"bootstrap.servers": bootstrap, "group.id": uuid.uuid4().hex})
+    partition = KafkaTopicPartition(topic, 0)
+    try:
+        return kafka_connect(bootstrap, "FileStreamSource", {
+            "name": f"bench-kc-source-{uuid.uuid4().hex[:8]}", "connector.class": KAFKA_FILE_SOURCE,
+            "tasks.max": "1", "file": str(path), "topic": topic, "batch.size": "2000"},
+            lambda: int(watcher.get_watermark_offsets(partition, timeout=10)[1]))
+    finally:
+        watcher.close()
+
+
+def kafka_connect_sink(bootstrap: str, topic: str, out: Path) -> Measure:
+    """Kafka's FileStreamSink; done when the file holds RECORDS lines (its size says so)."""
+    def lines() -> int:
+        return out.stat().st_size // (LINE_BYTES + 1) if out.exists() else 0
+
+    return kafka_connect(bootstrap, "FileStreamSink", {
+        "name": f"bench-kc-sink-{uuid.uuid4().hex[:8]}", "connector.class": KAFKA_FILE_SINK,
+        "tasks.max": "1", "file": str(out), "topics": topic}, lines)
+
+
+# ------------------------------------------------------------------ report
+
+
+def _num(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def _row(label: str, measure: Measure, *, steady: bool = False) -> str:
+    wall, cpu = ((measure.steady_s, measure.steady_cpu_s) if steady
+                 else (measure.wall_s, measure.cpu_s))
+    rate, cpu_rate = ((measure.steady_rate, measure.steady_cpu_rate) if steady
+                      else (measure.rate, measure.cpu_rate))
+    return (f"  {label:<46} {rate:>10,.0f} {_num(wall, '.2f'):>8} {_num(cpu, '.1f'):>7} "
+            f"{_num(cpu_rate, ',.0f'):>10} {_num(measure.rss_mib, ',.0f'):>8} {measure.load:>5.1f}")
+
+
+def _ratio(kopycat: Measure, anchor_rate: float, anchor_cpu_rate: float | None) -> str:
+    cpu = (f", per CPU s {kopycat.cpu_rate / anchor_cpu_rate:.2f}"
+           if kopycat.cpu_rate and anchor_cpu_rate else "")
+    return f"{kopycat.rate / anchor_rate:.2f}{cpu}"
+
+
+def table(title: str, raw: Measure, kopycat: Measure, connect: Measure) -> str:
+    """One direction: the three movers (Kafka Connect twice: from launch, and steady) and ratios.
+
+    records/s is over wall time; rec/CPU-s over the CPU the mover's own process used.
+    """
+    header = (f"{title}: {RECORDS:,} lines x {LINE_BYTES} B, one task\n"
+              f"  {'mover':<46} {'records/s':>10} {'wall s':>8} {'CPU s':>7} {'rec/CPU-s':>10} "
+              f"{'RSS MiB':>8} {'load':>5}")
+    rows = [_row(raw.mover, raw), _row(kopycat.mover, kopycat),
+            _row(f"{connect.mover}, launch->done", connect),
+            _row(f"{connect.mover}, steady", connect, steady=True)]
+    notes = (f"  Kopycat RunSummary.duration_s {_num(kopycat.duration_s, '.2f')} s; Kafka Connect "
+             f"JVM up (GET / 200) after {_num(connect.start_s, '.1f')} s")
+    ratios = (f"  Kopycat/raw {_ratio(kopycat, raw.rate, raw.cpu_rate)} (goal >= {RAW_GOAL}); "
+              f"Kopycat/Kafka Connect steady "
+              f"{_ratio(kopycat, connect.steady_rate, connect.steady_cpu_rate)} "
+              f"(goal >= {KAFKA_CONNECT_GOAL}); Kopycat/Kafka Connect launch->done "
+              f"{_ratio(kopycat, connect.rate, connect.cpu_rate)}")
+    return "\n".join([header, *rows, notes, ratios])
+
+
+def _results(side: str, raw: Measure, kopycat: Measure, connect: Measure) -> list[BenchResult]:
+    """The goal ratios over wall time, then the same over CPU time (where /proc gives it)."""
+    results = [BenchResult(f"file_{side}_vs_raw", kopycat.rate, raw.rate, goal=RAW_GOAL),
+               BenchResult(f"file_{side}_vs_kafka_connect_steady", kopycat.rate,
+                           connect.steady_rate, goal=KAFKA_CONNECT_GOAL),
+               BenchResult(f"file_{side}_vs_kafka_connect_launch", kopycat.rate, connect.rate)]
+    if kopycat.cpu_rate and raw.cpu_rate and connect.steady_cpu_rate:
+        results += [BenchResult(f"file_{side}_vs_raw_per_cpu", kopycat.cpu_rate, raw.cpu_rate,
+                                unit="records/CPU-s"),
+                    BenchResult(f"file_{side}_vs_kafka_connect_steady_per_cpu", kopycat.cpu_rate,
+                                connect.steady_cpu_rate, unit="records/CPU-s")]
+    return results
+
+
+def run() -> list[BenchResult]:
+    bootstrap = shared_broker().bootstrap_servers
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    workdir = Path(tempfile.mkdtemp(prefix="kopycat-bench-files-"))
+    try:
+        source = workdir / "input.txt"
+        write_lines(source)
+        warm_up(bootstrap, admin)
+        raw_topic = create_topic(admin, "bench-file-raw")
+        raw = raw_produce_lines(bootstrap, raw_topic, source), raw_consume(bootstrap, raw_topic)
+        kopycat = (kopycat_source(bootstrap, source, create_topic(admin, "bench-file-kopycat")),
+                   kopycat_sink(bootstrap, raw_topic, workdir / "kopycat.out"))
+        connect = (kafka_connect_source(bootstrap, source, create_topic(admin, "bench-file-kc")),
+                   kafka_connect_sink(bootstrap, raw_topic, workdir / "kafka-connect.out"))
+        for out in ("kopycat.out", "kafka-connect.out"):
+            if not filecmp.cmp(source, workdir / out, shallow=False):
+                raise RuntimeError(f"{out} differs from the input file")
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    results = []
+    for index, (title, side) in enumerate((("file -> Kafka (source)", "source"),
+                                           ("Kafka -> file (sink)", "sink"))):
+        print(table(title, raw[index], kopycat[index], connect[index]), flush=True)
+        results += _results(side, raw[index], kopycat[index], connect[index])
+    return results
+
+
+# ------------------------------------------------------------------ profile
+
+
+def _top(profiler: cProfile.Profile, sort: str, count: int = 15) -> str:
+    text = io.StringIO()
+    pstats.Stats(profiler, stream=text).sort_stats(sort).print_stats(count)
+    return text.getvalue()
+
+
+def profile() -> str:
+    """Both Kopycat tasks once under cProfile: the top functions by cumulative and own time."""
+    bootstrap = shared_broker().bootstrap_servers
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    workdir = Path(tempfile.mkdtemp(prefix="kopycat-bench-files-"))
+    report = []
+    try:
+        source = workdir / "input.txt"
+        write_lines(source)
+        warm_up(bootstrap, admin)
+        topic = create_topic(admin, "bench-file-profile")
+        for label, measure_with in (
+                ("source", lambda p: kopycat_source(bootstrap, source, topic, p)),
+                ("sink", lambda p: kopycat_sink(bootstrap, topic, workdir / "out.txt", p))):
+            profiler = cProfile.Profile()
+            measure = measure_with(profiler)
+            report.append(f"=== Kopycat {label} under cProfile: {measure.wall_s:.2f} s wall ===\n"
+                          + _top(profiler, "cumulative") + _top(profiler, "tottime"))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return "\n".join(report)
+
+
+def main() -> None:
+    """Print the cProfile report (the bench itself runs with ``python -m bench file_pipeline``)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", action="store_true", required=True,
+                        help="profile the Kopycat source and sink runs")
+    parser.parse_args()
+    print(profile())
+
+
+if __name__ == "__main__":
+    main()
