@@ -55,7 +55,8 @@ class Headers:
     __slots__ = ("_items",)
 
     def __init__(self, items: Iterable[Header | tuple[str, Any]] = ()) -> None:
-        self._items: list[Header] = [h if isinstance(h, Header) else Header(*h) for h in items]
+        # the empty case is every record's default: keep it to one allocation
+        self._items: list[Header] = [h if isinstance(h, Header) else Header(*h) for h in items] if items else []
 
     def add(self, key: str, value: Any, schema: Schema | None = None) -> Headers:
         self._items.append(Header(key, value, schema))

@@ -86,6 +86,14 @@ class StringConverter(Converter, HeaderConverter):
         convert = self.from_connect_data
         return [convert(topic, schema, value) for value in values]
 
+    def to_connect_data_batch(self, topic: str, values: Sequence[bytes | None]) -> list[SchemaAndValue]:
+        """One comprehension for the batch; a bad value is found (and named) one by one."""
+        schema, decode = Schema.OPTIONAL_STRING_SCHEMA, self._decode
+        try:
+            return [SchemaAndValue(schema, None if value is None else decode(value)) for value in values]
+        except UnicodeError:
+            return [self.to_connect_data(topic, value) for value in values]
+
     def to_connect_data(self, topic: str, value: bytes | None, headers: Any = None) -> SchemaAndValue:
         """``SchemaAndValue(Schema.OPTIONAL_STRING_SCHEMA, text)``; None gives a None value."""
         if value is None:
