@@ -8,7 +8,6 @@ with a plain producer exactly as a Kafka Connect worker writes them (UTF-8 keys,
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import time
 import uuid
@@ -213,8 +212,6 @@ def test_status_topic_is_compacted_and_keys_land_on_the_murmur2_partition(
 def java_answers() -> dict[str, list[str]]:
     """Runs java/ConfigStatusOracle.java once: goldens, Java's typed reading of our bytes, and the
     Java producer's partition of status keys. Needs a JDK and the `connect` jar set."""
-    if shutil.which("java") is None:
-        pytest.skip("no JDK (java) on PATH")
     ours = [encode_status(TaskStatus("c", 0, State.FAILED, "t", WORKER, 2, "1.0")),
             encode_status(ConnectorStatus("c", State.RUNNING, None, WORKER)), encode_tasks_commit(2),
             encode_target_state(TargetState.STOPPED), encode_connector_config({"a": "b", "n": None})]
