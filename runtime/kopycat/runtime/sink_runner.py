@@ -224,23 +224,32 @@ class SinkTaskRunner:
         return all(tp in self._finished for tp in self.end_offsets)
 
     def _accept(self, messages: list[Message]) -> list[Message]:
-        """Data messages inside the planned range; partitions past their end are paused."""
+        """Data messages inside the planned range; partitions past their end are paused.
+
+        A batch holds long runs of one partition, so the partition's bookkeeping is done once
+        per run, not per message (this loop is on the hot path).
+        """
         accepted: list[Message] = []
+        run_key: tuple[str, int] | None = None
+        end: int | None = None
+        tp = TopicPartition("", 0)
         for message in messages:
             error = message.error()
             if error is not None:
-                if error.code() == KafkaError._PARTITION_EOF:
-                    self._reached_eof(message)
-                    continue
-                raise ConnectError(f"Task {self.id} failed to consume from topic '{message.topic()}' "
-                                   f"partition {message.partition()}: {error.str()}")
-            tp = TopicPartition(message.topic(), message.partition())
-            self._at_eof.discard(tp)  # in consumption order: an end event after this re-adds it
-            if self.end_offsets:
-                end = self.end_offsets.get(tp)
-                if end is not None and message.offset() >= end:
-                    self._finish_partition(tp, end)
-                    continue
+                if error.code() != KafkaError._PARTITION_EOF:
+                    raise ConnectError(f"Task {self.id} failed to consume from topic '{message.topic()}' "
+                                       f"partition {message.partition()}: {error.str()}")
+                self._reached_eof(message)
+                run_key = None  # a message after the end event starts a new run
+                continue
+            key = (message.topic(), message.partition())
+            if key != run_key:
+                run_key, tp = key, TopicPartition(*key)
+                self._at_eof.discard(tp)  # in consumption order: a later end event re-adds it
+                end = self.end_offsets.get(tp) if self.end_offsets else None
+            if end is not None and message.offset() >= end:
+                self._finish_partition(tp, end)
+                continue
             accepted.append(message)
         return accepted
 
@@ -292,8 +301,9 @@ class SinkTaskRunner:
         self.summary.filtered += len(records) - len(outgoing)
         if outgoing:
             self._put(outgoing)
-        for message in messages:  # the last offset per partition wins
-            self.current[TopicPartition(message.topic(), message.partition())] = message.offset() + 1
+        last = {(m.topic(), m.partition()): m.offset() for m in messages}  # the last per partition wins
+        for (topic, partition), offset in last.items():
+            self.current[TopicPartition(topic, partition)] = offset + 1
         for tp in self._finished:  # offsets up to the end may hold markers or compacted gaps
             self.current[tp] = max(self.current.get(tp, 0), self.end_offsets[tp])
         self.summary.records += len(outgoing)
