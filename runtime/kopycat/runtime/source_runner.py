@@ -308,16 +308,20 @@ class SourceTaskRunner:
             kwargs["headers"] = headers
         if callback is not None:
             kwargs["on_delivery"] = callback
-        deadline = time.monotonic() + _MAX_BLOCK_S
+        try:
+            producer.produce(record.topic, **kwargs)
+            return
+        except BufferError:  # the local queue is full: the clock is read only on this slow path
+            deadline = time.monotonic() + _MAX_BLOCK_S
         while True:
+            producer.poll(0.05)  # serve delivery reports to drain the queue
             try:
                 producer.produce(record.topic, **kwargs)
                 return
-            except BufferError:  # the local queue is full: serve delivery reports to drain it
+            except BufferError:
                 if time.monotonic() > deadline:
                     raise ConnectError(f"Task {self.id}: the producer queue stayed full for "
                                        f"{_MAX_BLOCK_S:.0f} s; is Kafka reachable?") from None
-                producer.poll(0.05)
 
     def _note_offsets(self, records: Sequence[SourceRecord]) -> None:
         """The last offset of each source partition in the batch goes to the writer."""
