@@ -42,8 +42,10 @@ _BUILTIN_CONNECTORS: Final = {
         "kopycat.connectors.files.filestream_source:FileStreamSourceConnector",
     "org.apache.kafka.connect.file.FileStreamSinkConnector":
         "kopycat.connectors.files.filestream_sink:FileStreamSinkConnector",
+    "io.confluent.connect.jdbc.JdbcSourceConnector": "kopycat.connectors.jdbc.source_connector:JdbcSourceConnector",
+    "io.confluent.connect.jdbc.JdbcSinkConnector": "kopycat.connectors.jdbc.sink_connector:JdbcSinkConnector",
 }
-"""Kafka's class name -> ours, imported only when asked for."""
+"""Kafka's (or Confluent's) class name -> ours, imported only when asked for."""
 
 _BUILTIN_CONVERTERS: Final = {
     "org.apache.kafka.connect.json.JsonConverter": "kopycat.converters.json:JsonConverter",

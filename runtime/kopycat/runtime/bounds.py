@@ -104,6 +104,7 @@ class RunSummary:
 
     ``offsets`` holds, per source partition (JSON text of the partition dict) or sink
     topic-partition (``topic-partition``), the committed offset before and after the run.
+    ``topics`` are the topics a source wrote to (Airflow outlets / assets).
     """
 
     connector: str
@@ -116,8 +117,10 @@ class RunSummary:
     stop_reason: StopReason = StopReason.STOPPED
     offsets: dict[str, dict[str, Any]] = field(default_factory=dict)
     error: str | None = None
+    topics: set[str] = field(default_factory=set)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["stop_reason"] = self.stop_reason.value
+        data["topics"] = sorted(self.topics)
         return data

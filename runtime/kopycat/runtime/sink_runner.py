@@ -90,6 +90,7 @@ class SinkTaskRunner:
         watch = StopWatch(self.bounds)
         try:
             self._start()
+            watch.touch()  # a slow start (consumer, task.start) must not count as idle time
             self.summary.stop_reason = self._loop(watch)
             self._commit(final=True)
         except BaseException as exc:

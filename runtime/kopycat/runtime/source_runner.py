@@ -111,6 +111,7 @@ class SourceTaskRunner:
         watch = StopWatch(self.bounds)
         try:
             self._start()
+            watch.touch()  # a slow start (producer, offsets, task.start) must not count as idle time
             self.summary.stop_reason = self._loop(watch)
             self._final_commit()
         except BaseException as exc:
@@ -287,8 +288,10 @@ class SourceTaskRunner:
     def _produce(self, produced: Sequence[_Produced], originals: Sequence[SourceRecord] | None) -> None:
         producer = self._producer
         assert producer is not None
+        topics = {record.topic for record, *_ in produced}
         if self.topic_creator is not None:
-            self.topic_creator.ensure({record.topic for record, *_ in produced})
+            self.topic_creator.ensure(topics)
+        self.summary.topics.update(topics)
         size = 0
         for index, (record, key, value, headers) in enumerate(produced):
             callback = None if originals is None else self._ack_callback(originals[index])
