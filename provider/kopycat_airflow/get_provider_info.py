@@ -8,10 +8,18 @@ from kopycat import __version__
 
 
 def get_provider_info() -> dict[str, Any]:
-    """Provider metadata; operators, hooks and connection types are added as they land."""
+    """Provider metadata in the shape of Airflow's provider.yaml (connection types, operators, hooks)."""
     return {
         "package-name": "kopycat",
         "name": "Kopycat",
         "description": "Kafka Connect's model run by Airflow: plan connectors, copy mapped tasks.",
         "versions": [__version__],
+        "integrations": [{"integration-name": "Kopycat", "external-doc-url": "https://kafka.apache.org/documentation/#connect",
+                          "tags": ["software"]}],
+        "operators": [{"integration-name": "Kopycat", "python-modules": [
+            "kopycat_airflow.operators.plan", "kopycat_airflow.operators.copy"]}],
+        "hooks": [{"integration-name": "Kopycat", "python-modules": ["kopycat_airflow.hooks.kopycat"]}],
+        "connection-types": [{"hook-class-name": "kopycat_airflow.hooks.kopycat.KopycatHook",
+                              "connection-type": "kopycat"}],
+        "task-decorators": [],
     }

@@ -56,9 +56,12 @@ def _dev_postgres(args: argparse.Namespace) -> int:
 
 
 def _dev_demo(args: argparse.Namespace) -> int:
-    from kopycat.dev.demo import run_demo
-
-    return run_demo(lines=args.lines)
+    try:
+        from kopycat_airflow.demo import run_demo
+    except ImportError as exc:
+        raise ConnectError(f"The demo runs Airflow DAGs and needs the provider: pip install 'kopycat[airflow]' "
+                           f"({exc})") from exc
+    return run_demo(orders=args.orders)
 
 
 def _standalone(args: argparse.Namespace) -> int:
@@ -131,8 +134,8 @@ def build_parser() -> argparse.ArgumentParser:
         dest="dev_command", required=True)
     dev.add_parser("kafka", help="run a single-node Kafka broker").set_defaults(func=_dev_kafka)
     dev.add_parser("postgres", help="run a PostgreSQL server").set_defaults(func=_dev_postgres)
-    demo = dev.add_parser("demo", help="run the demo pipeline")
-    demo.add_argument("--lines", type=int, default=10_000, help="lines to copy (default 10000)")
+    demo = dev.add_parser("demo", help="run the demo pipeline: the shop DAGs through Airflow")
+    demo.add_argument("--orders", type=int, default=5_000, help="orders in the demo shop (default 5000)")
     demo.set_defaults(func=_dev_demo)
     return parser
 

@@ -51,7 +51,7 @@ def test_bench_line_prints_value_anchor_and_ratio() -> None:
 def test_cli_knows_the_dev_commands() -> None:
     parser = build_parser()
 
-    assert parser.parse_args(["dev", "demo", "--lines", "5"]).lines == 5
+    assert parser.parse_args(["dev", "demo", "--orders", "5"]).orders == 5
     with pytest.raises(SystemExit):
         parser.parse_args(["dev", "no-such-command"])
 

@@ -1,0 +1,74 @@
+"""Run one DAG run with ``dag.test()`` and print what it did as JSON: the demo's and tests' driver.
+
+``python -m kopycat_airflow.dag_test <dag_id> [--logical-date ISO] [--conf JSON]`` with Airflow's
+environment set (``AIRFLOW_HOME``, ``AIRFLOW__CORE__DAGS_FOLDER``; the metadata DB migrated).
+The last stdout line is ``{"state", "tasks": [{"task_id", "map_index", "label", "state",
+"try_number", "result"}]}``: results are the XCom return values (run summaries, the plan). Runs
+in its own process because Airflow configures itself once per process from the environment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+__all__ = ["main", "run_dag"]
+
+
+def run_dag(dag_id: str, logical_date: str | None = None, conf: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Parse the DAGs folder, run ``dag_id`` once, return the run's task states and results."""
+    import pendulum
+    from airflow import settings
+    from airflow.dag_processing.dagbag import DagBag
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+
+    bag = DagBag(dag_folder=settings.DAGS_FOLDER)
+    if dag_id not in bag.dags:
+        errors = "; ".join(f"{path}: {err.splitlines()[-1]}" for path, err in bag.import_errors.items())
+        raise SystemExit(f"DAG {dag_id} not found in {bag.dag_folder}" + (f" (import errors: {errors})" if errors else ""))
+    dag = bag.dags[dag_id]
+    date = pendulum.parse(logical_date) if logical_date else pendulum.now("UTC")
+    run = dag.test(logical_date=date, run_conf=conf)
+    tasks = []
+    with create_session() as session:
+        for ti in sorted(run.get_task_instances(session=session), key=lambda t: (t.task_id, t.map_index)):
+            result = session.scalars(XComModel.get_many(
+                run_id=run.run_id, key="return_value", dag_ids=dag_id, task_ids=ti.task_id,
+                map_indexes=ti.map_index)).first()
+            tasks.append({"task_id": ti.task_id, "map_index": ti.map_index, "label": ti.rendered_map_index,
+                          "state": _text(ti.state), "try_number": ti.try_number,
+                          "result": _json(result.value) if result is not None else None})
+    return {"dag_id": dag_id, "run_id": run.run_id, "state": _text(run.state),
+            "data_interval": [str(run.data_interval_start), str(run.data_interval_end)], "tasks": tasks}
+
+
+def _text(state: Any) -> str | None:
+    """A state enum (or the plain string Airflow sometimes hands back) as its value."""
+    return None if state is None else str(getattr(state, "value", state))
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, str | bytes):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m kopycat_airflow.dag_test", description=__doc__)
+    parser.add_argument("dag_id")
+    parser.add_argument("--logical-date", help="ISO date-time of the run (default: now)")
+    parser.add_argument("--conf", help="dag_run.conf as JSON, e.g. '{\"kopycat_window\": true}'")
+    args = parser.parse_args(argv)
+    result = run_dag(args.dag_id, args.logical_date, json.loads(args.conf) if args.conf else None)
+    sys.stdout.write(json.dumps(result, default=str) + "\n")
+    return 0 if result["state"] == "success" else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,132 @@
+"""The Kafka cluster Kopycat copies to and from, as an Airflow connection.
+
+Holds what a Kafka Connect worker.properties holds (``bootstrap.servers``, converters,
+``offset.storage.topic``, ``producer.*``/``consumer.*`` client keys, SASL/SSL settings), so the
+operators plan and run tasks exactly as ``kopycat standalone`` would with that file:
+
+- connection type ``kopycat``: host/port give ``bootstrap.servers`` (a list may go in the extra);
+  the extra is a JSON object of worker.properties keys;
+- connection type ``kafka`` (apache-airflow-providers-apache-kafka): its extra is the client
+  config (``bootstrap.servers``, ``security.protocol``...), taken as worker keys as they are.
+
+Without a connection of that id, ``KOPYCAT_BOOTSTRAP_SERVERS`` (or 127.0.0.1:9092) is used, so a
+laptop's single broker needs no set-up (internal topics with one replica). Follows the layout of Airflow's ``KafkaBaseHook``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from functools import cached_property
+from typing import Any
+
+from airflow.sdk import BaseHook
+
+from kopycat.runtime.bounded_plan import PlannedTask, plan_bounded_run
+from kopycat.runtime.bounded_run import run_planned_task
+from kopycat.runtime.bounds import RunSummary
+from kopycat.api.window import TimeWindow
+
+__all__ = ["KopycatHook", "default_cluster"]
+
+DEFAULT_BOOTSTRAP_ENV = "KOPYCAT_BOOTSTRAP_SERVERS"
+LOCAL_DEFAULTS = {"offset.storage.replication.factor": 1, "config.storage.replication.factor": 1,
+                  "status.storage.replication.factor": 1}
+"""Without a connection the cluster is a laptop's single broker: internal topics get one replica."""
+
+
+class KopycatHook(BaseHook):
+    """Worker properties from an Airflow connection; plans connectors and runs their tasks.
+
+    :param kopycat_conn_id: the connection holding the Kafka cluster and worker keys.
+    :param worker_overrides: worker.properties keys that win over the connection's.
+    """
+
+    conn_name_attr = "kopycat_conn_id"
+    default_conn_name = "kopycat_default"
+    conn_type = "kopycat"
+    hook_name = "Kopycat (Kafka Connect worker)"
+
+    def __init__(self, kopycat_conn_id: str = default_conn_name,
+                 worker_overrides: Mapping[str, Any] | None = None) -> None:
+        super().__init__()
+        self.kopycat_conn_id = kopycat_conn_id
+        self.worker_overrides = dict(worker_overrides or {})
+
+    @classmethod
+    def get_ui_field_behaviour(cls) -> dict[str, Any]:
+        return {
+            "hidden_fields": ["schema", "login", "password"],
+            "relabeling": {"host": "Bootstrap host", "extra": "Worker properties (JSON)"},
+            "placeholders": {"host": "127.0.0.1", "port": "9092",
+                             "extra": json.dumps({"group.id": "kopycat", "offset.storage.topic": "connect-offsets"})},
+        }
+
+    @cached_property
+    def worker_props(self) -> dict[str, Any]:
+        """worker.properties keys: the connection's, then the overrides."""
+        return {**self._connection_props(), **self.worker_overrides}
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return str(self.worker_props["bootstrap.servers"])
+
+    @property
+    def cluster(self) -> str:
+        """The cluster's name in asset URIs: the first bootstrap server (``kafka://host:port/topic``)."""
+        return self.bootstrap_servers.split(",")[0].strip()
+
+    def plan(self, connector_props: Mapping[str, Any]) -> list[PlannedTask]:
+        """Validate and plan the connector; ConfigError lists every bad key."""
+        return plan_bounded_run(connector_props, self.worker_props)
+
+    def run_task(self, connector_props: Mapping[str, Any], planned: PlannedTask | Mapping[str, Any], *,
+                 window: TimeWindow | None = None, **bounds: Any) -> RunSummary:
+        """A bounded run of one planned task (offsets from the connection's offsets topic)."""
+        return run_planned_task(connector_props, planned, self.worker_props, window=window, **bounds)
+
+    def test_connection(self) -> tuple[bool, str]:
+        """Connect to the cluster and list its topics."""
+        from confluent_kafka.admin import AdminClient
+
+        try:
+            admin = AdminClient({"bootstrap.servers": self.bootstrap_servers, **_client_keys(self.worker_props)})
+            topics = admin.list_topics(timeout=10).topics
+        except Exception as exc:  # noqa: BLE001 - the UI shows the message
+            return False, f"Cannot reach {self.bootstrap_servers}: {exc}"
+        return True, f"Connected to {self.bootstrap_servers}: {len(topics)} topics"
+
+    def _connection_props(self) -> dict[str, Any]:
+        try:
+            conn = self.get_connection(self.kopycat_conn_id)
+        except Exception:  # noqa: BLE001 - AirflowNotFoundException; no connection means local defaults
+            if self.kopycat_conn_id != self.default_conn_name:
+                raise
+            return {"bootstrap.servers": _default_bootstrap(), **LOCAL_DEFAULTS}
+        extra = conn.extra_dejson or {}
+        props = dict(extra.get("config", {})) if conn.conn_type == "kafka" and "config" in extra else dict(extra)
+        if not props.get("bootstrap.servers"):
+            if not conn.host:
+                raise ValueError(f"Connection {self.kopycat_conn_id} has no host and no bootstrap.servers in its "
+                                 f"extra: set the host (and port) to a Kafka broker, e.g. 127.0.0.1 / 9092")
+            props["bootstrap.servers"] = f"{conn.host}:{conn.port or 9092}"
+        return props
+
+
+def _default_bootstrap() -> str:
+    return os.environ.get(DEFAULT_BOOTSTRAP_ENV, "127.0.0.1:9092")
+
+
+def default_cluster() -> str:
+    """The cluster name of the default connection-less set-up, for asset URIs in DAG files.
+
+    DAG files are parsed without connections; a DAG on another cluster names it explicitly.
+    """
+    return _default_bootstrap().split(",")[0].strip()
+
+
+def _client_keys(worker_props: Mapping[str, Any]) -> dict[str, Any]:
+    """Security keys a worker passes to every client (SASL/SSL), for the admin client."""
+    prefixes = ("security.", "sasl.", "ssl.")
+    return {k: v for k, v in worker_props.items() if k.startswith(prefixes)}

@@ -1,0 +1,126 @@
+"""Copy one planned task: the mapped task of a Kopycat DAG run."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from functools import cached_property
+from typing import Any, Literal
+
+from airflow.sdk import Asset, AssetAlias, BaseOperator, Context
+from airflow.sdk.exceptions import AirflowFailException
+
+from kopycat.api.errors import ConfigError
+from kopycat.api.window import TimeWindow
+from kopycat.runtime.bounded_plan import PlannedTask
+from kopycat.runtime.bounds import RunSummary
+from kopycat_airflow.assets import kafka_asset
+from kopycat_airflow.connector_config import resolve_connector_config
+from kopycat_airflow.hooks.kopycat import KopycatHook
+
+__all__ = ["COPY_LABEL_TEMPLATE", "CopyTaskOperator", "WINDOW_CONF_KEY", "WindowMode", "window_of"]
+
+WindowMode = Literal["auto", "always", "never"]
+COPY_LABEL_TEMPLATE = "{{ kopycat_task_label }}"
+"""The UI's name of a mapped copy task: its tables or topic-partitions (pass to ``.partial``)."""
+WINDOW_CONF_KEY = "kopycat_window"
+"""``dag_run.conf`` key: a manual run with ``{"kopycat_window": true}`` copies its data interval."""
+
+
+class CopyTaskOperator(BaseOperator):
+    """A bounded run of one task config (from :class:`PlanConnectorOperator`).
+
+    Resumes from the stored offsets, copies until caught up (sources) or to the planned end
+    offsets (sinks), commits, returns the run summary (small JSON: counts, offsets before/after,
+    topics). Airflow retries re-run it and resume exactly from the committed offsets.
+
+    Backfills: with ``window="auto"`` a backfill run (or a run triggered with
+    ``{"kopycat_window": true}``) copies exactly its data interval ``[start, end)`` without
+    reading or moving the live offsets; ``"always"`` windows every run, ``"never"`` none.
+
+    Map with ``CopyTaskOperator.partial(connector_config=..., task_id="copy").expand(task_config=plan.output)``;
+    the UI names each mapped task by its tables or topic-partitions.
+
+    :param connector_config: the connector properties (dict) or file path, as given to the plan.
+    :param task_config: one item of the plan's output.
+    :param kopycat_conn_id: the Kafka cluster and worker keys (:class:`KopycatHook`).
+    :param worker_overrides: worker.properties keys that win over the connection's.
+    :param window: ``auto``, ``always`` or ``never`` (see above).
+    :param idle_ms: a source has caught up after this long with nothing new.
+    :param max_records: stop after about this many records (the rest waits for the next run).
+    :param max_seconds: stop after about this long.
+    """
+
+    template_fields: Sequence[str] = ("connector_config", "task_config")
+    ui_color = "#fdf3e8"
+
+    def __init__(self, *, connector_config: Mapping[str, Any] | str | os.PathLike[str],
+                 task_config: Mapping[str, Any], kopycat_conn_id: str = KopycatHook.default_conn_name,
+                 worker_overrides: Mapping[str, Any] | None = None, window: WindowMode = "auto",
+                 idle_ms: int = 1_000, max_records: int | None = None, max_seconds: float | None = None,
+                 **kwargs: Any) -> None:
+        kwargs.setdefault("map_index_template", COPY_LABEL_TEMPLATE)
+        if window not in ("auto", "always", "never"):
+            raise ValueError(f"window={window!r}: use 'auto', 'always' or 'never'")
+        super().__init__(**kwargs)
+        self.connector_config = connector_config
+        self.task_config = task_config
+        self.kopycat_conn_id = kopycat_conn_id
+        self.worker_overrides = dict(worker_overrides or {})
+        self.window = window
+        self.idle_ms = idle_ms
+        self.max_records = max_records
+        self.max_seconds = max_seconds
+
+    @cached_property
+    def hook(self) -> KopycatHook:
+        return KopycatHook(self.kopycat_conn_id, self.worker_overrides)
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        planned = PlannedTask.from_dict(self.task_config)
+        context["kopycat_task_label"] = planned.label  # type: ignore[typeddict-unknown-key]
+        props = resolve_connector_config(self.connector_config)
+        window = window_of(context, self.window)
+        if window is not None:
+            self.log.info("Windowed run: copying [%s, %s) without touching the live offsets",
+                          context.get("data_interval_start"), context.get("data_interval_end"))
+        try:
+            summary = self.hook.run_task(props, planned, window=window, idle_ms=self.idle_ms,
+                                         max_records=self.max_records, max_seconds=self.max_seconds)
+        except ConfigError as exc:
+            raise AirflowFailException(f"Task {planned.index} ({planned.label}) of {props.get('name')}: {exc}") from exc
+        self._emit_assets(context, summary)
+        self.log.info("Copied %d records (%d skipped, %d filtered) in %.1f s, stopped: %s; offsets: %s",
+                      summary.records, summary.skipped, summary.filtered, summary.duration_s,
+                      summary.stop_reason.value, summary.offsets)
+        return summary.to_dict()
+
+    def _emit_assets(self, context: Context, summary: RunSummary) -> None:
+        """Asset events for the topics written, on the ``kopycat:<connector>`` alias if declared."""
+        aliases = [o for o in self.outlets if isinstance(o, AssetAlias)]
+        if not aliases or not summary.topics:
+            return
+        events = context["outlet_events"]
+        for alias in aliases:
+            for topic in sorted(summary.topics):
+                events[alias].add(kafka_asset(self.hook.cluster, topic),
+                                  extra={"records": summary.records, "task": summary.task})
+
+
+def window_of(context: Context, mode: WindowMode) -> TimeWindow | None:
+    """The data interval to copy exactly, or None for a normal offset-resuming run."""
+    if mode == "never":
+        return None
+    run = context.get("dag_run")
+    run_type = str(getattr(run, "run_type", "") or "")
+    conf = getattr(run, "conf", None) or {}
+    if mode == "auto" and not (run_type.endswith("backfill") or conf.get(WINDOW_CONF_KEY)):
+        return None
+    start, end = context.get("data_interval_start"), context.get("data_interval_end")
+    if start is None or end is None or start == end:
+        raise AirflowFailException(
+            "A windowed run needs a data interval, but this run has none (start == end): schedule the DAG "
+            "with a data-interval timetable (CronDataIntervalTimetable or DeltaDataIntervalTimetable)")
+    return TimeWindow(int(start.timestamp() * 1000), int(end.timestamp() * 1000))
+
+

@@ -1,0 +1,79 @@
+"""Plan a connector for one DAG run: validate, split into task configs, push them to XCom."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from functools import cached_property
+from typing import Any
+
+from airflow.sdk import BaseOperator, Context
+from airflow.sdk.exceptions import AirflowFailException
+
+from kopycat.api.errors import ConfigError
+from kopycat.runtime.connector_config import validate_connector_config
+from kopycat_airflow.connector_config import resolve_connector_config
+from kopycat_airflow.hooks.kopycat import KopycatHook
+
+__all__ = ["PlanConnectorOperator"]
+
+
+class PlanConnectorOperator(BaseOperator):
+    """Start the connector, take ``task_configs(tasks.max)``, stop it; return one item per task.
+
+    The list (XCom ``return_value``) feeds ``CopyTaskOperator.partial(...).expand(task_config=...)``,
+    so Airflow maps one copy task per task config, as Kafka Connect's worker starts one task per
+    config. Items are small JSON: ``{"index", "label", "config", "end_offsets"}`` with no
+    passwords. A bad config fails this task (no retries) with every error, and no copy task
+    starts.
+
+    :param connector_config: connector properties (dict, Jinja-templated) or the path of a
+        ``.properties``/``.json`` file, as ``kopycat standalone`` takes.
+    :param kopycat_conn_id: the Kafka cluster and worker keys (:class:`KopycatHook`).
+    :param worker_overrides: worker.properties keys that win over the connection's.
+    """
+
+    template_fields: Sequence[str] = ("connector_config",)
+    ui_color = "#e8f4fd"
+
+    def __init__(self, *, connector_config: Mapping[str, Any] | str | os.PathLike[str],
+                 kopycat_conn_id: str = KopycatHook.default_conn_name,
+                 worker_overrides: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.connector_config = connector_config
+        self.kopycat_conn_id = kopycat_conn_id
+        self.worker_overrides = dict(worker_overrides or {})
+
+    @cached_property
+    def hook(self) -> KopycatHook:
+        return KopycatHook(self.kopycat_conn_id, self.worker_overrides)
+
+    def execute(self, context: Context) -> list[dict[str, Any]]:
+        props = resolve_connector_config(self.connector_config)
+        errors = config_errors(props)
+        if errors:
+            raise AirflowFailException(f"Connector config of {props.get('name', '?')} is invalid "
+                                       f"({len(errors)} error(s)):\n" + "\n".join(f"  - {e}" for e in errors))
+        try:
+            planned = self.hook.plan(props)
+        except ConfigError as exc:
+            raise AirflowFailException(f"Connector config of {props.get('name', '?')} is invalid: {exc}") from exc
+        for task in planned:
+            self.log.info("Task %d: %s%s", task.index, task.label,
+                          f" up to {task.end_offsets}" if task.end_offsets else "")
+        self.log.info("Connector %s planned %d task(s)", props.get("name"), len(planned))
+        return [task.to_dict() for task in planned]
+
+
+def config_errors(props: Mapping[str, str]) -> list[str]:
+    """Every validation error of the config, each naming the key, the value and the fix."""
+    try:
+        result = validate_connector_config(props)
+    except ConfigError as exc:
+        return [str(exc)]
+    errors = []
+    for item in result.get("configs", []):
+        value = item.get("value", {})
+        for message in value.get("errors", []):
+            errors.append(f"{value.get('name')}: {message}")
+    return errors
