@@ -1,12 +1,14 @@
-"""`python -m bench [NAME ...]`: run the benchmarks, one line each, then peak RSS.
+"""`python -m bench [NAME ...] [--OPTION ...]`: run the benchmarks, one line each, then peak RSS.
 
 Each module bench/bench_<name>.py has `run()` returning BenchResults (or (name, value, anchor)
-tuples). With names, only those modules run.
+tuples). With names, only those modules run. Arguments from the first `-...` on are options,
+handed to each selected module whose `run` takes an argv (e.g. `python -m bench jdbc --rows 50000`).
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import pkgutil
 import sys
 import time
@@ -31,11 +33,22 @@ def _as_results(rows: Iterable[BenchResult | tuple]) -> list[BenchResult]:
     return [row if isinstance(row, BenchResult) else BenchResult(*row) for row in rows]
 
 
+def split_options(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(bench names, options): the options start at the first argument beginning with "-"."""
+    first = next((i for i, arg in enumerate(argv) if arg.startswith("-")), len(argv))
+    return argv[:first], argv[first:]
+
+
 def main(argv: list[str]) -> int:
-    for name in _modules(argv):
+    names, options = split_options(argv)
+    for name in _modules(names):
         started = time.perf_counter()
         module = importlib.import_module(f"bench.bench_{name}")
-        for result in _as_results(module.run()):
+        takes_options = bool(inspect.signature(module.run).parameters)
+        if options and not takes_options:
+            sys.exit(f"benchmark {name} takes no options ({' '.join(options)}): "
+                     f"name only the benchmarks they are for")
+        for result in _as_results(module.run(options) if takes_options else module.run()):
             print(result.line(), flush=True)
         print(f"  ({name} took {time.perf_counter() - started:.1f} s)", flush=True)
     print(f"peak RSS: {peak_rss_mib():.0f} MiB")

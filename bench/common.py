@@ -1,4 +1,4 @@
-"""What benchmarks share: the result line, one broker for the whole run, and peak RSS."""
+"""What benchmarks share: the result line, a broker and a PostgreSQL for the run, peak RSS."""
 
 from __future__ import annotations
 
@@ -6,10 +6,13 @@ import atexit
 import os
 import re
 import resource
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Self
 
 from kopycat.dev.kafka_broker import LocalKafkaBroker
+from kopycat.dev.postgres import LocalPostgres
 
 _broker: LocalKafkaBroker | None = None
 
@@ -89,3 +92,40 @@ def cpu_seconds(pid: int | str = "self") -> float | None:
         return None
     fields = stat.rsplit(")", 1)[1].split()  # after "pid (comm)": state is field 3
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
+_postgres: LocalPostgres | None = None
+
+
+def shared_postgres() -> LocalPostgres:
+    """A throwaway PostgreSQL server (``kopycat dev postgres``) started on first use, for the run."""
+    global _postgres
+    if _postgres is None:
+        _postgres = LocalPostgres(name="bench-postgres")
+        _postgres.start()
+        atexit.register(_postgres.stop)
+    return _postgres
+
+
+class Span:
+    """Wall time, CPU time (all threads) and peak RSS of this process over a ``with`` block.
+
+    The peak is VmHWM, reset on entry, so each mover's peak is its own; peak_rss_mib() still
+    reports the whole run's.
+    """
+
+    wall_s: float
+    cpu_s: float | None
+    rss_mib: float | None
+
+    def __enter__(self) -> Self:
+        reset_peak_rss()
+        self._cpu = cpu_seconds() or 0.0
+        self._started = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall_s = time.perf_counter() - self._started
+        cpu = cpu_seconds()
+        self.cpu_s = None if cpu is None else cpu - self._cpu
+        self.rss_mib = vm_hwm_mib()
