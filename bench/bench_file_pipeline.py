@@ -53,7 +53,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Self
+from typing import Any
 
 from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
@@ -70,7 +70,7 @@ from kopycat.runtime.task_parts import TaskId
 from kopycat.storage.offset_store import MemoryOffsetStore
 
 from bench.bench_raw_kafka import PRODUCER_SETTINGS, consume
-from bench.common import BenchResult, cpu_seconds, reset_peak_rss, shared_broker, vm_hwm_mib
+from bench.common import BenchResult, Span, cpu_seconds, shared_broker, vm_hwm_mib
 
 RECORDS = 1_000_000
 LINE_BYTES = 100
@@ -140,20 +140,8 @@ class Measure:
         return RECORDS / self.steady_cpu_s if self.steady_cpu_s else self.cpu_rate
 
 
-class _Span:
-    """Wall time, CPU time and peak RSS (VmHWM, reset on entry) of this process over a block."""
-
-    def __enter__(self) -> Self:
-        reset_peak_rss()
-        self._cpu = cpu_seconds() or 0.0
-        self._started = time.perf_counter()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.wall_s = time.perf_counter() - self._started
-        cpu = cpu_seconds()
-        self.cpu_s = None if cpu is None else cpu - self._cpu
-        self.rss_mib = vm_hwm_mib()
+class _Span(Span):
+    """A :class:`Span` that turns into this bench's :class:`Measure`."""
 
     def measure(self, mover: str, *, wall_s: float | None = None, **more: Any) -> Measure:
         return Measure(mover, wall_s or self.wall_s, cpu_s=self.cpu_s, rss_mib=self.rss_mib,

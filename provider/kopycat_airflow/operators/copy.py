@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import Any, Literal
 
-from airflow.sdk import Asset, AssetAlias, BaseOperator, Context
+from airflow.sdk import AssetAlias, BaseOperator, Context
 from airflow.sdk.exceptions import AirflowFailException
 
 from kopycat.api.errors import ConfigError
