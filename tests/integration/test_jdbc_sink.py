@@ -15,19 +15,18 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from confluent_kafka import Consumer, Producer
-from confluent_kafka import TopicPartition as KafkaTopicPartition
+from confluent_kafka import Producer
 from kopycat.api.data import Schema, SchemaBuilder, Struct, Timestamp
 from kopycat.converters.json import JsonConverter
 from kopycat.embedded import Kopycat
 from kopycat.runtime.bounds import Bounds
 from kopycat.storage.offset_store import MemoryOffsetStore
 
-from tests.support.kafka import create_topic
+from tests.support.kafka import committed_offsets, create_topic
+from tests.support.sql import query_rows
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -65,22 +64,8 @@ def customer(n: int, version: int) -> tuple[Struct, Struct]:
     return key, value
 
 
-def table_rows(url: str, sql: str) -> list[tuple[Any, ...]]:
-    engine = sa.create_engine(url)
-    try:
-        with engine.connect() as conn:
-            return [tuple(row) for row in conn.execute(sa.text(sql))]
-    finally:
-        engine.dispose()
-
-
-def group_offsets(bootstrap: str, group: str, topic: str, partitions: int) -> dict[int, int]:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
-    try:
-        found = consumer.committed([KafkaTopicPartition(topic, p) for p in range(partitions)], timeout=30)
-        return {tp.partition: tp.offset for tp in found}
-    finally:
-        consumer.close()
+table_rows = query_rows
+group_offsets = committed_offsets
 
 
 def test_upsert_by_key_deletes_tombstones_and_a_rerun_without_data_changes_nothing(

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 from confluent_kafka import Consumer
-from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from kopycat.api.errors import ConnectError
 from kopycat.api.records import TopicPartition
@@ -16,16 +15,10 @@ from kopycat.runtime.bounds import Bounds, RunSummary, StopReason
 from kopycat.runtime.task_factory import build_sink_runner
 from kopycat.runtime.task_parts import TaskId
 from tests.support.collecting import PUT_CALLS, CollectingSinkTask, delivered
-from tests.support.kafka import create_topic, produce
+from tests.support.kafka import committed_offsets, create_topic, produce
 
 
-def committed(bootstrap: str, group: str, topic: str, partitions: int) -> dict[int, int]:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
-    try:
-        found = consumer.committed([KafkaTopicPartition(topic, p) for p in range(partitions)], timeout=30)
-        return {tp.partition: tp.offset for tp in found}
-    finally:
-        consumer.close()
+committed = committed_offsets
 
 
 @pytest.fixture

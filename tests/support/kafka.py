@@ -51,3 +51,15 @@ def consume_all(bootstrap: str, topic: str, *, committed_only: bool = False) -> 
         return values
     finally:
         consumer.close()
+
+
+def committed_offsets(bootstrap: str, group: str, topic: str, partitions: int) -> dict[int, int]:
+    """The consumer group's committed offset per partition of ``topic`` (-1001 when none)."""
+    from confluent_kafka import Consumer, TopicPartition as KafkaTopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+    try:
+        found = consumer.committed([KafkaTopicPartition(topic, p) for p in range(partitions)], timeout=30)
+        return {tp.partition: tp.offset for tp in found}
+    finally:
+        consumer.close()

@@ -13,6 +13,7 @@ from kopycat.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time,
 from kopycat.api.records import SinkRecord, TopicPartition
 from kopycat.api.task import SinkTaskContext
 from kopycat.connectors.jdbc.sink_task import JdbcSinkTask
+from tests.support.sql import query_rows
 
 
 class RecordingContext(SinkTaskContext):
@@ -58,13 +59,7 @@ def start_task(url: str, **props: Any) -> tuple[JdbcSinkTask, RecordingContext]:
     return task, context
 
 
-def rows(url: str, sql: str) -> list[tuple[Any, ...]]:
-    engine = sa.create_engine(url)
-    try:
-        with engine.connect() as conn:
-            return [tuple(row) for row in conn.execute(sa.text(sql))]
-    finally:
-        engine.dispose()
+rows = query_rows
 
 
 def execute(url: str, *statements: str) -> None:
