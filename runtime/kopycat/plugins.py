@@ -44,6 +44,10 @@ _BUILTIN_CONNECTORS: Final = {
         "kopycat.connectors.files.filestream_sink:FileStreamSinkConnector",
     "io.confluent.connect.jdbc.JdbcSourceConnector": "kopycat.connectors.jdbc.source_connector:JdbcSourceConnector",
     "io.confluent.connect.jdbc.JdbcSinkConnector": "kopycat.connectors.jdbc.sink_connector:JdbcSinkConnector",
+    "io.confluent.connect.hdfs.HdfsSinkConnector": "kopycat.connectors.files.file_sink:FileSinkConnector",
+    "io.confluent.connect.hdfs3.Hdfs3SinkConnector": "kopycat.connectors.files.file_sink:FileSinkConnector",
+    "io.confluent.connect.s3.S3SinkConnector": "kopycat.connectors.files.file_sink:FileSinkConnector",
+    "kopycat.connectors.files.FileSinkConnector": "kopycat.connectors.files.file_sink:FileSinkConnector",
 }
 """Kafka's (or Confluent's) class name -> ours, imported only when asked for."""
 

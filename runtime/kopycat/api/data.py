@@ -433,6 +433,14 @@ class Struct:
         """The field's value as set, None when unset."""
         return self._values[self._lookup(name).index]
 
+    def values(self) -> tuple[Any, ...]:
+        """Every field's value as set (None when unset), in schema field order.
+
+        For columnar conversions (:mod:`kopycat.api.arrow_values`), which read a batch of
+        structs column by column instead of calling :meth:`get` per field and record.
+        """
+        return tuple(self._values)
+
     def validate(self, path: str = "") -> None:
         """Raise :class:`DataError` naming the first required field that is unset or invalid."""
         for field in self.schema.fields:

@@ -4,6 +4,10 @@
 file matching glob patterns (``files``, KIP-26's log import) into a topic, with Kafka Connect's
 offsets (``{"filename": path}`` -> ``{"position": bytes}``), so either engine can resume the
 other's work. :class:`FileStreamSinkConnector` appends record values to a file, one per line.
+
+:class:`FileSinkConnector` (Confluent's HDFS and S3 sinks) exports topics as Parquet or JSON
+files to local disk, HDFS or S3, partitioned for query engines and committed exactly once.
+It is imported lazily (it needs pyarrow): ``kopycat.connectors.files.file_sink``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,89 @@
+"""Connect values as Arrow columns: the columnar hand-over for Parquet sinks and Spark.
+
+:mod:`kopycat.api.arrow` maps schemas; this module maps *values* of a STRUCT schema, a whole
+batch at a time, column by column (one ``pa.array`` call per column, never per record):
+
+    batch = to_arrow_batch(value_schema, [record.value for record in records])
+
+Values keep their Connect meaning: Decimal as ``decimal.Decimal``, Date as ``datetime.date``,
+Time as ``datetime.time``, Timestamp as ``datetime.datetime`` (naive taken as UTC, as the data
+model says). A field left unset takes its schema's default, as ``Struct.get`` answers; nested
+structs become Arrow structs and maps Arrow maps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from kopycat.api.arrow import to_arrow_schema
+from kopycat.api.data import Schema, Struct, Type
+from kopycat.api.errors import DataError
+
+__all__ = ["to_arrow_batch"]
+
+_Plain = Callable[[Any], Any]
+
+
+def to_arrow_batch(schema: Schema, structs: Sequence[Struct],
+                   arrow_schema: pa.Schema | None = None) -> pa.RecordBatch:
+    """One record batch holding ``structs`` (all of ``schema``), a column per field.
+
+    ``arrow_schema`` saves recomputing :func:`~kopycat.api.arrow.to_arrow_schema` when the
+    caller converts many batches of one schema. A value Arrow cannot hold (an int out of
+    range, a wrong type that slipped past validation) raises :class:`DataError` naming the field.
+    """
+    if arrow_schema is None:
+        arrow_schema = to_arrow_schema(schema)
+    rows = [struct.values() for struct in structs]
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in schema.fields]
+    arrays = []
+    for field, arrow_field, column in zip(schema.fields, arrow_schema, columns, strict=True):
+        values = _with_defaults(field.schema, column)
+        plain = _plainer(field.schema)
+        if plain is not None:
+            values = [None if value is None else plain(value) for value in values]
+        try:
+            arrays.append(pa.array(values, type=arrow_field.type, from_pandas=False))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
+            raise DataError(f"Field {field.name} does not fit Arrow type {arrow_field.type}: {exc}") from exc
+    return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
+
+
+def _with_defaults(schema: Schema, column: Sequence[Any]) -> Sequence[Any]:
+    default = schema.default
+    if default is None:
+        return column
+    return [default if value is None else value for value in column]
+
+
+def _plainer(schema: Schema) -> _Plain | None:
+    """How to turn a value of ``schema`` into what ``pa.array`` takes; None when it takes it as is."""
+    if schema.type is Type.STRUCT:
+        fields = [(field.name, field.index, field.schema.default, _plainer(field.schema))
+                  for field in schema.fields]
+        return lambda struct: _struct_dict(struct, fields)
+    if schema.type is Type.ARRAY:
+        element = _plainer(schema.value_schema)
+        if element is None:
+            return None
+        return lambda values: [None if v is None else element(v) for v in values]
+    if schema.type is Type.MAP:
+        key, value = _plainer(schema.key_schema), _plainer(schema.value_schema)
+        return lambda mapping: [(k if key is None or k is None else key(k),
+                                 v if value is None or v is None else value(v))
+                                for k, v in mapping.items()]
+    return None
+
+
+def _struct_dict(struct: Struct, fields: list[tuple[str, int, Any, _Plain | None]]) -> dict[str, Any]:
+    values = struct.values()
+    out: dict[str, Any] = {}
+    for name, index, default, plain in fields:
+        value = values[index]
+        if value is None:
+            value = default
+        out[name] = value if value is None or plain is None else plain(value)
+    return out

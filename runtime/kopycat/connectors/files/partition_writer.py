@@ -1,0 +1,263 @@
+"""One topic partition's files: fill, rotate, commit exactly once (Confluent's TopicPartitionWriter).
+
+Records of a partition go to one open file per encoded partition (``partition=3``, or
+``region=eu`` with the field partitioner, ``year=2026/...`` with the time-based one). The files
+open together form a *round*; a round ends (all its files are committed) when
+
+- ``flush.size`` records are in it,
+- a record's time is ``rotate.interval.ms`` past the round's first record (record time, so a
+  replay cuts the same files),
+- the wall clock passes a ``rotate.schedule.interval.ms`` boundary (in ``timezone``),
+- a record's value schema differs from its file's (``schema.compatibility=NONE``),
+- or the task commits everything it holds (the end of a bounded run).
+
+Commit protocol (DESIGN.md §3): each file is written under ``+tmp`` and moved to its committed
+name ``<topic>+<partition>+<start>+<end>.<ext>``. A round of one file is committed by that one
+move. A round of several files first writes a round manifest listing the committed names, moves
+the files, then deletes the manifest; a crash in between leaves the manifest, and recovery
+deletes the round's committed files (roll back), so a round is either wholly committed or not at
+all and the greatest end offset in the names is always a true resume point. Confluent's S3 sink
+has no such step and can lose the rest of a round that a crash cut in half.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import posixpath
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from kopycat.api.data import Schema
+from kopycat.api.errors import DataError
+from kopycat.api.records import SinkRecord, TopicPartition
+from kopycat.connectors.files.committed_files import TEMP_DIR, committed_name
+from kopycat.connectors.files.partitioners import Partitioner, parse_timezone
+from kopycat.connectors.files.record_formats import FileContents, RecordFormat
+from kopycat.connectors.files.sink_config import FileSinkSettings
+from kopycat.connectors.files.store import Store
+
+__all__ = ["TopicPartitionWriter", "round_manifest_path", "temp_prefix"]
+
+log = logging.getLogger(__name__)
+
+MANIFEST_SUFFIX: Final = ".round.json"
+
+
+def temp_prefix(tp: TopicPartition) -> str:
+    """Base-name prefix of this partition's temporary files (one writer per partition)."""
+    return f"{tp.topic}+{tp.partition}+"
+
+
+def round_manifest_path(store: Store, topics_dir: str, tp: TopicPartition) -> str:
+    return store.path(topics_dir, tp.topic, TEMP_DIR, f"{tp.topic}+{tp.partition}{MANIFEST_SUFFIX}")
+
+
+@dataclass
+class _OpenFile:
+    encoded: str
+    schema: Schema | None
+    contents: FileContents
+    start_offset: int
+    end_offset: int = -1
+    records: int = 0
+
+
+@dataclass
+class _Round:
+    """The files open together and what ends them."""
+
+    start_offset: int
+    files: dict[str, _OpenFile] = field(default_factory=dict)
+    records: int = 0
+    base_timestamp: int | None = None
+    scheduled_end_ms: int | None = None
+
+
+class TopicPartitionWriter:
+    """Writes one topic partition's records to files and commits them; one writer per partition."""
+
+    def __init__(self, tp: TopicPartition, store: Store, settings: FileSinkSettings,
+                 partitioner: Partitioner, record_format: RecordFormat, timezone: str | None) -> None:
+        self.tp = tp
+        self.store = store
+        self.settings = settings
+        self.partitioner = partitioner
+        self.format = record_format
+        self.zone = parse_timezone(timezone) if timezone else dt.UTC
+        self.next_offset: int | None = None
+        """The offset after the last committed file (None: no committed file known)."""
+        self.skipped_to: int | None = None
+        """The offset after the last record seen, when no round is open (safe to commit)."""
+        self._round: _Round | None = None
+
+    # ------------------------------------------------------------------ recovery
+
+    def roll_back_partial_round(self) -> list[str]:
+        """Delete the committed files of a round a crash cut short; the names deleted."""
+        manifest = round_manifest_path(self.store, self.settings.topics_dir, self.tp)
+        if not self.store.exists(manifest):
+            return []
+        names = json.loads(self.store.read_bytes(manifest))["files"]
+        for path in names:
+            self.store.delete(path)
+        self.store.delete(manifest)
+        log.warning("Rolled back a partly committed round of %s-%d: deleted %s", self.tp.topic, self.tp.partition,
+                    ", ".join(posixpath.basename(p) for p in names))
+        return list(names)
+
+    def delete_temp_files(self, temp_paths: Iterable[str]) -> None:
+        prefix = temp_prefix(self.tp)
+        for path in temp_paths:
+            if posixpath.basename(path).startswith(prefix) and not path.endswith(MANIFEST_SUFFIX):
+                self.store.delete(path)
+
+    # ------------------------------------------------------------------ writes
+
+    def write(self, records: Sequence[SinkRecord], now_ms: int) -> None:
+        """Add records of this partition (offset order), committing rounds as they end."""
+        if self.next_offset is not None:
+            records = [r for r in records if r.kafka_offset >= self.next_offset]
+        if not records:
+            return
+        self.commit_if_scheduled(now_ms)
+        encoded = self.partitioner.encode_partitions(records, now_ms)
+        pending: dict[str, list[SinkRecord]] = {}
+        for record, partition in zip(records, encoded, strict=True):
+            if record.value is None:
+                self._null_value(record, pending)
+                continue
+            if self._time_to_rotate(record, now_ms) or self._schema_changes(record, partition, pending):
+                self._add(pending)
+                pending = {}
+                self.commit()
+            self._count(record, now_ms)
+            pending.setdefault(partition, []).append(record)
+            if self._round is not None and self._round.records >= self.settings.flush_size:
+                self._add(pending)
+                pending = {}
+                self.commit()
+        self._add(pending)
+
+    def _null_value(self, record: SinkRecord, pending: dict[str, list[SinkRecord]]) -> None:
+        if not self.settings.ignore_null_values:
+            raise DataError(f"Record {record.topic}-{record.kafka_partition} offset {record.kafka_offset} has a "
+                            f"null value (a tombstone), which files cannot hold: set "
+                            f"behavior.on.null.values=ignore to skip such records")
+        if self._round is None and not pending:
+            self.skipped_to = record.kafka_offset + 1
+
+    def _time_to_rotate(self, record: SinkRecord, now_ms: int) -> bool:
+        interval = self.settings.rotate_interval_ms
+        current = self._round
+        if interval <= 0 or current is None or current.base_timestamp is None:
+            return False
+        timestamp = self._record_time(record, now_ms)
+        return timestamp is not None and timestamp - current.base_timestamp >= interval
+
+    def _schema_changes(self, record: SinkRecord, partition: str, pending: dict[str, list[SinkRecord]]) -> bool:
+        schema = record.value_schema
+        waiting = pending.get(partition)
+        if waiting:
+            previous = waiting[-1].value_schema
+        elif self._round is not None and partition in self._round.files:
+            previous = self._round.files[partition].schema
+        else:
+            return False
+        return previous is not schema and previous != schema
+
+    def _count(self, record: SinkRecord, now_ms: int) -> None:
+        if self._round is None:
+            self._round = _Round(start_offset=record.kafka_offset,
+                                 scheduled_end_ms=self._next_scheduled_rotation(now_ms))
+            self.skipped_to = None
+        current = self._round
+        current.records += 1
+        if current.base_timestamp is None and self.settings.rotate_interval_ms > 0:
+            current.base_timestamp = self._record_time(record, now_ms)
+
+    def _record_time(self, record: SinkRecord, now_ms: int) -> int | None:
+        timestamp = self.partitioner.record_timestamp(record, now_ms)
+        return record.timestamp if timestamp is None else timestamp
+
+    def _add(self, pending: dict[str, list[SinkRecord]]) -> None:
+        current = self._round
+        if current is None:
+            return
+        for partition, records in pending.items():
+            file = current.files.get(partition)
+            if file is None:
+                file = current.files[partition] = _OpenFile(
+                    partition, records[0].value_schema, self.format.new_file(records[0].value_schema),
+                    start_offset=records[0].kafka_offset)
+            file.contents.add(records)
+            file.end_offset = records[-1].kafka_offset
+            file.records += len(records)
+
+    # ------------------------------------------------------------------ commits
+
+    def commit_if_scheduled(self, now_ms: int) -> None:
+        current = self._round
+        if current is not None and current.scheduled_end_ms is not None and now_ms >= current.scheduled_end_ms:
+            self.commit()
+
+    def _next_scheduled_rotation(self, now_ms: int) -> int | None:
+        """The next wall-clock boundary of rotate.schedule.interval.ms in the configured zone."""
+        interval = self.settings.rotate_schedule_interval_ms
+        if interval <= 0:
+            return None
+        offset = dt.datetime.fromtimestamp(now_ms / 1000, self.zone).utcoffset()
+        local = now_ms + int(offset.total_seconds() * 1000 if offset else 0)
+        return now_ms + interval - local % interval
+
+    def commit(self) -> None:
+        """Commit every open file (one round): each file exactly once, the round all or nothing."""
+        current, self._round = self._round, None
+        if current is None or not current.files:
+            return
+        files = sorted(current.files.values(), key=lambda f: f.start_offset)
+        staged = [(self._stage(file), self._committed_path(file)) for file in files]
+        manifest = None
+        if len(staged) > 1:
+            manifest = round_manifest_path(self.store, self.settings.topics_dir, self.tp)
+            self.store.write_bytes(manifest, json.dumps({"files": [final for _, final in staged]}).encode())
+        for temp, final in staged:
+            self.store.move(temp, final)
+        if manifest is not None:
+            self.store.delete(manifest)
+        self.next_offset = max(file.end_offset for file in files) + 1
+        log.info("Committed %d file(s) of %s-%d, offsets %d..%d (%d records)", len(files), self.tp.topic,
+                 self.tp.partition, current.start_offset, self.next_offset - 1, current.records)
+
+    def _stage(self, file: _OpenFile) -> str:
+        temp = self.store.path(self.settings.topics_dir, self.tp.topic, TEMP_DIR,
+                               f"{temp_prefix(self.tp)}{uuid.uuid4().hex}.{self.format.extension}")
+        with self.store.open_output(temp) as stream:
+            file.contents.write_to(stream)
+        return temp
+
+    def _committed_path(self, file: _OpenFile) -> str:
+        directory = self.partitioner.partitioned_path(self.tp.topic, file.encoded)
+        name = committed_name(self.tp.topic, self.tp.partition, file.start_offset, file.end_offset,
+                              self.format.extension)
+        return self.store.path(self.settings.topics_dir, directory, name)
+
+    # ------------------------------------------------------------------ offsets
+
+    def safe_offset(self, consumed: int | None) -> int | None:
+        """The offset the consumer group may commit: before the open round, or all consumed."""
+        if self._round is not None:
+            return self._round.start_offset
+        candidates = [o for o in (self.next_offset, self.skipped_to, consumed) if o is not None]
+        return max(candidates) if candidates else None
+
+    @property
+    def has_open_files(self) -> bool:
+        return self._round is not None and bool(self._round.files)
+
+    def discard(self) -> None:
+        """Drop open files (partition revoked): their records are consumed again by the next owner."""
+        self._round = None
