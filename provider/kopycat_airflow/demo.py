@@ -28,13 +28,15 @@ def run_demo(orders: int = 5_000) -> int:
     """Run the pipeline, print what moved; 0 when the reporting DB matches the shop."""
     with tempfile.TemporaryDirectory(prefix="kopycat-demo-") as tmp:
         shop_url, reporting_url = f"sqlite:///{tmp}/shop.db", f"sqlite:///{tmp}/reporting.db"
+        lake = Path(tmp) / "lake"
         shop = seed_shop(shop_url, orders=orders)
         _say(f"Seeded {shop_url}: {_counts(row_counts(shop_url))}")
         _say("Starting a single-node Apache Kafka broker (KRaft) on 127.0.0.1 ...")
         with LocalKafkaBroker(name="demo-kafka") as broker:
             airflow = LocalAirflow(Path(tmp) / "airflow", DAGS, env={
                 "KOPYCAT_BOOTSTRAP_SERVERS": broker.bootstrap_servers,
-                "KOPYCAT_SHOP_DB_URL": shop_url, "KOPYCAT_REPORTING_DB_URL": reporting_url})
+                "KOPYCAT_SHOP_DB_URL": shop_url, "KOPYCAT_REPORTING_DB_URL": reporting_url,
+                "KOPYCAT_LAKE_URL": f"file://{lake}"})
             _say(f"  broker at {broker.bootstrap_servers}; creating Airflow's metadata DB ...")
             airflow.migrate()
             _show(_timed(airflow, "kopycat_shop_import"))
@@ -44,14 +46,28 @@ def run_demo(orders: int = 5_000) -> int:
             _show(_timed(airflow, "kopycat_shop_import"))
             _show(_timed(airflow, "kopycat_shop_export"))
         source, copied = row_counts(shop_url), row_counts(reporting_url)
-        _say(f"Shop:      {_counts(source)}\nReporting: {_counts(copied)}")
-        ok = source == copied
-        _say(("Every row arrived exactly once." if ok else "MISMATCH between shop and reporting DB.") + "\n"
+        lake_orders = _lake_order_ids(lake)
+        _say(f"Shop:      {_counts(source)}\nReporting: {_counts(copied)}\n"
+             f"Lake:      {len(lake_orders):,} order records in {_file_count(lake)} Parquet files under {lake}")
+        ok = source == copied and sorted(lake_orders) == list(range(1, source["orders"] + 1))
+        _say(("Every row arrived exactly once." if ok else "MISMATCH between shop, reporting DB and lake.") + "\n"
              "Open the same DAGs in the Airflow UI: `AIRFLOW__CORE__DAGS_FOLDER=$PWD/dags "
              ".venv/bin/airflow standalone`, with `.venv/bin/kopycat dev kafka` running and "
              "KOPYCAT_BOOTSTRAP_SERVERS set to the address it prints.")
         shop.dispose()
         return 0 if ok else 1
+
+
+def _lake_order_ids(lake: Path) -> list[int]:
+    """Order ids in the lake's Parquet files (orders are only inserted: each id once)."""
+    import pyarrow.parquet as pq
+
+    files = [path for path in (lake / "topics" / "shop_orders").rglob("*.parquet") if "+tmp" not in path.parts]
+    return [i for path in files for i in pq.read_table(path, columns=["id"]).column("id").to_pylist()]
+
+
+def _file_count(lake: Path) -> int:
+    return sum(1 for path in lake.rglob("*.parquet") if "+tmp" not in path.parts)
 
 
 def _timed(airflow: LocalAirflow, dag_id: str) -> tuple[str, DagRunResult, float]:
@@ -66,7 +82,8 @@ def _show(run: tuple[str, DagRunResult, float]) -> None:
     _say(f"  {dag_id}: {result['state']} in {seconds:.0f} s")
     for task in result.tasks("copy"):
         summary: dict[str, Any] = task["result"] or {}
-        _say(f"    copy[{task['label']}]: {task['state']}, {summary.get('records', 0):,} records"
+        group = task["task_id"].rsplit(".", 1)[0] + "." if "." in task["task_id"] else ""
+        _say(f"    {group}copy[{task['label']}]: {task['state']}, {summary.get('records', 0):,} records"
              f"{_offsets(summary)}")
     if result["state"] != "success":
         _say(f"  log: {result.get('log')}")
