@@ -17,12 +17,10 @@ once per batch. orjson does the JSON text work.
 
 from __future__ import annotations
 
-import gc
 import json as _stdjson
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal as _PyDecimal
 from typing import Any, Final
 
@@ -43,6 +41,7 @@ from kopycat.converters._jsoncodec import (
     schema_json,
 )
 from kopycat.converters._jsonformat import fix_escapes, needs_fix
+from kopycat.gc_pause import gc_paused
 
 __all__ = ["JsonConverter"]
 
@@ -131,26 +130,6 @@ def _parse(data: bytes | memoryview, exact: bool = False) -> Any:
     except ValueError as exc:
         raise DataError(f"Converting byte[] to Kafka Connect data failed due to serialization error: "
                         f"{exc}: {text[:60]!r}") from None
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a batch is converted.
-
-    Decoding allocates several container objects per record (struct, value list, result
-    tuple) and frees none of them, so collections run during a batch find nothing but scan
-    every live object of the process -- on big heaps that costs more than the conversion.
-    Conversion creates no reference cycles, so nothing is lost by collecting after the batch.
-    Only re-enables the collector if it was enabled on entry.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def _no_decoder(value: Any, path: str) -> Any:
@@ -293,7 +272,7 @@ class JsonConverter(Converter, HeaderConverter):
 
     def to_connect_data_batch(self, topic: str, values: Sequence[bytes | None]) -> list[SchemaAndValue]:
         """Many records' bytes; records sharing a schema reuse its parsed form and decoder."""
-        with _gc_paused():
+        with gc_paused():
             if not self.schemas_enabled:
                 read = self._read
                 return [read(value) for value in values]

@@ -34,6 +34,7 @@ from confluent_kafka import KafkaError, Message, Producer
 from kopycat.api.errors import ConnectError, RetriableError
 from kopycat.api.records import RecordMetadata, SourceRecord
 from kopycat.api.task import OffsetStorageReader, SourceTask, SourceTaskContext
+from kopycat.gc_pause import gc_paused
 from kopycat.runtime.bounds import Bounds, RunSummary, StopReason, StopWatch
 from kopycat.runtime.errors import ProcessingContext, Stage
 from kopycat.runtime.task_parts import TaskId, TaskParts
@@ -189,7 +190,8 @@ class SourceTaskRunner:
 
     def _poll(self) -> list[SourceRecord]:
         try:
-            records = self.task.poll()
+            with gc_paused():  # tasks build a batch of records here: no cycles, many allocations
+                records = self.task.poll()
         except RetriableError as exc:
             log.warning("Task %s: poll() raised a retriable error, polling again: %s", self.id, exc)
             return []
