@@ -14,7 +14,6 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from kopycat.api.bounded import BOUNDED_RUN_CONFIG
 from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.api.task import SinkTask, SourceTask
 from kopycat.api.window import TimeWindow
@@ -70,7 +69,6 @@ def run_planned_task(connector_props: Mapping[str, Any], planned: PlannedTask | 
                               f"`kopycat offsets reset`", key="window")
         bounds = Bounds(end_offsets=task.end_offsets_by_partition(), max_records=max_records,
                         max_seconds=max_seconds)
-        task_props[BOUNDED_RUN_CONFIG] = "true"
         return _run(build_sink_runner(task_id, task_class, task_props, props, worker_props, bounds),
                     progress_interval_s)
     raise ConnectError(f"Task class {task_class.__qualname__} of connector {name} is neither a SourceTask "

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from kopycat.api.bounded import BOUNDED_RUN_CONFIG
 from kopycat.api.config import parse_type
 from kopycat.api.errors import ConfigError
 from kopycat.api.records import TopicPartition
@@ -115,8 +116,14 @@ def build_sink_runner(task_id: TaskId, task_class: type[SinkTask], task_props: M
                       connector_props: Mapping[str, Any], worker_props: Mapping[str, Any],
                       bounds: Bounds | None = None,
                       assignment: Collection[TopicPartition] | None = None) -> SinkTaskRunner:
-    """A runner for one sink task config: subscribed to topics/topics.regex, or to ``assignment``."""
+    """A runner for one sink task config: subscribed to topics/topics.regex, or to ``assignment``.
+
+    A bounded run tells the task so (:mod:`kopycat.api.bounded`): sinks that hold records back
+    between commits then write them at the run's commits instead of leaving the tail behind.
+    """
     worker = WORKER_CONFIG.parse(worker_props)
+    if bounds is not None and bounds.bounded:
+        task_props = {**task_props, BOUNDED_RUN_CONFIG: "true"}
     topics = SINK_CONNECTOR_CONFIG.keys[TOPICS_CONFIG]
     listed = parse_type(TOPICS_CONFIG, connector_props.get(TOPICS_CONFIG, ""), topics.type) or []
     parts = build_task_parts(task_id, connector_props, worker_props, sink=True)

@@ -1,0 +1,435 @@
+"""Kafka -> Parquet files, one task: Kopycat's storage sink against its two physical limits.
+
+N records (1,000,000 by default, ``--records`` to change) of an order STRUCT of ten fields
+(id int64, customer and country strings, quantity int32, price Decimal(10, 2) with
+``connect.decimal.precision=10``, discount float64, created Timestamp, day Date, active boolean,
+note optional string), written with Kopycat's JsonConverter (schemas enabled: Kafka Connect's
+envelope) to a fresh topic of two partitions on the shared broker, record n to partition n % 2
+(untimed). Then, in one run:
+
+- *consume limit*: a raw confluent-kafka ``Consumer`` (bench_raw_kafka's settings, with
+  ``fetch.queue.backoff.ms``) assigned both partitions, reading all N messages with
+  ``consume(10000)``; clock from the first ``consume`` to the Nth message;
+- *write limit*: the same N rows already in memory as a pyarrow Table (built untimed from the
+  Python values, schema ``kopycat.api.arrow.to_arrow_schema`` of the record schema), one timed
+  ``pyarrow.parquet.write_table`` to a local temp dir (snappy, the sink's row group size);
+- *Kopycat*: FileSinkConnector (Confluent's HDFS/S3 sink model) to ``file://`` a temp dir,
+  ``tasks.max=1`` (both partitions), ``flush.size=100000``, planned and run as an Airflow copy
+  task does (``plan_bounded_run`` snapshots the end offsets, ``run_planned_task`` runs the task
+  in this thread to them and commits). Timed around ``run_planned_task``: task start, consumer
+  creation and the final commit included; RunSummary.duration_s is shown next to it. The files
+  are then read back with pyarrow: N rows, every id once, equal to the in-memory table. Their
+  count is shown, not checked: a bounded run commits every open file at each offset commit
+  (``offset.flush.interval.ms``, 60 s), so a long run cuts more files than N / flush.size;
+- *Spark*: :func:`spark_export_measure`, pending (shown as n/a).
+
+Goal: Kopycat >= 0.5x of min(consume limit, write limit). CPU is this process's, all threads
+(the broker's is in none); peak RSS is this process's during each mover (VmHWM, reset before).
+``python -m bench file_sink --profile [--records N]`` runs the Kopycat sink under cProfile
+instead (CPU µs per record, top 25 by cumulative time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import datetime as dt
+import io
+import pstats
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+from kopycat.api.arrow import PRECISION_PARAMETER, to_arrow_schema
+from kopycat.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Timestamp
+from kopycat.api.records import TopicPartition
+from kopycat.connectors.files.committed_files import TEMP_DIR
+from kopycat.connectors.files.record_formats import ROW_GROUP_ROWS
+from kopycat.converters.json import JsonConverter
+from kopycat.runtime.bounded_plan import PlannedTask, plan_bounded_run
+from kopycat.runtime.bounded_run import run_planned_task
+from kopycat.runtime.bounds import RunSummary
+
+from bench.bench_file_pipeline import warm_up
+from bench.bench_jdbc import per_row
+from bench.bench_raw_kafka import CONSUMER_SETTINGS, PRODUCER_SETTINGS
+from bench.common import BenchResult, Span, shared_broker
+
+RECORDS = 1_000_000
+PARTITIONS = 2
+FLUSH_SIZE = 100_000
+CODEC = "snappy"
+GOAL = 0.5
+CHUNK = 10_000
+CONSUME_BATCH = 10_000
+TIMEOUT_S = 600.0
+SINK_CLASS = "kopycat.connectors.files.FileSinkConnector"
+JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
+JSON_WITH_SCHEMAS = {"key.converter": JSON_CONVERTER, "key.converter.schemas.enable": "true",
+                     "value.converter": JSON_CONVERTER, "value.converter.schemas.enable": "true"}
+WORKER = {"offset.flush.interval.ms": "60000"}  # Kafka Connect's default commit interval
+SPARK_PENDING = "n/a (Spark job pending)"
+
+PRICE = Decimal.builder(2).parameter(PRECISION_PARAMETER, "10").build()
+ORDER = (SchemaBuilder.struct().name("kopycat.bench.Order")
+         .field("id", Schema.INT64_SCHEMA).field("customer", Schema.STRING_SCHEMA)
+         .field("country", Schema.STRING_SCHEMA).field("quantity", Schema.INT32_SCHEMA)
+         .field("price", PRICE).field("discount", Schema.FLOAT64_SCHEMA)
+         .field("created", Timestamp.SCHEMA).field("day", Date.SCHEMA)
+         .field("active", Schema.BOOLEAN_SCHEMA).field("note", Schema.OPTIONAL_STRING_SCHEMA)
+         .build())
+COUNTRIES = ("DE", "FR", "NL", "PL", "SE", "ES", "IT", "US", "BR", "JP", "IN")
+BASE = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
+
+
+@dataclass(frozen=True)
+class Options:
+    records: int = RECORDS
+    profile: bool = False
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"--records must be 1 or more, not {text}")
+    return value
+
+
+def parse_options(argv: Sequence[str]) -> Options:
+    """``--records N`` (default 1,000,000) and ``--profile`` (the cProfile report instead)."""
+    parser = argparse.ArgumentParser(prog="python -m bench file_sink",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=_positive, default=RECORDS, help="records in the topic")
+    parser.add_argument("--profile", action="store_true",
+                        help="run the Kopycat sink under cProfile instead of the bench")
+    args = parser.parse_args(list(argv))
+    return Options(records=args.records, profile=args.profile)
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One mover's pass over ``records`` records: wall and CPU time, peak RSS, RunSummary time."""
+
+    mover: str
+    records: int
+    wall_s: float
+    cpu_s: float | None = None
+    rss_mib: float | None = None
+    duration_s: float | None = None
+
+    @property
+    def rate(self) -> float:
+        return self.records / self.wall_s
+
+    @classmethod
+    def of(cls, mover: str, records: int, span: Span, duration_s: float | None = None) -> Measure:
+        return cls(mover, records, span.wall_s, span.cpu_s, span.rss_mib, duration_s)
+
+
+def _done(what: str, got: int, expected: int) -> None:
+    if got != expected:
+        raise RuntimeError(f"{what}: {got:,} instead of {expected:,}")
+
+
+# ------------------------------------------------------------------ the records
+
+
+def order_row(n: int) -> tuple[Any, ...]:
+    """Order n's field values in ORDER's field order (Python values: Decimal, datetime, date)."""
+    created = BASE + dt.timedelta(seconds=n)
+    return (n, f"customer-{n % 10007:05d}", COUNTRIES[n % len(COUNTRIES)], n % 97 + 1,
+            Decimal.from_unscaled(n * 7919 % 10_000_000, 2), (n % 20) / 100, created,
+            created.date(), n % 3 != 0, None if n % 4 else f"gift wrap for order {n}")
+
+
+def order_struct(row: Sequence[Any]) -> Struct:
+    struct = Struct(ORDER)
+    for field, value in zip(ORDER.fields, row, strict=True):
+        struct.put(field, value)
+    return struct
+
+
+def order_table(records: int) -> pa.Table:
+    """The N rows as one pyarrow Table of ORDER's Arrow schema, built column by column."""
+    schema = to_arrow_schema(ORDER)
+    batches = []
+    for start in range(0, records, CHUNK):
+        columns = zip(*(order_row(n) for n in range(start, min(records, start + CHUNK))),
+                      strict=True)
+        arrays = [pa.array(column, type=field.type) for field, column in zip(schema, columns,
+                                                                              strict=True)]
+        batches.append(pa.RecordBatch.from_arrays(arrays, schema=schema))
+    return pa.Table.from_batches(batches, schema=schema)
+
+
+def new_topic(admin: AdminClient, prefix: str) -> str:
+    topic = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    admin.create_topics([NewTopic(topic, num_partitions=PARTITIONS)])[topic].result(30)
+    return topic
+
+
+def produce_orders(bootstrap: str, topic: str, records: int) -> int:
+    """N orders in JsonConverter's envelope, order n to partition n % 2; the bytes produced."""
+    converter = JsonConverter()
+    converter.configure({"schemas.enable": "true"}, is_key=False)
+    producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER_SETTINGS})
+    total = 0
+    for start in range(0, records, CHUNK):
+        ids = range(start, min(records, start + CHUNK))
+        structs = [order_struct(order_row(n)) for n in ids]
+        values = converter.from_connect_data_batch(topic, ORDER, structs)
+        for n, value in zip(ids, values, strict=True):
+            producer.produce(topic, value, partition=n % PARTITIONS)
+            total += len(value or b"")
+        producer.poll(0)
+    if producer.flush(120) != 0:
+        raise RuntimeError(f"the producer left orders to {topic} undelivered after 120 s")
+    return total
+
+
+# ------------------------------------------------------------------ the anchors
+
+
+def raw_consume(bootstrap: str, topic: str, records: int) -> Measure:
+    """All N messages through a raw Consumer assigned both partitions: the consume limit.
+
+    Assigned, not subscribed, as the bounded sink run is: no group join in either clock.
+    """
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": uuid.uuid4().hex,
+                         **CONSUMER_SETTINGS})
+    consumer.assign([KafkaTopicPartition(topic, p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
+    consume, seen = consumer.consume, 0
+    try:
+        with Span() as span:
+            deadline = time.monotonic() + TIMEOUT_S
+            while seen < records:
+                seen += len(consume(num_messages=CONSUME_BATCH, timeout=1.0))
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the raw consumer saw {seen:,} of {records:,} records of "
+                                       f"{topic} in {TIMEOUT_S:.0f} s")
+    finally:
+        consumer.close()
+    return Measure.of("raw confluent-kafka Consumer (consume only)", records, span)
+
+
+def write_limit(table: pa.Table, directory: Path) -> Measure:
+    """``pyarrow.parquet.write_table`` of the in-memory rows: the write limit."""
+    path = directory / "write-limit.parquet"
+    with Span() as span:
+        pq.write_table(table, path, compression=CODEC, row_group_size=ROW_GROUP_ROWS)
+    _done(f"rows in {path}", pq.ParquetFile(path).metadata.num_rows, table.num_rows)
+    return Measure.of(f"pyarrow.parquet.write_table ({CODEC}, 1 file)", table.num_rows, span)
+
+
+def spark_export_measure(bootstrap: str, topic: str, end_offsets: Mapping[TopicPartition, int],
+                         store_url: str) -> Measure | None:
+    """The Spark export job over the same offset range into ``store_url``; None until it exists.
+
+    Pending (another engineer's work): the table shows it as n/a and no ratio is computed.
+    """
+    return None
+
+
+# ------------------------------------------------------------------ Kopycat
+
+
+def sink_props(name: str, topic: str, store_url: str) -> dict[str, str]:
+    """One task for both partitions, Parquet (snappy) every FLUSH_SIZE records of a partition."""
+    return {"name": name, "connector.class": SINK_CLASS, "topics": topic, "tasks.max": "1",
+            "store.url": store_url, "format.class": "parquet", "parquet.codec": CODEC,
+            "flush.size": str(FLUSH_SIZE), **JSON_WITH_SCHEMAS}
+
+
+def plan_sink(bootstrap: str, topic: str, store: Path,
+              records: int) -> tuple[dict[str, str], dict[str, str], PlannedTask]:
+    """Connector props, worker props and the one planned task, its end offsets checked."""
+    props = sink_props(f"bench-file-sink-{uuid.uuid4().hex[:8]}", topic, store.as_uri())
+    worker = {"bootstrap.servers": bootstrap, **WORKER}
+    [planned] = plan_bounded_run(props, worker)
+    _done(f"records planned from {topic}", sum(planned.end_offsets.values()), records)
+    return props, worker, planned
+
+
+def _summary(summary: RunSummary, records: int) -> RunSummary:
+    if summary.error is not None:
+        raise RuntimeError(f"the Kopycat file sink failed: {summary.error}")
+    _done("records the Kopycat file sink copied", summary.records, records)
+    return summary
+
+
+def kopycat_sink(props: Mapping[str, str], worker: Mapping[str, str], planned: PlannedTask,
+                 records: int) -> Measure:
+    """The bounded run of the one planned sink task, in this thread."""
+    with Span() as span:
+        summary = run_planned_task(props, planned, worker)
+    _summary(summary, records)
+    return Measure.of(f"Kopycat FileSink (parquet, flush.size {FLUSH_SIZE})", records, span,
+                      summary.duration_s)
+
+
+def committed_files(store: Path) -> list[Path]:
+    """The Parquet files the sink committed (not those under its temporary directory)."""
+    return sorted(p for p in store.rglob("*.parquet") if TEMP_DIR not in p.parts)
+
+
+def check_files(store: Path, expected: pa.Table) -> int:
+    """The committed files hold exactly ``expected``'s rows (each id once); their count."""
+    files = committed_files(store)
+    table = pa.concat_tables(pq.read_table(path) for path in files) if files else None
+    rows = 0 if table is None else table.num_rows
+    _done(f"rows in the {len(files)} files under {store}", rows, expected.num_rows)
+    if table is None:
+        return 0
+    _done("distinct ids in the files", pc.count_distinct(table.column("id")).as_py(), rows)
+    if not table.sort_by("id").equals(expected, check_metadata=False):
+        raise RuntimeError(f"the files under {store} hold other values than the orders produced")
+    return len(files)
+
+
+# ------------------------------------------------------------------ report
+
+
+@dataclass(frozen=True)
+class Report:
+    """The run's measures and what the bench checked."""
+
+    consume: Measure
+    write: Measure
+    kopycat: Measure
+    spark: Measure | None
+    record_bytes: float   # mean JSON record, envelope included
+    files: int            # files the Kopycat sink committed
+
+    @property
+    def limit(self) -> float:
+        """The slower physical limit: the sink can beat neither reading nor writing."""
+        return min(self.consume.rate, self.write.rate)
+
+    @property
+    def limited_by(self) -> str:
+        return "consume" if self.consume.rate <= self.write.rate else "write"
+
+
+def _num(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def _row(measure: Measure) -> str:
+    return (f"  {measure.mover:<46} {measure.rate:>10,.0f} {measure.wall_s:>8.2f} "
+            f"{_num(measure.cpu_s, '.1f'):>7} {_num(measure.rss_mib, ',.0f'):>8} "
+            f"{_num(measure.duration_s, '.2f'):>10}")
+
+
+def table(report: Report) -> str:
+    """Each mover's rate, times and peak RSS, the limit, the ratio and the files checked."""
+    records = report.kopycat.records
+    spark = (_row(report.spark) if report.spark is not None
+             else f"  {'Spark export job':<46} {SPARK_PENDING}")
+    ratio = report.kopycat.rate / report.limit
+    return "\n".join([
+        (f"Kafka -> Parquet files: {records:,} records in {PARTITIONS} partitions, "
+         f"{report.record_bytes:.0f} B as JSON with schemas; one task"),
+        (f"  {'mover':<46} {'records/s':>10} {'wall s':>8} {'CPU s':>7} {'RSS MiB':>8} "
+         f"{'summary s':>10}"),
+        _row(report.consume), _row(report.write), _row(report.kopycat), spark,
+        (f"  limit min(consume, write) {report.limit:,.0f} records/s ({report.limited_by}); "
+         f"Kopycat/limit {ratio:.2f} (goal >= {GOAL})"),
+        (f"  Kopycat committed {report.files} files: {records:,} rows read back, ids unique, "
+         f"values as produced")])
+
+
+def results(report: Report) -> list[BenchResult]:
+    """The two anchors, then the sink against the slower of them (with the goal)."""
+    found = [BenchResult("file_sink_raw_consume", report.consume.rate),
+             BenchResult("file_sink_parquet_write_table", report.write.rate),
+             BenchResult("file_sink_parquet_vs_limit", report.kopycat.rate, report.limit,
+                         goal=GOAL)]
+    if report.spark is not None:
+        found.append(BenchResult("file_sink_spark_vs_limit", report.spark.rate, report.limit))
+    return found
+
+
+def run(argv: Sequence[str] = ()) -> list[BenchResult]:
+    """The bench (``python -m bench file_sink [--records N]``); ``--profile``: cProfile report."""
+    options = parse_options(argv)
+    records = options.records
+    if options.profile:
+        print(profile(records), flush=True)
+        return []
+    bootstrap = shared_broker().bootstrap_servers
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    warm_up(bootstrap, admin)
+    topic = new_topic(admin, "bench-file-sink")
+    record_bytes = produce_orders(bootstrap, topic, records) / records
+    with tempfile.TemporaryDirectory(prefix="kopycat-bench-file-sink-") as workdir:
+        store, anchor = Path(workdir) / "store", Path(workdir) / "anchor"
+        anchor.mkdir()
+        consume = raw_consume(bootstrap, topic, records)
+        props, worker, planned = plan_sink(bootstrap, topic, store, records)
+        kopycat = kopycat_sink(props, worker, planned, records)
+        spark = spark_export_measure(bootstrap, topic, planned.end_offsets_by_partition(),
+                                     (Path(workdir) / "spark").as_uri())
+        rows = order_table(records)
+        write = write_limit(rows, anchor)
+        files = check_files(store, rows)
+    report = Report(consume, write, kopycat, spark, record_bytes, files)
+    print(table(report), flush=True)
+    return results(report)
+
+
+# ------------------------------------------------------------------ profile
+
+
+def _cumulative(profiler: cProfile.Profile, count: int = 25) -> str:
+    text = io.StringIO()
+    pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(count)
+    return text.getvalue()
+
+
+def profiled(label: str, call: Callable[[], RunSummary], records: int) -> str:
+    """``call`` under cProfile on this thread's CPU clock (on a shared machine wall time per
+    function mostly measures the other processes; the client's own threads are left out)."""
+    profiler = cProfile.Profile(time.thread_time)
+    with Span() as span, profiler:
+        summary = call()
+    _summary(summary, records)
+    return (f"=== {label} under cProfile: {records:,} records in {span.wall_s:.2f} s wall, "
+            f"{_num(span.cpu_s, '.1f')} s CPU ===\n{per_row(profiler, records)}\n"
+            f"{_cumulative(profiler)}")
+
+
+def profile(records: int) -> str:
+    """The Kopycat sink task once, run in this thread (run_planned_task does) under cProfile."""
+    bootstrap = shared_broker().bootstrap_servers
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    warm_up(bootstrap, admin)
+    topic = new_topic(admin, "bench-file-sink-profile")
+    produce_orders(bootstrap, topic, records)
+    with tempfile.TemporaryDirectory(prefix="kopycat-bench-file-sink-") as workdir:
+        store = Path(workdir) / "store"
+        props, worker, planned = plan_sink(bootstrap, topic, store, records)
+        report = profiled(f"Kopycat FileSink (parquet, flush.size {FLUSH_SIZE})",
+                          lambda: run_planned_task(props, planned, worker), records)
+        check_files(store, order_table(records))
+    return report
+
+
+def main() -> None:
+    """``python -m bench.bench_file_sink [--records N] [--profile]``."""
+    for result in run(sys.argv[1:]):
+        print(result.line())
+
+
+if __name__ == "__main__":
+    main()
