@@ -594,3 +594,19 @@ def test_characters_outside_the_bmp_are_written_as_jackson_escapes_them() -> Non
 
     assert data == b'{"s":"caf\xc3\xa9 \\uD83D\\uDE00"}'
     assert converter.to_connect_data("t", data).value == {"s": "caf\u00e9 \U0001F600"}
+
+
+def test_sparse_structs_decode_nulls_as_unset_and_defaults_where_the_schema_has_them() -> None:
+    schema = (SchemaBuilder.struct().name("sparse").field("id", Schema.INT64_SCHEMA)
+              .field("note", Schema.OPTIONAL_STRING_SCHEMA).field("count", Schema.OPTIONAL_INT32_SCHEMA)
+              .field("flag", SchemaBuilder.bool().optional().default_value(True).build()).build())
+    converter = JsonConverter()
+    converter.configure({"schemas.enable": "true"}, is_key=False)
+    values = [Struct(schema).put("id", 1), Struct(schema).put("id", 2).put("note", "n").put("count", 3)]
+    decoded = converter.to_connect_data_batch("t", converter.from_connect_data_batch("t", schema, values))
+    assert [d.value.get_without_default("note") for d in decoded] == [None, "n"]
+    assert [d.value.get_without_default("count") for d in decoded] == [None, 3]
+    assert [d.value.get("flag") for d in decoded] == [True, True]  # null -> the default, as Kafka's
+    payload = b'{"schema":' + orjson.dumps(orjson.loads(converter.from_connect_data("t", schema, values[0]))["schema"])
+    with pytest.raises(DataError, match="count"):
+        converter.to_connect_data("t", payload + b',"payload":{"id":1,"note":null,"count":"x","flag":null}}')
