@@ -70,7 +70,7 @@ from kopycat.runtime.task_parts import TaskId
 from kopycat.storage.offset_store import MemoryOffsetStore
 
 from bench.bench_raw_kafka import PRODUCER_SETTINGS, consume
-from bench.common import BenchResult, Span, cpu_seconds, shared_broker, vm_hwm_mib
+from bench.common import BenchResult, Span, check_count, cpu_seconds, shared_broker, vm_hwm_mib
 
 RECORDS = 1_000_000
 LINE_BYTES = 100
@@ -195,11 +195,6 @@ def _load() -> float:
     return os.getloadavg()[0]
 
 
-def _done(what: str, got: int, expected: int) -> None:
-    if got != expected:
-        raise RuntimeError(f"{what}: {got:,} instead of {expected:,}")
-
-
 # ------------------------------------------------------------------ raw anchors
 
 
@@ -218,7 +213,7 @@ def raw_produce_lines(bootstrap: str, topic: str, path: Path) -> Measure:
             poll(0)
         if producer.flush(120) != 0:
             raise RuntimeError("raw producer left records undelivered")
-    _done("raw producer sent", sent, RECORDS)
+    check_count("raw producer sent", sent, RECORDS)
     return span.measure("raw confluent-kafka Producer")
 
 
@@ -251,7 +246,7 @@ def kopycat_source(bootstrap: str, path: Path, topic: str,
     with _Span() as span, profiler or contextlib.nullcontext():
         summary = runner.run()
     connector.stop()
-    _done("Kopycat source records", summary.records, RECORDS)
+    check_count("Kopycat source records", summary.records, RECORDS)
     return span.measure("Kopycat FileStreamSource", duration_s=summary.duration_s)
 
 
@@ -270,8 +265,8 @@ def kopycat_sink(bootstrap: str, topic: str, out: Path,
     with _Span() as span, profiler or contextlib.nullcontext():
         summary = runner.run()
     connector.stop()
-    _done("Kopycat sink records", summary.records, RECORDS)
-    _done(f"bytes in {out}", out.stat().st_size, FILE_BYTES)
+    check_count("Kopycat sink records", summary.records, RECORDS)
+    check_count(f"bytes in {out}", out.stat().st_size, FILE_BYTES)
     return span.measure("Kopycat FileStreamSink", duration_s=summary.duration_s)
 
 

@@ -62,9 +62,16 @@ from kopycat.runtime.bounded_run import run_planned_task
 from kopycat.runtime.bounds import RunSummary
 
 from bench.bench_file_pipeline import warm_up
-from bench.bench_jdbc import per_row
 from bench.bench_raw_kafka import CONSUMER_SETTINGS, PRODUCER_SETTINGS
-from bench.common import BenchResult, Span, shared_broker
+from bench.common import (
+    BenchResult,
+    Measure,
+    Span,
+    check_count,
+    per_row,
+    positive_count,
+    shared_broker,
+)
 
 RECORDS = 1_000_000
 PARTITIONS = 2
@@ -99,47 +106,15 @@ class Options:
     profile: bool = False
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"--records must be 1 or more, not {text}")
-    return value
-
-
 def parse_options(argv: Sequence[str]) -> Options:
     """``--records N`` (default 1,000,000) and ``--profile`` (the cProfile report instead)."""
     parser = argparse.ArgumentParser(prog="python -m bench file_sink",
                                      description=__doc__.splitlines()[0])
-    parser.add_argument("--records", type=_positive, default=RECORDS, help="records in the topic")
+    parser.add_argument("--records", type=positive_count("--records"), default=RECORDS, help="records in the topic")
     parser.add_argument("--profile", action="store_true",
                         help="run the Kopycat sink under cProfile instead of the bench")
     args = parser.parse_args(list(argv))
     return Options(records=args.records, profile=args.profile)
-
-
-@dataclass(frozen=True)
-class Measure:
-    """One mover's pass over ``records`` records: wall and CPU time, peak RSS, RunSummary time."""
-
-    mover: str
-    records: int
-    wall_s: float
-    cpu_s: float | None = None
-    rss_mib: float | None = None
-    duration_s: float | None = None
-
-    @property
-    def rate(self) -> float:
-        return self.records / self.wall_s
-
-    @classmethod
-    def of(cls, mover: str, records: int, span: Span, duration_s: float | None = None) -> Measure:
-        return cls(mover, records, span.wall_s, span.cpu_s, span.rss_mib, duration_s)
-
-
-def _done(what: str, got: int, expected: int) -> None:
-    if got != expected:
-        raise RuntimeError(f"{what}: {got:,} instead of {expected:,}")
 
 
 # ------------------------------------------------------------------ the records
@@ -228,7 +203,7 @@ def write_limit(table: pa.Table, directory: Path) -> Measure:
     path = directory / "write-limit.parquet"
     with Span() as span:
         pq.write_table(table, path, compression=CODEC, row_group_size=ROW_GROUP_ROWS)
-    _done(f"rows in {path}", pq.ParquetFile(path).metadata.num_rows, table.num_rows)
+    check_count(f"rows in {path}", pq.ParquetFile(path).metadata.num_rows, table.num_rows)
     return Measure.of(f"pyarrow.parquet.write_table ({CODEC}, 1 file)", table.num_rows, span)
 
 
@@ -257,14 +232,14 @@ def plan_sink(bootstrap: str, topic: str, store: Path,
     props = sink_props(f"bench-file-sink-{uuid.uuid4().hex[:8]}", topic, store.as_uri())
     worker = {"bootstrap.servers": bootstrap, **WORKER}
     [planned] = plan_bounded_run(props, worker)
-    _done(f"records planned from {topic}", sum(planned.end_offsets.values()), records)
+    check_count(f"records planned from {topic}", sum(planned.end_offsets.values()), records)
     return props, worker, planned
 
 
 def _summary(summary: RunSummary, records: int) -> RunSummary:
     if summary.error is not None:
         raise RuntimeError(f"the Kopycat file sink failed: {summary.error}")
-    _done("records the Kopycat file sink copied", summary.records, records)
+    check_count("records the Kopycat file sink copied", summary.records, records)
     return summary
 
 
@@ -288,10 +263,10 @@ def check_files(store: Path, expected: pa.Table) -> int:
     files = committed_files(store)
     table = pa.concat_tables(pq.read_table(path) for path in files) if files else None
     rows = 0 if table is None else table.num_rows
-    _done(f"rows in the {len(files)} files under {store}", rows, expected.num_rows)
+    check_count(f"rows in the {len(files)} files under {store}", rows, expected.num_rows)
     if table is None:
         return 0
-    _done("distinct ids in the files", pc.count_distinct(table.column("id")).as_py(), rows)
+    check_count("distinct ids in the files", pc.count_distinct(table.column("id")).as_py(), rows)
     if not table.sort_by("id").equals(expected, check_metadata=False):
         raise RuntimeError(f"the files under {store} hold other values than the orders produced")
     return len(files)
@@ -333,7 +308,7 @@ def _row(measure: Measure) -> str:
 
 def table(report: Report) -> str:
     """Each mover's rate, times and peak RSS, the limit, the ratio and the files checked."""
-    records = report.kopycat.records
+    records = report.kopycat.count
     spark = (_row(report.spark) if report.spark is not None
              else f"  {'Spark export job':<46} {SPARK_PENDING}")
     ratio = report.kopycat.rate / report.limit

@@ -57,7 +57,16 @@ from kopycat.storage.offset_store import MemoryOffsetStore
 
 from bench.bench_file_pipeline import warm_up
 from bench.bench_raw_kafka import PRODUCER_SETTINGS
-from bench.common import BenchResult, Span, shared_broker, shared_postgres
+from bench.common import (
+    BenchResult,
+    Measure,
+    Span,
+    check_count,
+    per_row,
+    positive_count,
+    shared_broker,
+    shared_postgres,
+)
 
 ROWS = 1_000_000
 SOURCE_GOAL = 0.5
@@ -89,46 +98,14 @@ class Options:
     profile: bool = False
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"--rows must be 1 or more, not {text}")
-    return value
-
-
 def parse_options(argv: Sequence[str]) -> Options:
     """``--rows N`` (default 1,000,000) and ``--profile`` (only with ``python -m bench.bench_jdbc``)."""
     parser = argparse.ArgumentParser(prog="python -m bench jdbc", description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=_positive, default=ROWS, help="rows in the table")
+    parser.add_argument("--rows", type=positive_count("--rows"), default=ROWS, help="rows in the table")
     parser.add_argument("--profile", action="store_true",
                         help="run the Kopycat source and sink under cProfile instead of the bench")
     args = parser.parse_args(list(argv))
     return Options(rows=args.rows, profile=args.profile)
-
-
-@dataclass(frozen=True)
-class Measure:
-    """One mover's copy of ``rows`` rows: its wall and CPU time, peak RSS, and RunSummary time."""
-
-    mover: str
-    rows: int
-    wall_s: float
-    cpu_s: float | None = None
-    rss_mib: float | None = None
-    duration_s: float | None = None
-
-    @property
-    def rate(self) -> float:
-        return self.rows / self.wall_s
-
-    @classmethod
-    def of(cls, mover: str, rows: int, span: Span, duration_s: float | None = None) -> Measure:
-        return cls(mover, rows, span.wall_s, span.cpu_s, span.rss_mib, duration_s)
-
-
-def _done(what: str, got: int, expected: int) -> None:
-    if got != expected:
-        raise RuntimeError(f"{what}: {got:,} instead of {expected:,}")
 
 
 # ------------------------------------------------------------------ the database
@@ -184,7 +161,7 @@ def copy_in(database: Database, path: Path, rows: int) -> Measure:
                 while chunk := source.read(CHUNK_BYTES):
                     copy.write(chunk)
             conn.commit()
-        _done(f"rows COPY wrote to {COPY_TABLE}", cursor.rowcount, rows)
+        check_count(f"rows COPY wrote to {COPY_TABLE}", cursor.rowcount, rows)
     return Measure.of(f"COPY {COPY_TABLE} FROM STDIN (psycopg)", rows, span)
 
 
@@ -194,8 +171,8 @@ def check_copy(database: Database, table: str, rows: int) -> None:
         count = conn.execute(f"SELECT count(*) FROM {table}".encode()).fetchone()
         differ = conn.execute(f"SELECT count(*) FROM (SELECT * FROM {TABLE} EXCEPT "
                               f"SELECT * FROM {table}) AS d".encode()).fetchone()
-    _done(f"rows in {table}", count[0] if count else -1, rows)
-    _done(f"rows of {TABLE} missing or different in {table}", differ[0] if differ else -1, 0)
+    check_count(f"rows in {table}", count[0] if count else -1, rows)
+    check_count(f"rows of {TABLE} missing or different in {table}", differ[0] if differ else -1, 0)
 
 
 # ------------------------------------------------------------------ Kafka
@@ -254,7 +231,7 @@ def _summary(summaries: list[RunSummary | None], what: str, rows: int) -> RunSum
     [summary] = summaries
     if summary is None or summary.error is not None:
         raise RuntimeError(f"{what} failed: {summary.error if summary else 'no summary'}")
-    _done(f"{what} records", summary.records, rows)
+    check_count(f"{what} records", summary.records, rows)
     return summary
 
 
@@ -268,7 +245,7 @@ def kopycat_source(bootstrap: str, admin: AdminClient, database: Database, mode:
         summaries = kc.run_once(source_props(database, mode, prefix), Bounds(max_records=rows),
                                 timeout_s=TIMEOUT_S)
     summary = _summary(summaries, f"Kopycat JDBC source ({mode})", rows)
-    _done(f"end offset of {topic}", end_offset(bootstrap, topic), rows)
+    check_count(f"end offset of {topic}", end_offset(bootstrap, topic), rows)
     return Measure.of(f"Kopycat JdbcSource {mode}", rows, span, summary.duration_s), topic, summary
 
 
@@ -320,7 +297,7 @@ def _header(title: str) -> str:
 
 def table(source: Source, sink: Measure, copy: Measure) -> str:
     """Both directions: each mover's rate, times and peak RSS, then the ratios asked for."""
-    rows = source.read.rows
+    rows = source.read.count
     limit = "read" if source.read.rate <= source.produce.rate else "produce"
     return "\n".join([
         _header(f"PostgreSQL -> Kafka (source): {rows:,} rows, {source.row_bytes:.0f} B as COPY "
@@ -360,9 +337,9 @@ def run(argv: Sequence[str] = ()) -> list[BenchResult]:
     warm_up(bootstrap, admin)
     with tempfile.TemporaryDirectory(prefix="kopycat-bench-jdbc-") as workdir:
         dump = Path(workdir) / f"{TABLE}.copy"
-        _done(f"rows of {TABLE} dumped", copy_out(database, dump).rows, rows)  # warms the cache
+        check_count(f"rows of {TABLE} dumped", copy_out(database, dump).count, rows)  # warms the cache
         read = copy_out(database)
-        _done(f"rows COPY read from {TABLE}", read.rows, rows)
+        check_count(f"rows COPY read from {TABLE}", read.count, rows)
         bulk, _, _ = kopycat_source(bootstrap, admin, database, "bulk", rows)
         incrementing, topic, summary = kopycat_source(bootstrap, admin, database,
                                                       "incrementing", rows)
@@ -379,17 +356,6 @@ def run(argv: Sequence[str] = ()) -> list[BenchResult]:
 
 
 # ------------------------------------------------------------------ profile
-
-
-def per_row(profiler: cProfile.Profile, rows: int, count: int = 25) -> str:
-    """The functions with the most own time, in µs per row, and their cumulative µs per row."""
-    stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
-    top = sorted(stats.items(), key=lambda item: item[1][2], reverse=True)[:count]
-    lines = [f"  {'own µs/row':>10} {'cum µs/row':>10} {'calls':>10}  function"]
-    for (path, line, function), (_, calls, own, cumulative, _) in top:
-        lines.append(f"  {own / rows * 1e6:>10.2f} {cumulative / rows * 1e6:>10.2f} "
-                     f"{calls:>10,}  {function} ({Path(path).name}:{line})")
-    return "\n".join(lines)
 
 
 def _cumulative(profiler: cProfile.Profile, count: int = 25) -> str:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import argparse
 import atexit
+import cProfile
 import os
+import pstats
 import re
 import resource
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
@@ -129,3 +133,50 @@ class Span:
         cpu = cpu_seconds()
         self.cpu_s = None if cpu is None else cpu - self._cpu
         self.rss_mib = vm_hwm_mib()
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One mover's pass over ``count`` records or rows: wall and CPU time, peak RSS, RunSummary time."""
+
+    mover: str
+    count: int
+    wall_s: float
+    cpu_s: float | None = None
+    rss_mib: float | None = None
+    duration_s: float | None = None
+
+    @property
+    def rate(self) -> float:
+        return self.count / self.wall_s
+
+    @classmethod
+    def of(cls, mover: str, count: int, span: Span, duration_s: float | None = None) -> Measure:
+        return cls(mover, count, span.wall_s, span.cpu_s, span.rss_mib, duration_s)
+
+
+def check_count(what: str, got: int, expected: int) -> None:
+    """A bench measures only complete copies: anything else is an error, not a number."""
+    if got != expected:
+        raise RuntimeError(f"{what}: {got:,} instead of {expected:,}")
+
+
+def positive_count(flag: str) -> Callable[[str], int]:
+    """An argparse ``type`` for ``--rows``/``--records``: an int of 1 or more, naming the flag."""
+    def parse(text: str) -> int:
+        value = int(text)
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{flag} must be 1 or more, not {text}")
+        return value
+    return parse
+
+
+def per_row(profiler: cProfile.Profile, rows: int, count: int = 25) -> str:
+    """The functions with the most own time, in µs per row, and their cumulative µs per row."""
+    stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    top = sorted(stats.items(), key=lambda item: item[1][2], reverse=True)[:count]
+    lines = [f"  {'own µs/row':>10} {'cum µs/row':>10} {'calls':>10}  function"]
+    for (path, line, function), (_, calls, own, cumulative, _) in top:
+        lines.append(f"  {own / rows * 1e6:>10.2f} {cumulative / rows * 1e6:>10.2f} "
+                     f"{calls:>10,}  {function} ({Path(path).name}:{line})")
+    return "\n".join(lines)

@@ -119,7 +119,8 @@ class TopicPartitionWriter:
 
     def write(self, records: Sequence[SinkRecord], now_ms: int) -> None:
         """Add records of this partition (offset order), committing rounds as they end."""
-        if self.next_offset is not None:
+        if records and self.next_offset is not None and records[0].kafka_offset < self.next_offset:
+            # A redelivery of committed offsets (records come in offset order): drop that prefix.
             records = [r for r in records if r.kafka_offset >= self.next_offset]
         if not records:
             return

@@ -24,7 +24,7 @@ from kopycat.api.config import (
     Range,
 )
 from kopycat.api.errors import ConfigError
-from kopycat.connectors.files.partitioners import PARTITIONER_CONFIG
+from kopycat.connectors.files.partitioners import PARTITIONER_CONFIG, TIMEZONE_CONFIG
 from kopycat.connectors.files.record_formats import (
     FORMAT_CLASS_CONFIG,
     FORMAT_CLASSES,
@@ -45,7 +45,6 @@ ROTATE_INTERVAL_MS_CONFIG: Final = "rotate.interval.ms"
 ROTATE_SCHEDULE_INTERVAL_MS_CONFIG: Final = "rotate.schedule.interval.ms"
 SCHEMA_COMPATIBILITY_CONFIG: Final = "schema.compatibility"
 BEHAVIOR_ON_NULL_VALUES_CONFIG: Final = "behavior.on.null.values"
-TIMEZONE_CONFIG: Final = "timezone"
 
 SCHEMA_COMPATIBILITIES: Final = ("NONE", "BACKWARD", "FORWARD", "FULL")
 NULL_BEHAVIORS: Final = ("fail", "ignore")
