@@ -7,6 +7,8 @@
                              check a connector config as the REST validate endpoint does
     kopycat offsets get|reset --connector NAME --worker worker.properties
                              read or forget a connector's offsets (stop it first)
+    kopycat rest worker.properties [--host 127.0.0.1] [--port 8083] [--token-file F]
+                             serve Kafka Connect's REST API over the Kafka config/status topics
     kopycat dev kafka        run a real single-node Kafka broker in the foreground
     kopycat dev postgres     run a throwaway PostgreSQL server in the foreground
     kopycat dev demo         the README's demo pipeline on embedded defaults
@@ -23,6 +25,7 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 
 from kopycat.api.errors import ConnectError
 
@@ -110,6 +113,28 @@ def _offsets(args: argparse.Namespace) -> int:
     return 0
 
 
+def _read_token(path: str | None) -> str | None:
+    """The bearer token in ``path`` (surrounding whitespace ignored), or None without a file."""
+    if path is None:
+        return None
+    try:
+        token = Path(path).read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise ConnectError(f"Cannot read the token file {path}: {exc.strerror}") from exc
+    if not token:
+        raise ConnectError(f"The token file {path} is empty: write the bearer token clients must send")
+    return token
+
+
+def _rest(args: argparse.Namespace) -> int:
+    from kopycat.properties import load_config_file
+    from kopycat.rest.server import serve
+
+    token = _read_token(args.token_file)
+    serve(load_config_file(args.worker), host=args.host, port=args.port, token=token)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kopycat", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -130,6 +155,12 @@ def build_parser() -> argparse.ArgumentParser:
     offsets.add_argument("--connector", required=True)
     offsets.add_argument("--worker", required=True, help="the worker.properties the connector runs with")
     offsets.set_defaults(func=_offsets)
+    rest = commands.add_parser("rest", help="serve Kafka Connect's REST API")
+    rest.add_argument("worker", help="worker.properties: bootstrap.servers and the *.storage.topic keys")
+    rest.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    rest.add_argument("--port", type=int, default=8083, help="port to listen on (default 8083)")
+    rest.add_argument("--token-file", help="file holding a bearer token every request must send")
+    rest.set_defaults(func=_rest)
     dev = commands.add_parser("dev", help="real services for development").add_subparsers(
         dest="dev_command", required=True)
     dev.add_parser("kafka", help="run a single-node Kafka broker").set_defaults(func=_dev_kafka)

@@ -1,29 +1,62 @@
-"""Reading and resetting a connector's offsets from outside it (KIP-875, ``kopycat offsets``).
+"""Reading and changing a connector's offsets from outside it (KIP-875, ``kopycat offsets``, REST).
 
 Source offsets live in the offset store (a file in standalone mode, else ``connect-offsets``);
 sink offsets in the consumer group ``connect-<connector>``. Shapes are KIP-875's REST bodies:
 ``{"offsets": [{"partition": {...}, "offset": {...}}]}``, sink partitions as
 ``{"kafka_topic": t, "kafka_partition": p}`` with ``{"kafka_offset": n}``. Like Kafka, change
 offsets only while the connector is stopped: a running task would overwrite them.
+
+:func:`alter_offsets` follows Kafka's ``Worker.modifyConnectorOffsets`` (and ``SinkUtils``) for
+``PATCH`` and ``DELETE /connectors/{name}/offsets``: the same checks, messages and outcomes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import logging
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
 
-from confluent_kafka import ConsumerGroupTopicPartitions
+import orjson
+from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaException
+from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient
 
+from kopycat.api.errors import ConfigError, ConnectError
+from kopycat.api.records import TopicPartition
 from kopycat.kafka import client_config
 from kopycat.storage.config import OFFSET_STORAGE_FILE_FILENAME_CONFIG
 from kopycat.storage.file_offset_store import FileOffsetStore
 from kopycat.storage.kafka_offset_store import KafkaOffsetStore
-from kopycat.storage.offset_codec import encode_key
+from kopycat.storage.offset_codec import encode_key, encode_value
 from kopycat.storage.offset_storage import OffsetStorageReaderImpl
 from kopycat.storage.offset_store import OffsetBackingStore
 
-__all__ = ["get_offsets", "offset_store_for", "reset_offsets"]
+__all__ = [
+    "KAFKA_OFFSET_KEY", "KAFKA_PARTITION_KEY", "KAFKA_TOPIC_KEY", "alter_offsets", "consumer_group_id",
+    "get_offsets", "offset_store_for", "parse_sink_offsets", "reset_offsets",
+]
+
+log = logging.getLogger(__name__)
+
+KAFKA_TOPIC_KEY: Final = "kafka_topic"
+KAFKA_PARTITION_KEY: Final = "kafka_partition"
+KAFKA_OFFSET_KEY: Final = "kafka_offset"
+_TIMEOUT_S: Final = 30.0
+_JAVA_INTEGER: Final = re.compile(r"[+-]?[0-9]+")
+_ZOMBIES: Final = ("Failed to {verb} consumer group offsets for connector {name} either because its tasks haven't "
+                   "stopped completely yet or the connector was resumed before the request to {verb} its offsets "
+                   "could be successfully completed. If the connector is in a stopped state, this operation can be "
+                   "safely retried. If it doesn't eventually succeed, the Connect cluster may need to be restarted "
+                   "to get rid of the zombie sink tasks.")
+
+OffsetsCheck = Callable[[Mapping[Any, Any]], bool]
+"""A connector's ``alter_offsets(props, offsets)`` bound to its props: True if it handled them."""
+
+
+def consumer_group_id(connector: str) -> str:
+    """A sink connector's consumer group (Kafka's ``SinkUtils.consumerGroupId``)."""
+    return f"connect-{connector}"
 
 
 def offset_store_for(worker_props: Mapping[str, Any]) -> OffsetBackingStore:
@@ -34,22 +67,35 @@ def offset_store_for(worker_props: Mapping[str, Any]) -> OffsetBackingStore:
     return KafkaOffsetStore.from_config(worker_props)
 
 
+def _admin(worker_props: Mapping[str, Any]) -> AdminClient:
+    return AdminClient(client_config(worker_props, {}, "admin"))
+
+
 def _group_offsets(admin: AdminClient, connector: str) -> list[dict[str, Any]]:
-    request = [ConsumerGroupTopicPartitions(f"connect-{connector}")]
-    result = admin.list_consumer_group_offsets(request)[f"connect-{connector}"].result(30)
-    return [{"partition": {"kafka_topic": tp.topic, "kafka_partition": tp.partition},
-             "offset": {"kafka_offset": tp.offset}}
+    group = consumer_group_id(connector)
+    result = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result(_TIMEOUT_S)
+    return [{"partition": {KAFKA_TOPIC_KEY: tp.topic, KAFKA_PARTITION_KEY: tp.partition},
+             "offset": {KAFKA_OFFSET_KEY: tp.offset}}
             for tp in sorted(result.topic_partitions, key=lambda t: (t.topic, t.partition)) if tp.offset >= 0]
 
 
-def get_offsets(connector: str, worker_props: Mapping[str, Any]) -> dict[str, Any]:
-    """KIP-875's ``GET /connectors/{name}/offsets`` body: source offsets, else the sink group's."""
+def _source_offsets(connector: str, worker_props: Mapping[str, Any]) -> list[dict[str, Any]]:
     with offset_store_for(worker_props) as store:
         partitions = [p for p in store.connector_partitions(connector) if p is not None]
         found = OffsetStorageReaderImpl(store, connector).offsets(partitions)
-    offsets = [{"partition": p, "offset": o} for p, o in found if o is not None]
-    if not offsets and worker_props.get("bootstrap.servers"):
-        offsets = _group_offsets(AdminClient(client_config(worker_props, {}, "admin")), connector)
+    return [{"partition": p, "offset": o} for p, o in found if o is not None]
+
+
+def get_offsets(connector: str, worker_props: Mapping[str, Any], *, sink: bool | None = None) -> dict[str, Any]:
+    """KIP-875's ``GET /connectors/{name}/offsets`` body.
+
+    ``sink`` says where to look, as Kafka decides by the connector's type: True reads the
+    consumer group, False the offset store; None (the CLI, which knows no type) reads the
+    offset store and falls back to the consumer group when it holds nothing.
+    """
+    offsets = [] if sink else _source_offsets(connector, worker_props)
+    if sink or (sink is None and not offsets and worker_props.get("bootstrap.servers")):
+        offsets = _group_offsets(_admin(worker_props), connector)
     return {"offsets": offsets}
 
 
@@ -60,7 +106,7 @@ def reset_offsets(connector: str, worker_props: Mapping[str, Any]) -> dict[str, 
         store.set({encode_key(connector, p): None for p in partitions}).result(60)
     groups = 0
     if worker_props.get("bootstrap.servers"):
-        admin = AdminClient(client_config(worker_props, {}, "admin"))
+        admin = _admin(worker_props)
         try:
             admin.delete_consumer_groups([f"connect-{connector}"])[f"connect-{connector}"].result(30)
             groups = 1
@@ -68,3 +114,181 @@ def reset_offsets(connector: str, worker_props: Mapping[str, Any]) -> dict[str, 
             groups = 0
     return {"message": f"The offsets for connector {connector} have been reset successfully "
                        f"({len(partitions)} source partitions, {groups} consumer group)"}
+
+
+# ------------------------------------------------------------------------ alter (KIP-875)
+
+def _entries(offsets: Sequence[Mapping[str, Any]]) -> list[tuple[Any, Any]]:
+    """``(partition, offset)`` pairs of a PATCH body's ``offsets`` list, refused when malformed."""
+    pairs = []
+    for entry in offsets:
+        if not isinstance(entry, Mapping) or "partition" not in entry:
+            raise ConfigError(f"Each entry of 'offsets' must be an object with a 'partition' and an 'offset', "
+                              f"got {entry!r}")
+        pairs.append((entry["partition"], entry.get("offset")))
+    return pairs
+
+
+def _as_int(value: Any, what: str, kind: str) -> int:
+    """A JSON integer or numeric string, as Java's ``Long.parseLong(String.valueOf(value))`` reads it."""
+    text = value if isinstance(value, str) else str(value) if type(value) is int else ""
+    if not _JAVA_INTEGER.fullmatch(text):
+        raise ConfigError(f"Failed to parse the following Kafka {what} value in the provided offsets: "
+                          f"'{value}'. {what.capitalize()} values for sink connectors need to be {kind}.")
+    return int(text)
+
+
+def parse_sink_offsets(offsets: Sequence[Mapping[str, Any]]) -> dict[TopicPartition, int | None]:
+    """Sink offsets of a PATCH body as topic-partitions -> next offset (None: reset it).
+
+    Kafka's ``SinkUtils.parseSinkConnectorOffsets``, with its messages; "10" and 10 are both
+    accepted. Raises ConfigError (answered with 400) naming what is wrong.
+    """
+    parsed: dict[TopicPartition, int | None] = {}
+    for partition, offset in _entries(offsets):
+        if partition is None:
+            raise ConfigError("The partition for a sink connector offset cannot be null or missing")
+        if not isinstance(partition, Mapping) or KAFKA_TOPIC_KEY not in partition \
+                or KAFKA_PARTITION_KEY not in partition:
+            raise ConfigError(f"The partition for a sink connector offset must contain the keys "
+                              f"'{KAFKA_TOPIC_KEY}' and '{KAFKA_PARTITION_KEY}'")
+        if partition[KAFKA_TOPIC_KEY] is None:
+            raise ConfigError("Kafka topic names must be valid strings and may not be null")
+        if partition[KAFKA_PARTITION_KEY] is None:
+            raise ConfigError("Kafka partitions must be valid numbers and may not be null")
+        tp = TopicPartition(str(partition[KAFKA_TOPIC_KEY]),
+                            _as_int(partition[KAFKA_PARTITION_KEY], "partition", "integers"))
+        if offset is None:
+            parsed[tp] = None
+        elif not isinstance(offset, Mapping) or KAFKA_OFFSET_KEY not in offset:
+            raise ConfigError(f"The offset for a sink connector should either be null or contain the key "
+                              f"'{KAFKA_OFFSET_KEY}'")
+        else:
+            parsed[tp] = _as_int(offset[KAFKA_OFFSET_KEY], "offset", "integers")
+    return parsed
+
+
+def _modified(reset: bool, handled_by_connector: bool) -> dict[str, str]:
+    """Kafka's ``Worker.completeModifyOffsetsCallback`` message."""
+    verb = "reset" if reset else "altered"
+    if handled_by_connector:
+        return {"message": f"The offsets for this connector have been {verb} successfully"}
+    return {"message": f"The Connect framework-managed offsets for this connector have been {verb} "
+                       f"successfully. However, if this connector manages offsets externally, they will need to "
+                       f"be manually {verb} in the system that the connector uses."}
+
+
+def alter_offsets(connector: str, offsets: Sequence[Mapping[str, Any]] | None, worker_props: Mapping[str, Any],
+                  *, sink: bool = False, check: OffsetsCheck | None = None) -> dict[str, str]:
+    """Write KIP-875 offsets (a PATCH body's ``offsets`` list), or reset them all when None.
+
+    Source connectors: each entry becomes an offsets-store record (a null offset a tombstone);
+    a reset tombstones every partition the store holds for ``connector``. Sink connectors:
+    the consumer group ``connect-<connector>`` is altered; a reset deletes the group. ``check``
+    is the connector's ``alter_offsets`` hook, called first with the parsed offsets (source
+    partitions as compact JSON text, sink ones as TopicPartition); a ConfigError it raises
+    refuses the request. Returns Kafka's ``{"message": ...}``; raises ConfigError for malformed
+    offsets and ConnectError when the write fails. The caller makes sure the connector is stopped.
+    """
+    if offsets is not None and not offsets:
+        raise ConfigError("Partitions / offsets need to be provided for an alter offsets request")
+    if sink:
+        return _alter_sink_offsets(connector, offsets, worker_props, check)
+    return _alter_source_offsets(connector, offsets, worker_props, check)
+
+
+def _alter_source_offsets(connector: str, offsets: Sequence[Mapping[str, Any]] | None,
+                          worker_props: Mapping[str, Any], check: OffsetsCheck | None) -> dict[str, str]:
+    with offset_store_for(worker_props) as store:
+        if offsets is None:
+            pairs: list[tuple[Any, Any]] = [(p, None) for p in store.connector_partitions(connector)]
+        else:
+            pairs = _entries(offsets)
+        for partition, offset in pairs:
+            if partition is not None and not isinstance(partition, Mapping) \
+                    or offset is not None and not isinstance(offset, Mapping):
+                raise ConfigError(f"Source partitions and offsets must be JSON objects (or null), got "
+                                  f"partition {partition!r} with offset {offset!r}")
+        records = {encode_key(connector, p): encode_value(o) for p, o in pairs}  # DataError: bad values
+        handled = check({_json_text(p): o for p, o in pairs}) if check else False
+        if records:
+            store.set(records).result(60)
+    log.info("%s %d source partition offsets of connector %s", "Reset" if offsets is None else "Altered",
+             len(records), connector)
+    return _modified(offsets is None, handled)
+
+
+def _json_text(partition: Mapping[str, Any] | None) -> str:
+    return orjson.dumps(partition).decode()
+
+
+def _alter_sink_offsets(connector: str, offsets: Sequence[Mapping[str, Any]] | None,
+                        worker_props: Mapping[str, Any], check: OffsetsCheck | None) -> dict[str, str]:
+    requested = None if offsets is None else parse_sink_offsets(offsets)  # 400s before any I/O
+    admin = _admin(worker_props)
+    group = consumer_group_id(connector)
+    if requested is None:  # a reset: the hook sees every committed partition, as in Kafka
+        handled = check(dict.fromkeys(_current_group_offsets(admin, group))) if check else False
+        _delete_group(admin, group, connector, "reset")
+    elif any(offset is None for offset in requested.values()):
+        handled = check(requested) if check else False
+        # confluent-kafka has no DeleteConsumerGroupOffsets: delete the group, then commit back
+        # what stays (the connector is stopped, so the group has no members to lose).
+        kept = {tp: o for tp, o in _current_group_offsets(admin, group).items() if tp not in requested}
+        kept.update((tp, o) for tp, o in requested.items() if o is not None)
+        _delete_group(admin, group, connector, "alter")
+        _commit_group(admin, group, connector, kept)
+    else:
+        handled = check(requested) if check else False
+        _commit_group(admin, group, connector, {tp: o for tp, o in requested.items() if o is not None})
+    log.info("%s consumer group %s offsets of connector %s", "Reset" if offsets is None else "Altered",
+             group, connector)
+    return _modified(offsets is None, handled)
+
+
+def _current_group_offsets(admin: AdminClient, group: str) -> dict[TopicPartition, int]:
+    try:
+        found = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result(_TIMEOUT_S)
+    except KafkaException as exc:
+        raise ConnectError(f"Failed to list the offsets of consumer group {group}: {exc}") from exc
+    return {TopicPartition(tp.topic, tp.partition): tp.offset for tp in found.topic_partitions if tp.offset >= 0}
+
+
+def _kafka_error(exc: BaseException) -> KafkaError | None:
+    error = exc.args[0] if isinstance(exc, KafkaException) and exc.args else None
+    return error if isinstance(error, KafkaError) else None
+
+
+def _delete_group(admin: AdminClient, group: str, connector: str, verb: str) -> None:
+    """Delete ``group``; a missing group is fine (a reset is idempotent, as in Kafka)."""
+    try:
+        admin.delete_consumer_groups([group], request_timeout=_TIMEOUT_S)[group].result(_TIMEOUT_S)
+    except KafkaException as exc:
+        error = _kafka_error(exc)
+        code = error.code() if error else None
+        if code == KafkaError.GROUP_ID_NOT_FOUND:
+            return
+        if code == KafkaError.NON_EMPTY_GROUP:
+            raise ConnectError(_ZOMBIES.format(verb=verb, name=connector)) from exc
+        raise ConnectError(f"Failed to {verb} consumer group offsets for sink connector {connector}: "
+                           f"{exc}") from exc
+
+
+def _commit_group(admin: AdminClient, group: str, connector: str, offsets: Mapping[TopicPartition, int]) -> None:
+    """Commit ``offsets`` for ``group`` through the admin client (Kafka's ``alterConsumerGroupOffsets``)."""
+    if not offsets:
+        return
+    request = ConsumerGroupTopicPartitions(
+        group, [KafkaTopicPartition(tp.topic, tp.partition, offset) for tp, offset in sorted(offsets.items())])
+    try:
+        result = admin.alter_consumer_group_offsets([request], request_timeout=_TIMEOUT_S)[group].result(_TIMEOUT_S)
+        errors = [(tp, tp.error) for tp in result.topic_partitions if tp.error is not None]
+    except KafkaException as exc:
+        errors = [(None, _kafka_error(exc) or exc)]
+    if not errors:
+        return
+    codes = {error.code() for _, error in errors if isinstance(error, KafkaError)}
+    if codes & {KafkaError.UNKNOWN_MEMBER_ID, KafkaError.GROUP_SUBSCRIBED_TO_TOPIC}:
+        raise ConnectError(_ZOMBIES.format(verb="alter", name=connector))
+    raise ConnectError(f"Failed to alter consumer group offsets for connector {connector}: "
+                       f"{'; '.join(f'{tp.topic}-{tp.partition}: {e}' if tp else str(e) for tp, e in errors)}")

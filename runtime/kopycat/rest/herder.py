@@ -1,0 +1,451 @@
+"""The control plane behind the REST API: connector configs, target states, statuses, offsets.
+
+Follows Kafka Connect's ``AbstractHerder`` and ``StandaloneHerder`` (checks, messages, response
+shapes), with one difference: Kopycat's REST server runs no connectors. Connectors are run by
+Airflow (a DAG per stored connector) or by the standalone worker; this herder only reads and
+writes the stores they share:
+
+- the config store (``connect-configs``): ``connector-<name>``, ``target-state-<name>`` and, on
+  stop, an empty ``commit-<name>``; task configs (``task-<name>-<n>``) are written by plan runs;
+- the status store (``connect-status``): read, plus RESTARTING/DESTROYED written on restart and
+  delete, as Kafka's herder does (``onRestart``, ``onDeletion``);
+- the offsets (:mod:`kopycat.runtime.offsets_admin`): the offset store for source connectors,
+  the consumer group ``connect-<name>`` for sinks.
+
+What a status shows: the stored state, UNASSIGNED for a connector or committed task that has
+none yet, and the target state over RUNNING/UNASSIGNED (PAUSED; STOPPED also over PAUSED, with
+no tasks), as Kafka's workers report once they honour it. Every method raises
+:class:`~kopycat.rest.errors.ConnectRestError` with Kafka's status and message, or an engine
+error that :func:`~kopycat.rest.errors.status_for` maps. Thread-safe: one lock serializes
+calls, as the stores expect a single writer.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final, ParamSpec, TypeVar
+
+from kopycat import __version__
+from kopycat.api.connector import SinkConnector, SourceConnector
+from kopycat.api.errors import ConfigError
+from kopycat.plugins import connector_class, list_plugins
+from kopycat.rest.errors import CONFLICT, ConnectRestError
+from kopycat.rest.masking import (
+    is_secret_name,
+    mask_config,
+    mask_text,
+    mask_validation,
+    restore_hidden,
+    secret_keys,
+)
+from kopycat.runtime.connector_config import (
+    CONNECTOR_CLASS_CONFIG,
+    NAME_CONFIG,
+    connector_definition,
+)
+from kopycat.runtime.connector_config import validate_connector_config as validate_config
+from kopycat.runtime.offsets_admin import alter_offsets, get_offsets
+from kopycat.storage.config_store import ClusterConfigState, ConfigBackingStore, TargetState
+from kopycat.storage.status_store import ConnectorStatus, State, StatusBackingStore, TaskStatus
+
+__all__ = ["RestHerder", "connector_type"]
+
+log = logging.getLogger(__name__)
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_INITIAL_STATES: Final = {"RUNNING": TargetState.STARTED, "PAUSED": TargetState.PAUSED,
+                          "STOPPED": TargetState.STOPPED}
+_NOT_STOPPED: Final = ("Connectors must be in the STOPPED state before their offsets can be modified. This can be "
+                       "done for the specified connector by issuing a 'PUT' request to the '/connectors/{name}/stop' "
+                       "endpoint")
+_INVALID: Final = "Connector configuration is invalid and contains the following {count} error(s):"
+_SEE_VALIDATE: Final = ("You can also find the above list of errors at the endpoint "
+                        "`/connector-plugins/{connectorType}/config/validate`")
+
+
+def _serialized(method: Callable[_P, _R]) -> Callable[_P, _R]:
+    @functools.wraps(method)
+    def locked(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with args[0]._lock:  # type: ignore[attr-defined]
+            return method(*args, **kwargs)
+    return locked
+
+
+def connector_type(config: Mapping[str, Any]) -> str:
+    """``source``, ``sink`` or ``unknown`` (Kafka's ``ConnectorType``, lower case in JSON)."""
+    try:
+        cls = connector_class(config.get(CONNECTOR_CLASS_CONFIG) or "")
+    except ConfigError:
+        return "unknown"
+    return "sink" if issubclass(cls, SinkConnector) else "source" if issubclass(cls, SourceConnector) else "unknown"
+
+
+def _strings(config: Any, what: str) -> dict[str, str | None]:
+    """A JSON object as Jackson reads ``Map<String, String>``: numbers and booleans become strings."""
+    if not isinstance(config, Mapping):
+        raise ConnectRestError.bad_request(f"The {what} must be a JSON object of string keys and values, got "
+                                           f"{'null' if config is None else type(config).__name__}")
+    props: dict[str, str | None] = {}
+    for key, value in config.items():
+        if isinstance(value, bool):
+            props[str(key)] = "true" if value else "false"
+        elif value is None or isinstance(value, str | int | float):
+            props[str(key)] = None if value is None else str(value)
+        else:
+            raise ConnectRestError.bad_request(f"Invalid value for configuration {key} in the {what}: expected a "
+                                               f"string, number, boolean or null, not a JSON "
+                                               f"{'array' if isinstance(value, list) else 'object'}")
+    return props
+
+
+def _java_map(props: Mapping[str, Any]) -> str:
+    """``{a=b, c=d}``, as Java's ``Map.toString`` shows a config in Kafka's messages (secrets hidden)."""
+    return "{" + ", ".join(f"{k}={v}" for k, v in mask_config(props).items()) + "}"
+
+
+def _effective(state: State, target: TargetState) -> State:
+    """What a run that honours ``target`` reports instead of ``state``."""
+    if target is TargetState.PAUSED and state in (State.RUNNING, State.UNASSIGNED):
+        return State.PAUSED
+    if target is TargetState.STOPPED and state in (State.RUNNING, State.UNASSIGNED, State.PAUSED):
+        return State.STOPPED
+    return state
+
+
+def _state_json(state: State, worker_id: str, trace: str | None, **task: int) -> dict[str, Any]:
+    """Kafka's ``ConnectorStateInfo.ConnectorState``/``TaskState``: ``trace`` only when set."""
+    body: dict[str, Any] = {**task, "state": state.value, "worker_id": worker_id}
+    if trace:
+        body["trace"] = trace
+    return body
+
+
+class RestHerder:
+    """Answers every REST call over a config store, a status store and the worker's properties.
+
+    :param config_store: connector configs and target states (started by the caller).
+    :param status_store: connector and task statuses (started by the caller).
+    :param worker_props: the worker.properties of the runs: offsets store and Kafka clients.
+    :param worker_id: written as ``worker_id`` with the statuses this herder records.
+    :param kafka_cluster_id: shown by ``GET /``.
+    """
+
+    def __init__(self, config_store: ConfigBackingStore, status_store: StatusBackingStore,
+                 worker_props: Mapping[str, Any] | None = None, *, worker_id: str = "kopycat-rest",
+                 kafka_cluster_id: str | None = None) -> None:
+        self.config_store = config_store
+        self.status_store = status_store
+        self.worker_props = dict(worker_props or {})
+        self.worker_id = worker_id
+        self.kafka_cluster_id = kafka_cluster_id
+        self._lock = threading.RLock()
+
+    # ------------------------------------------------------------------------- helpers
+
+    def _config(self, name: str, state: ClusterConfigState, message: str = "Connector {name} not found"
+                ) -> dict[str, str]:
+        config = state.connector_configs.get(name)
+        if config is None:
+            raise ConnectRestError.not_found(message.format(name=name))
+        return config
+
+    def _info(self, name: str, state: ClusterConfigState) -> dict[str, Any]:
+        """Kafka's ``ConnectorInfo``."""
+        config = state.connector_configs[name]
+        tasks = state.task_configs.get(name, [])
+        return {"name": name, "config": mask_config(config), "tasks": [{"connector": name, "task": n}
+                                                                       for n in range(len(tasks))],
+                "type": connector_type(config)}
+
+    def _task_statuses(self, name: str, state: ClusterConfigState) -> dict[int, TaskStatus]:
+        """Stored task statuses, plus UNASSIGNED for committed tasks that have none yet."""
+        found = {status.task: status for status in self.status_store.get_all_tasks(name)}
+        for task in range(len(state.task_configs.get(name, []))):
+            found.setdefault(task, TaskStatus(name, task, State.UNASSIGNED, None, self.worker_id))
+        return dict(sorted(found.items()))
+
+    def _status(self, name: str, state: ClusterConfigState) -> dict[str, Any]:
+        """Kafka's ``ConnectorStateInfo``, with the target state applied (module doc)."""
+        target = state.target_states.get(name, TargetState.STARTED)
+        stored = self.status_store.get_connector(name) or ConnectorStatus(
+            name, State.UNASSIGNED, None, self.worker_id)
+        tasks = [] if target is TargetState.STOPPED else [
+            _state_json(_effective(s.state, target), s.worker_id, s.trace, id=n)
+            for n, s in self._task_statuses(name, state).items()]
+        return {"name": name,
+                "connector": _state_json(_effective(stored.state, target), stored.worker_id, stored.trace),
+                "tasks": tasks, "type": connector_type(state.connector_configs[name])}
+
+    def _validate(self, props: Mapping[str, Any]) -> None:
+        """Raise 400 with Kafka's message when ``props`` is invalid (``maybeAddConfigErrors``)."""
+        if props.get(CONNECTOR_CLASS_CONFIG) is None:
+            raise ConnectRestError.bad_request(f"Connector config {_java_map(props)} contains no connector type")
+        try:
+            response = validate_config(props)
+        except ConfigError as exc:
+            raise ConnectRestError.bad_request(mask_text(str(exc), props)) from exc
+        if response["error_count"]:
+            errors = [e for entry in response["configs"] for e in entry["value"]["errors"]]
+            text = "\n".join([_INVALID.format(count=response["error_count"]), *errors, _SEE_VALIDATE])
+            raise ConnectRestError.bad_request(mask_text(text, props))
+
+    def _put_config(self, name: str, props: dict[str, str | None], *, allow_replace: bool,
+                    target_state: TargetState | None = None) -> tuple[bool, dict[str, Any]]:
+        """Kafka's ``putConnectorConfig``: name check, validation, 409, write; returns (created, info)."""
+        included = props.get(NAME_CONFIG)
+        if included is not None and included != name:
+            raise ConnectRestError.bad_request(f"Connector name configuration ({included}) doesn't match connector "
+                                               f"name in the URL ({name})")
+        props[NAME_CONFIG] = name
+        old = self.config_store.snapshot().connector_configs.get(name)
+        props = restore_hidden(props, old)
+        self._validate(props)
+        if old is not None and not allow_replace:
+            raise ConnectRestError(CONFLICT, f"Connector {name} already exists")
+        self.config_store.put_connector_config(name, props, target_state)  # type: ignore[arg-type]
+        log.info("%s connector %s", "Created" if old is None else "Reconfigured", name)
+        return old is None, self._info(name, self.config_store.snapshot())
+
+    def _record(self, *statuses: ConnectorStatus | TaskStatus) -> None:
+        for status in statuses:
+            self.status_store.put(status)
+        self.status_store.flush()
+
+    # ---------------------------------------------------------------------- root, list
+
+    def server_info(self) -> dict[str, Any]:
+        """``GET /``: Kafka's ``ServerInfo``."""
+        return {"version": __version__, "commit": "unknown", "kafka_cluster_id": self.kafka_cluster_id}
+
+    @_serialized
+    def connectors(self, expand: Sequence[str] | None = None) -> list[str] | dict[str, dict[str, Any]]:
+        """``GET /connectors``: names, or with ``expand`` (``status``, ``info``) a map of both."""
+        state = self.config_store.snapshot()
+        names = sorted(state.connector_configs)
+        if expand is None:
+            return names
+        out: dict[str, dict[str, Any]] = {}
+        for name in names:
+            out[name] = {}
+            for expansion in expand:
+                if expansion == "status":
+                    out[name]["status"] = self._status(name, state)
+                elif expansion == "info":
+                    out[name]["info"] = self._info(name, state)
+                else:
+                    log.info("Ignoring unknown expansion type %s", expansion)
+        return out
+
+    # ------------------------------------------------------------------------- configs
+
+    @_serialized
+    def create_connector(self, request: Any) -> dict[str, Any]:
+        """``POST /connectors``: Kafka's ``CreateConnectorRequest`` (``name``, ``config``, ``initial_state``)."""
+        if not isinstance(request, Mapping):
+            raise ConnectRestError.bad_request("The request must be a JSON object with 'name' and 'config'")
+        name = "" if request.get("name") is None else str(request["name"]).strip()
+        initial = request.get("initial_state")
+        target = _INITIAL_STATES.get(str(initial).upper()) if initial is not None else None
+        if initial is not None and target is None:
+            raise ConnectRestError.bad_request(f"Invalid initial_state {initial!r}: use one of "
+                                               f"{', '.join(_INITIAL_STATES)}")
+        return self._put_config(name, _strings(request.get("config"), "connector configuration"),
+                                allow_replace=False, target_state=target)[1]
+
+    @_serialized
+    def put_connector_config(self, name: str, config: Any) -> tuple[bool, dict[str, Any]]:
+        """``PUT /connectors/{name}/config``: (created, ConnectorInfo)."""
+        return self._put_config(name, _strings(config, "connector configuration"), allow_replace=True)
+
+    @_serialized
+    def patch_connector_config(self, name: str, patch: Any) -> dict[str, Any]:
+        """``PATCH /connectors/{name}/config``: null values remove keys (Kafka's ``ConnectUtils.patchConfig``)."""
+        patched: dict[str, str | None] = dict(self._config(name, self.config_store.snapshot()))
+        for key, value in _strings(patch, "connector configuration patch").items():
+            if value is None:
+                patched.pop(key, None)
+            else:
+                patched[key] = value
+        return self._put_config(name, patched, allow_replace=True)[1]
+
+    @_serialized
+    def connector_info(self, name: str) -> dict[str, Any]:
+        """``GET /connectors/{name}``."""
+        state = self.config_store.snapshot()
+        self._config(name, state)
+        return self._info(name, state)
+
+    @_serialized
+    def connector_config(self, name: str) -> dict[str, Any]:
+        """``GET /connectors/{name}/config``, secrets hidden."""
+        return mask_config(self._config(name, self.config_store.snapshot()))
+
+    @_serialized
+    def task_configs(self, name: str) -> list[dict[str, Any]]:
+        """``GET /connectors/{name}/tasks``: Kafka's ``TaskInfo`` list, as committed by plan runs."""
+        state = self.config_store.snapshot()
+        hidden = secret_keys(self._config(name, state))
+        return [{"id": {"connector": name, "task": n},
+                 "config": mask_config(task, hidden | {k for k in task if is_secret_name(k)})}
+                for n, task in enumerate(state.task_configs.get(name, []))]
+
+    @_serialized
+    def delete_connector(self, name: str) -> None:
+        """``DELETE /connectors/{name}``: tombstones; statuses DESTROYED; offsets are kept, as Kafka."""
+        self._config(name, self.config_store.snapshot())
+        self.config_store.remove_connector_config(name)
+        tasks = self.status_store.get_all_tasks(name)
+        self._record(*(TaskStatus(name, t.task, State.DESTROYED, None, self.worker_id) for t in tasks),
+                     ConnectorStatus(name, State.DESTROYED, None, self.worker_id))
+        log.info("Deleted connector %s", name)
+
+    # ---------------------------------------------------------------- status, control
+
+    @_serialized
+    def connector_status(self, name: str) -> dict[str, Any]:
+        """``GET /connectors/{name}/status``."""
+        state = self.config_store.snapshot()
+        self._config(name, state, "No status found for connector {name}")
+        return self._status(name, state)
+
+    @_serialized
+    def task_status(self, name: str, task: int) -> dict[str, Any]:
+        """``GET /connectors/{name}/tasks/{task}/status``."""
+        state = self.config_store.snapshot()
+        status = self._task_statuses(name, state).get(task) if state.contains(name) else None
+        if status is None:
+            raise ConnectRestError.not_found(f"No status found for task {name}-{task}")
+        target = state.target_states.get(name, TargetState.STARTED)
+        return _state_json(_effective(status.state, target), status.worker_id, status.trace, id=task)
+
+    @_serialized
+    def restart_connector(self, name: str, *, include_tasks: bool = False, only_failed: bool = False
+                          ) -> dict[str, Any] | None:
+        """``POST /connectors/{name}/restart``: records RESTARTING where Kafka's ``RestartPlan`` would.
+
+        Returns None for a plain restart (Kafka answers 204), else the planned status (202).
+        """
+        state = self.config_store.snapshot()
+        if not include_tasks and not only_failed:
+            self._config(name, state)
+            self._record(ConnectorStatus(name, State.RESTARTING, None, self.worker_id))
+            return None
+        self._config(name, state, "Unknown connector: {name}")
+        plan = self._status(name, state)
+        restarting: list[ConnectorStatus | TaskStatus] = []
+        if not only_failed or plan["connector"]["state"] == State.FAILED.value:
+            plan["connector"]["state"] = State.RESTARTING.value
+            restarting.append(ConnectorStatus(name, State.RESTARTING, None, self.worker_id))
+        for task in plan["tasks"]:
+            if include_tasks and (not only_failed or task["state"] == State.FAILED.value):
+                task["state"] = State.RESTARTING.value
+                restarting.append(TaskStatus(name, task["id"], State.RESTARTING, None, self.worker_id))
+        self._record(*restarting)
+        return plan
+
+    @_serialized
+    def restart_task(self, name: str, task: int) -> None:
+        """``POST /connectors/{name}/tasks/{task}/restart``."""
+        state = self.config_store.snapshot()
+        self._config(name, state)
+        if not 0 <= task < len(state.task_configs.get(name, [])):
+            raise ConnectRestError.not_found(f"Task {name}-{task} not found")
+        self._record(TaskStatus(name, task, State.RESTARTING, None, self.worker_id))
+
+    @_serialized
+    def pause_connector(self, name: str) -> None:
+        """``PUT /connectors/{name}/pause``."""
+        self._config(name, self.config_store.snapshot(), "Unknown connector {name}")
+        self.config_store.put_target_state(name, TargetState.PAUSED)
+
+    @_serialized
+    def resume_connector(self, name: str) -> None:
+        """``PUT /connectors/{name}/resume``."""
+        self._config(name, self.config_store.snapshot(), "Unknown connector {name}")
+        self.config_store.put_target_state(name, TargetState.STARTED)
+
+    @_serialized
+    def stop_connector(self, name: str) -> None:
+        """``PUT /connectors/{name}/stop``: zero task configs, then STOPPED (Kafka's ``DistributedHerder``)."""
+        self._config(name, self.config_store.snapshot(), "Unknown connector {name}")
+        self.config_store.put_task_configs(name, [])
+        self.config_store.put_target_state(name, TargetState.STOPPED)
+
+    def connector_active_topics(self, name: str) -> dict[str, Any]:
+        """``GET /connectors/{name}/topics``: Kopycat does not track topics yet (KIP-558), so none."""
+        return {name: {"topics": []}}
+
+    def reset_connector_active_topics(self, name: str) -> None:
+        """``PUT /connectors/{name}/topics/reset``: nothing tracked, nothing to reset."""
+
+    # ------------------------------------------------------------------------- plugins
+
+    def connector_plugins(self, connectors_only: bool = True) -> list[dict[str, str]]:
+        """``GET /connector-plugins``: Kafka's ``PluginInfo`` list."""
+        return [{"class": p.class_name, "type": p.type, "version": p.version}
+                for p in list_plugins(connectors_only=connectors_only)]
+
+    def plugin_config(self, plugin: str) -> list[dict[str, Any]]:
+        """``GET /connector-plugins/{plugin}/config``: the connector's keys as ``ConfigKeyInfo``."""
+        try:
+            definition = connector_definition({CONNECTOR_CLASS_CONFIG: plugin})
+        except ConfigError as exc:
+            raise ConnectRestError.not_found(f"Unknown plugin {plugin}.") from exc
+        return [key.info() for key in definition.keys.values()]
+
+    def validate_plugin_config(self, plugin: str, config: Any) -> dict[str, Any]:
+        """``PUT /connector-plugins/{plugin}/config/validate``: Kafka's ``ConfigInfos``, secrets hidden."""
+        props = _strings(config, "connector configuration")
+        included = props.get(CONNECTOR_CLASS_CONFIG)
+        if included is not None and not _alias(included).endswith(_alias(plugin)):
+            raise ConnectRestError.bad_request(f"Included connector type {included} does not match request type "
+                                               f"{plugin}")
+        if included is None:
+            raise ConnectRestError.bad_request(f"Connector config {_java_map(props)} contains no connector type")
+        try:
+            return mask_validation(validate_config(props), props)
+        except ConfigError as exc:
+            raise ConnectRestError.bad_request(mask_text(str(exc), props)) from exc
+
+    # ------------------------------------------------------------------------- offsets
+
+    @_serialized
+    def connector_offsets(self, name: str) -> dict[str, Any]:
+        """``GET /connectors/{name}/offsets`` (KIP-875): by the connector's type, as Kafka."""
+        config = self._config(name, self.config_store.snapshot())
+        return get_offsets(name, self.worker_props, sink=connector_type(config) == "sink")
+
+    @_serialized
+    def alter_connector_offsets(self, name: str, body: Any) -> dict[str, str]:
+        """``PATCH /connectors/{name}/offsets``: only for a STOPPED connector."""
+        offsets = body.get("offsets") if isinstance(body, Mapping) else None
+        if not offsets:
+            raise ConnectRestError.bad_request("Partitions / offsets need to be provided for an alter offsets request")
+        if not isinstance(offsets, list):
+            raise ConnectRestError.bad_request("'offsets' must be a JSON array of {\"partition\", \"offset\"} objects")
+        return self._modify_offsets(name, offsets)
+
+    @_serialized
+    def reset_connector_offsets(self, name: str) -> dict[str, str]:
+        """``DELETE /connectors/{name}/offsets``: only for a STOPPED connector."""
+        return self._modify_offsets(name, None)
+
+    def _modify_offsets(self, name: str, offsets: list[Any] | None) -> dict[str, str]:
+        """Kafka's ``modifyConnectorOffsetsChecks`` then ``Worker.modifyConnectorOffsets``."""
+        state = self.config_store.snapshot()
+        config = self._config(name, state)
+        if state.target_states.get(name) is not TargetState.STOPPED or state.task_configs.get(name):
+            raise ConnectRestError.bad_request(_NOT_STOPPED.format(name=name))
+        connector = connector_class(config[CONNECTOR_CLASS_CONFIG])()
+        return alter_offsets(name, offsets, self.worker_props, sink=isinstance(connector, SinkConnector),
+                             check=lambda parsed: bool(connector.alter_offsets(config, parsed)))
+
+
+def _alias(plugin: str) -> str:
+    """Kafka's ``normalizedPluginName``: ``FileStreamSourceConnector`` -> ``FileStreamSource``."""
+    return plugin[:-len("Connector")] if plugin.endswith("Connector") and plugin != "Connector" else plugin
+
