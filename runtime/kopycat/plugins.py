@@ -48,6 +48,8 @@ _BUILTIN_CONNECTORS: Final = {
     "io.confluent.connect.hdfs3.Hdfs3SinkConnector": "kopycat.connectors.files.file_sink:FileSinkConnector",
     "io.confluent.connect.s3.S3SinkConnector": "kopycat.connectors.files.file_sink:FileSinkConnector",
     "kopycat.connectors.files.FileSinkConnector": "kopycat.connectors.files.file_sink:FileSinkConnector",
+    "org.apache.kafka.connect.mirror.MirrorSourceConnector":
+        "kopycat.connectors.mirror.source_connector:MirrorSourceConnector",
 }
 """Kafka's (or Confluent's) class name -> ours, imported only when asked for."""
 

@@ -31,7 +31,8 @@ __all__ = ["PlannedTask", "plan_bounded_run", "password_keys", "with_passwords"]
 log = logging.getLogger(__name__)
 
 # Task config keys that say what a task copies, in the order a label prefers them.
-_LABEL_KEYS = ("tables", "table.whitelist", "query", "topics", "files", "file", "topics.regex")
+_LABEL_KEYS = ("tables", "table.whitelist", "query", "topics", "task.assigned.partitions", "files", "file",
+               "topics.regex")
 _LABEL_MAX = 100
 
 

@@ -19,7 +19,9 @@ from kopycat.kafka import (
     SINK_CONSUMER_DEFAULTS, SOURCE_PRODUCER_DEFAULTS, SOURCE_PRODUCER_FORCED, client_config,
 )
 from kopycat.runtime.bounds import Bounds
+from kopycat.plugins import connector_class
 from kopycat.runtime.connector_config import (
+    CONNECTOR_CLASS_CONFIG, HEADER_CONVERTER_CONFIG, KEY_CONVERTER_CONFIG, VALUE_CONVERTER_CONFIG,
     SINK_CONNECTOR_CONFIG, TOPICS_CONFIG, TOPICS_REGEX_CONFIG, EXACTLY_ONCE_SUPPORT_CONFIG, TRANSACTION_BOUNDARY_CONFIG, TRANSACTION_BOUNDARY_INTERVAL_CONFIG,
 )
 from kopycat.runtime.error_reporters import build_reporters
@@ -40,16 +42,18 @@ from kopycat.transforms.chain import TransformationChain
 
 __all__ = [
     "build_sink_runner", "build_source_runner", "build_task_parts", "exactly_once_enabled",
-    "sink_consumer_config",
+    "sink_consumer_config", "with_converter_defaults",
 ]
 
 _DLQ_PREFIX = "errors.deadletterqueue."
+_CONVERTER_KEYS = (KEY_CONVERTER_CONFIG, VALUE_CONVERTER_CONFIG, HEADER_CONVERTER_CONFIG)
 
 
 def build_task_parts(task_id: TaskId, connector_props: Mapping[str, Any], worker_props: Mapping[str, Any],
                      *, sink: bool) -> TaskParts:
     """Converters, transformations and error handling for one task of this connector."""
-    key_converter, value_converter, header_converter = converters_for(worker_props, connector_props)
+    key_converter, value_converter, header_converter = converters_for(
+        worker_props, with_converter_defaults(connector_props))
     transforms = TransformationChain.from_props(connector_props)
     error_props = connector_props if sink else {k: v for k, v in connector_props.items()
                                                   if not k.startswith(_DLQ_PREFIX)}
@@ -59,6 +63,22 @@ def build_task_parts(task_id: TaskId, connector_props: Mapping[str, Any], worker
                                 producer_overrides=client_config({}, connector_props, "producer"))
     retry = RetryWithToleranceOperator.from_config(connector_props, reporters)
     return TaskParts(key_converter, value_converter, header_converter, transforms, retry)
+
+
+def with_converter_defaults(connector_props: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``connector_props`` plus the converters the connector's own ``config()`` defaults to.
+
+    A connector that copies bytes (MirrorSourceConnector: ByteArrayConverter, as the MM2 driver
+    sets) declares ``key.converter``/``value.converter``/``header.converter`` with a default in
+    its ConfigDef; those apply when the user set none, before the worker's converters.
+    """
+    name = connector_props.get(CONNECTOR_CLASS_CONFIG)
+    if not name:
+        return connector_props
+    own = connector_class(name)().config().keys
+    defaults = {key: own[key].default for key in _CONVERTER_KEYS
+                if key in own and own[key].default and not connector_props.get(key)}
+    return {**connector_props, **defaults} if defaults else connector_props
 
 
 def exactly_once_enabled(worker_props: Mapping[str, Any], connector_props: Mapping[str, Any]) -> bool:
@@ -81,8 +101,14 @@ def exactly_once_enabled(worker_props: Mapping[str, Any], connector_props: Mappi
 def build_source_runner(task_id: TaskId, task_class: type[SourceTask], task_props: Mapping[str, str],
                         connector_props: Mapping[str, Any], worker_props: Mapping[str, Any],
                         offset_store: OffsetBackingStore, bounds: Bounds | None = None) -> SourceTaskRunner:
-    """A runner for one source task config; exactly-once when the worker enables it."""
+    """A runner for one source task config; exactly-once when the worker enables it.
+
+    A bounded run tells the task so (:mod:`kopycat.api.bounded`), as for sinks: a source that
+    can see its input's end (the mirror's high watermarks) then stops there.
+    """
     worker = WORKER_CONFIG.parse(worker_props)
+    if bounds is not None and bounds.bounded:
+        task_props = {**task_props, BOUNDED_RUN_CONFIG: "true"}
     producer_config = client_config(worker_props, connector_props, "producer",
                                     defaults={**SOURCE_PRODUCER_DEFAULTS, "client.id": f"kopycat-{task_id}"},
                                     forced=SOURCE_PRODUCER_FORCED)
