@@ -2,11 +2,13 @@
 
 The poms live in the repository (include/jars/<name>/pom.xml) and name versions once; the jars
 land in ~/.cache/kopycat/<name>-<version>/libs (KOPYCAT_CACHE overrides the root) so a clean
-clone reuses them and the work tree stays small.
+clone reuses them and the work tree stays small. The set is fetched again when its pom changes
+(the stamp holds the pom's hash), so an edited exclusion never leaves stale jars behind.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -47,11 +49,15 @@ def libs_dir(name: str) -> Path:
     return cache_root() / f"{name}-{pom_version(name)}" / "libs"
 
 
+def pom_digest(name: str) -> str:
+    return hashlib.sha256(pom_path(name).read_bytes()).hexdigest()
+
+
 def ensure_jars(name: str) -> Path:
     """The directory holding jar set `name`, fetched from Maven Central on first use."""
     target = libs_dir(name)
     stamp = target / ".complete"
-    if stamp.exists():
+    if stamp.exists() and stamp.read_text() == pom_digest(name):
         return target
     mvn = shutil.which("mvn")
     if mvn is None:
@@ -64,7 +70,7 @@ def ensure_jars(name: str) -> Path:
     if result.returncode != 0:
         raise JarsError(f"fetching the {name} jars failed ({' '.join(cmd)}):\n"
                         f"{result.stdout[-3000:]}{result.stderr[-3000:]}")
-    stamp.write_text(pom_version(name))
+    stamp.write_text(pom_digest(name))
     return target
 
 

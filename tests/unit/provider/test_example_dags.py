@@ -36,3 +36,4 @@ def test_the_example_dags_import_without_errors_as_plan_copy_summary_groups(tmp_
     assert parsed["dags"]["kopycat_shop_export"] == [
         "shop-lake-sink.copy", "shop-lake-sink.plan", "shop-lake-sink.summary",
         "shop-reporting-sink.copy", "shop-reporting-sink.plan", "shop-reporting-sink.summary"]
+    assert parsed["dags"]["kopycat_shop_lake_spark"] == ["export"]

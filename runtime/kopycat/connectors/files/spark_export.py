@@ -1,0 +1,481 @@
+"""The Spark bulk export: Kafka offset ranges to committed Parquet files (DESIGN.md §4).
+
+``include/spark/kafka_to_files.py`` is the job; this module is everything about it that does
+not need a SparkSession, shared by the job, the Airflow operator and the tests, so each format
+is defined once:
+
+- the ranges the job copies, as JSON ``{"orders": {"0": [100, 250]}}`` (start inclusive, end
+  exclusive, like Spark's ``startingOffsets``/``endingOffsets``): :func:`ranges_to_json`,
+  :func:`ranges_from_json`, and :func:`resume_ranges`, which starts every partition behind the
+  files already committed (the names in :mod:`committed_files`), so a retried job never writes
+  a record twice;
+- the decoding that runs inside Spark's ``mapInArrow``: Kopycat's own JsonConverter and
+  :func:`kopycat.api.arrow_values.to_arrow_batch`, the same code the Python storage sink
+  uses, so both write identical rows (:class:`TopicDecoder`);
+- the spark-submit invocation (:func:`spark_export_job`, :func:`s3a_conf`) and the job's
+  result, one JSON line on stdout (:class:`ExportResult`, :func:`parse_result`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import pyarrow as pa
+
+from kopycat.api.arrow import to_arrow_schema
+from kopycat.api.arrow_values import to_arrow_batch
+from kopycat.api.data import Schema, Type
+from kopycat.api.errors import ConfigError, ConnectError, DataError
+from kopycat.api.records import TopicPartition
+from kopycat.connectors.files.committed_files import next_offsets
+
+__all__ = [
+    "KAFKA_JAR_SET",
+    "S3A_JAR_SET",
+    "JOB_PATH",
+    "RESULT_KEY",
+    "ExportResult",
+    "ExportedFile",
+    "OffsetRange",
+    "SparkExportJob",
+    "TopicDecoder",
+    "parse_result",
+    "ranges_from_json",
+    "ranges_to_json",
+    "resume_ranges",
+    "run_spark_export",
+    "s3a_conf",
+    "spark_arrow_schema",
+    "spark_export_job",
+    "spark_offsets",
+]
+
+JOB_PATH: Final = Path(__file__).resolve().parents[4] / "include" / "spark" / "kafka_to_files.py"
+KAFKA_JAR_SET: Final = "spark-kafka"
+"""Spark's Kafka source and kafka-clients: every export needs them."""
+S3A_JAR_SET: Final = "spark-s3a"
+"""hadoop-aws and the AWS SDK v2 modules it uses: only exports to ``s3a://`` need them."""
+RESULT_KEY: Final = "kopycat.spark.export"
+"""First key of the result line, so it is found among whatever else reaches stdout."""
+NULL_VALUES_FAIL, NULL_VALUES_IGNORE = "fail", "ignore"
+_SECRET_KEY: Final = re.compile(r"secret|password|token|access\.key|sasl\.jaas", re.IGNORECASE)
+
+
+# ---------------------------------------------------------------- ranges
+
+@dataclass(frozen=True, slots=True, order=True)
+class OffsetRange:
+    """Offsets ``start`` (inclusive) to ``end`` (exclusive) of one topic-partition."""
+
+    topic: str
+    partition: int
+    start: int
+    end: int
+
+    @property
+    def topic_partition(self) -> TopicPartition:
+        return TopicPartition(self.topic, self.partition)
+
+    @property
+    def empty(self) -> bool:
+        return self.start >= self.end
+
+
+def ranges_to_json(ranges: Iterable[OffsetRange]) -> str:
+    """``{"orders": {"0": [100, 250]}}``: compact, topics and partitions sorted."""
+    nested: dict[str, dict[str, list[int]]] = {}
+    for r in sorted(ranges):
+        nested.setdefault(r.topic, {})[str(r.partition)] = [r.start, r.end]
+    return json.dumps(nested, separators=(",", ":"))
+
+
+def ranges_from_json(text: str) -> list[OffsetRange]:
+    """Parse :func:`ranges_to_json`'s shape; a ConfigError names the bad entry and the shape."""
+    shape = 'expected {"<topic>": {"<partition>": [<start>, <end exclusive>]}}'
+    try:
+        nested = json.loads(text)
+    except ValueError as exc:
+        raise ConfigError.for_key("ranges", text[:80], f"not JSON ({exc}); {shape}") from None
+    if not isinstance(nested, dict) or not nested:
+        raise ConfigError.for_key("ranges", text[:80], f"no topics; {shape}")
+    ranges = []
+    for topic, partitions in nested.items():
+        if not isinstance(partitions, dict):
+            raise ConfigError.for_key("ranges", topic, f"topic {topic!r} maps to no partitions; {shape}")
+        for partition, bounds in partitions.items():
+            ranges.append(_range(topic, partition, bounds, shape))
+    return sorted(ranges)
+
+
+def _range(topic: str, partition: str, bounds: Any, shape: str) -> OffsetRange:
+    where = f"{topic}[{partition}]"
+    if not str(partition).isdigit():
+        raise ConfigError.for_key("ranges", where, f"partition {partition!r} is not a number; {shape}")
+    if (not isinstance(bounds, list) or len(bounds) != 2
+            or not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds)):
+        raise ConfigError.for_key("ranges", where, f"{bounds!r} is not [start, end]; {shape}")
+    start, end = bounds
+    if not 0 <= start <= end:
+        raise ConfigError.for_key("ranges", where, f"needs 0 <= start <= end, got [{start}, {end}]")
+    return OffsetRange(topic, int(partition), start, end)
+
+
+def resume_ranges(ranges: Iterable[OffsetRange],
+                  committed_names: Iterable[str]) -> tuple[list[OffsetRange], list[OffsetRange]]:
+    """Split ``ranges`` into what is left to read and what earlier runs already committed.
+
+    Each range starts at ``max(start, greatest committed end offset + 1)``, the seek Confluent's
+    storage connectors do on start. Returns ``(to_read, committed)``; a range partly committed
+    appears shortened in ``to_read`` and not in ``committed``.
+    """
+    after = next_offsets(committed_names)
+    to_read, committed = [], []
+    for r in sorted(ranges):
+        start = max(r.start, after.get(r.topic_partition, 0))
+        resumed = OffsetRange(r.topic, r.partition, min(start, r.end), r.end)
+        (committed if resumed.empty else to_read).append(resumed if not resumed.empty else r)
+    return to_read, committed
+
+
+def spark_offsets(ranges: Sequence[OffsetRange]) -> dict[str, str]:
+    """Spark Kafka source options reading exactly ``ranges`` (one topic or several)."""
+    assign: dict[str, list[int]] = {}
+    starting: dict[str, dict[str, int]] = {}
+    ending: dict[str, dict[str, int]] = {}
+    for r in sorted(ranges):
+        assign.setdefault(r.topic, []).append(r.partition)
+        starting.setdefault(r.topic, {})[str(r.partition)] = r.start
+        ending.setdefault(r.topic, {})[str(r.partition)] = r.end
+    return {"assign": json.dumps(assign), "startingOffsets": json.dumps(starting),
+            "endingOffsets": json.dumps(ending)}
+
+
+# ---------------------------------------------------------------- decoding inside mapInArrow
+
+def spark_arrow_schema(schema: pa.Schema) -> pa.Schema:
+    """``schema`` as Spark's ``mapInArrow`` accepts it: timestamps in microseconds.
+
+    Spark's ArrowUtils only takes MICROSECOND timestamps; the job writes them back to Parquet
+    as TIMESTAMP_MILLIS (``spark.sql.parquet.outputTimestampType``), so files keep
+    :func:`~kopycat.api.arrow.to_arrow_schema`'s ``timestamp('ms', 'UTC')``.
+    """
+    return pa.schema([f.with_type(_spark_type(f.type)) for f in schema], metadata=schema.metadata)
+
+
+def _spark_type(t: pa.DataType) -> pa.DataType:
+    if pa.types.is_timestamp(t):
+        return pa.timestamp("us", tz=t.tz)
+    if pa.types.is_struct(t):
+        return pa.struct([t.field(i).with_type(_spark_type(t.field(i).type)) for i in range(t.num_fields)])
+    if pa.types.is_map(t):
+        return pa.map_(t.key_field.with_type(_spark_type(t.key_type)),
+                       t.item_field.with_type(_spark_type(t.item_type)))
+    if pa.types.is_list(t):
+        return pa.list_(t.value_field.with_type(_spark_type(t.value_type)))
+    return t
+
+
+@dataclass
+class TopicDecoder:
+    """Decodes one topic's Kafka values into Arrow batches: the function given to ``mapInArrow``.
+
+    Input batches carry the Kafka source's ``value``, ``partition`` and ``offset`` columns of
+    one Spark partition (one topic-partition range), in offset order. Values are JsonConverter
+    envelopes (``schemas.enable=true``); every value schema must map to ``arrow_schema``, the
+    one the driver found, or a DataError names the record. Null values (tombstones) fail, as
+    Confluent's ``behavior.on.null.values=fail``, or are skipped with ``ignore``.
+
+    ``stats`` (a Spark accumulator, or any object with ``add``) receives once per Spark
+    partition ``{partition_id: [kafka partition, first offset, last offset, rows]}``: the driver
+    names the committed file from it.
+    """
+
+    topic: str
+    arrow_schema: pa.Schema
+    stats: Any = None
+    null_values: str = NULL_VALUES_FAIL
+    _checked: dict[int, Schema] = field(default_factory=dict, repr=False)
+
+    def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from kopycat.converters.json import JsonConverter
+
+        converter = JsonConverter()
+        target = spark_arrow_schema(self.arrow_schema)
+        first = last = partition = None
+        rows = 0
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            offsets = batch.column("offset").to_pylist()
+            partition = batch.column("partition")[0].as_py()
+            first = offsets[0] if first is None else first
+            last = offsets[-1]
+            decoded = self.decode(converter, partition, offsets, batch.column("value").to_pylist())
+            rows += decoded.num_rows
+            yield decoded.cast(target) if decoded.schema != target else decoded
+        if self.stats is not None and partition is not None:
+            self.stats.add({_partition_id(): [partition, first, last, rows]})
+
+    def decode(self, converter: Any, partition: int, offsets: Sequence[int],
+               values: Sequence[bytes | None]) -> pa.RecordBatch:
+        """One batch of raw values to an Arrow batch of :attr:`arrow_schema` (rows in order)."""
+        try:
+            results = converter.to_connect_data_batch(self.topic, values)
+        except DataError:  # again record by record, to name the bad one
+            results = [self._decode_one(converter, partition, o, v) for o, v in zip(offsets, values, strict=True)]
+        runs: list[tuple[Schema, list[Any]]] = []  # consecutive values sharing a schema
+        for offset, (schema, value) in zip(offsets, results, strict=True):
+            if value is None:
+                if self.null_values == NULL_VALUES_IGNORE:
+                    continue
+                raise DataError(f"{self._at(partition, offset)} has a null value (a tombstone); a Parquet "
+                                f"row needs a value: run the job with --behavior-on-null-values ignore "
+                                f"to skip them")
+            if not runs or runs[-1][0] is not schema:
+                runs.append((self._check(schema, partition, offset), []))
+            runs[-1][1].append(value)
+        batches = [to_arrow_batch(schema, structs, self.arrow_schema) for schema, structs in runs]
+        if len(batches) == 1:
+            return batches[0]
+        table = pa.Table.from_batches(batches, schema=self.arrow_schema).combine_chunks()
+        return table.to_batches()[0] if table.num_rows else pa.RecordBatch.from_pylist([], schema=self.arrow_schema)
+
+    def _decode_one(self, converter: Any, partition: int, offset: int, value: bytes | None) -> Any:
+        try:
+            return converter.to_connect_data(self.topic, value)
+        except DataError as exc:
+            raise DataError(f"{self._at(partition, offset)} is not a JsonConverter envelope "
+                            f"(schemas.enable=true): {exc}") from exc
+
+    def _check(self, schema: Schema | None, partition: int, offset: int) -> Schema:
+        """``schema`` when its columns are :attr:`arrow_schema`'s, else a DataError naming the record."""
+        if schema is not None and id(schema) in self._checked:
+            return self._checked[id(schema)]
+        if schema is None or schema.type is not Type.STRUCT:
+            what = "no schema" if schema is None else f"a {schema.type.name} schema"
+            raise DataError(f"{self._at(partition, offset)} has {what}; Parquet columns come from a STRUCT "
+                            f"value schema: produce values with JsonConverter and schemas.enable=true")
+        found = to_arrow_schema(schema)
+        if not found.equals(self.arrow_schema, check_metadata=False):
+            raise DataError(f"{self._at(partition, offset)} has columns ({_columns(found)}) but the "
+                            f"export's (from the first record) are ({_columns(self.arrow_schema)}); a file "
+                            f"holds one schema: export the ranges before and after the change separately")
+        self._checked[id(schema)] = schema
+        return schema
+
+    def _at(self, partition: int, offset: int) -> str:
+        return f"Record {self.topic}[{partition}]@{offset}"
+
+
+def _columns(schema: pa.Schema) -> str:
+    return ", ".join(f"{f.name} {f.type}{'' if f.nullable else ' not null'}" for f in schema)
+
+
+def _partition_id() -> int:
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    return context.partitionId() if context is not None else 0
+
+
+# ---------------------------------------------------------------- the job's result
+
+@dataclass(frozen=True, slots=True)
+class ExportedFile:
+    """One file the job committed: offsets ``start_offset..end_offset`` (inclusive) as ``rows`` rows."""
+
+    topic: str
+    partition: int
+    start_offset: int
+    end_offset: int
+    rows: int
+    path: str
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    """What a run did: the files it committed and the consumer group offsets it left.
+
+    ``read`` are the ranges it read (behind earlier runs' files), ``skipped`` the requested
+    ranges earlier runs had already committed in full, ``committed_offsets`` the group
+    ``connect-<connector>``'s offset (next offset to read) per partition after the run.
+    """
+
+    connector: str
+    run_id: str
+    files: list[ExportedFile]
+    read: list[OffsetRange]
+    skipped: list[OffsetRange]
+    committed_offsets: dict[TopicPartition, int]
+
+    def to_json_line(self) -> str:
+        offsets: dict[str, dict[str, int]] = {}
+        for tp, offset in sorted(self.committed_offsets.items()):
+            offsets.setdefault(tp.topic, {})[str(tp.partition)] = offset
+        return json.dumps({RESULT_KEY: 1, "connector": self.connector, "run_id": self.run_id,
+                           "files": [asdict(f) for f in self.files],
+                           "read": json.loads(ranges_to_json(self.read)),
+                           "skipped": json.loads(ranges_to_json(self.skipped)),
+                           "committed_offsets": offsets}, separators=(",", ":"))
+
+    @classmethod
+    def from_json_line(cls, line: str) -> ExportResult:
+        data = json.loads(line)
+
+        def ranges(nested: dict[str, Any]) -> list[OffsetRange]:
+            return ranges_from_json(json.dumps(nested)) if nested else []
+        return cls(connector=data["connector"], run_id=data["run_id"],
+                   files=[ExportedFile(**f) for f in data["files"]],
+                   read=ranges(data["read"]), skipped=ranges(data["skipped"]),
+                   committed_offsets={TopicPartition(topic, int(p)): offset
+                                      for topic, partitions in data["committed_offsets"].items()
+                                      for p, offset in partitions.items()})
+
+
+def parse_result(output: str) -> ExportResult:
+    """The result in a job's stdout (its last line starting with the result key)."""
+    marker = f'{{"{RESULT_KEY}":'
+    for line in reversed(output.splitlines()):
+        if line.startswith(marker):
+            return ExportResult.from_json_line(line)
+    raise ConnectError(f"The Spark export job printed no result line (one starting with {marker}); "
+                       f"it failed before committing, see its log. Last output: {output[-500:]!r}")
+
+
+# ---------------------------------------------------------------- spark-submit
+
+@dataclass(frozen=True)
+class SparkExportJob:
+    """One spark-submit of the job, in the pieces SparkSubmitOperator takes.
+
+    ``SparkSubmitOperator(application=job.application, application_args=job.application_args,
+    conf=job.conf, jars=",".join(job.jars), name=job.name, env_vars=job.env)``, or
+    :meth:`command` for a subprocess.
+    """
+
+    application: str
+    application_args: list[str]
+    conf: dict[str, str]
+    jars: list[str]
+    master: str
+    name: str
+    env: dict[str, str]
+    ranges: list[OffsetRange] = field(default_factory=list)
+    """What the job is asked to copy (before it skips what the store holds already)."""
+
+    def command(self, spark_submit: str | None = None) -> list[str]:
+        cmd = [spark_submit or _spark_submit(), "--master", self.master, "--name", self.name]
+        if self.jars:
+            cmd += ["--jars", ",".join(self.jars)]
+        for key, value in self.conf.items():
+            cmd += ["--conf", f"{key}={value}"]
+        return [*cmd, self.application, *self.application_args]
+
+    def redacted_command(self, spark_submit: str | None = None) -> list[str]:
+        """:meth:`command` with secret values (keys naming a secret, password, token ...) hidden."""
+        return [_redact(arg) for arg in self.command(spark_submit)]
+
+
+def spark_export_job(ranges: Iterable[OffsetRange], *, store_url: str, connector_name: str,
+                     bootstrap_servers: str, topics_dir: str = "topics", master: str = "local[2]",
+                     conf: Mapping[str, str] | None = None,
+                     kafka_options: Mapping[str, str] | None = None,
+                     client_options: Mapping[str, str] | None = None,
+                     null_values: str = NULL_VALUES_FAIL, run_id: str | None = None,
+                     parquet_codec: str = "snappy", python: str = sys.executable,
+                     jars_root: Path | None = None) -> SparkExportJob:
+    """The spark-submit that exports ``ranges`` to ``<store_url>/<topics_dir>``.
+
+    ``kafka_options`` go to Spark's Kafka source (as ``kafka.<key>``), ``client_options`` to the
+    driver's confluent-kafka clients (schema peek, group commit); ``conf`` adds Spark conf, e.g.
+    :func:`s3a_conf`. Jars come from the ``spark-kafka`` set, plus the ``spark-s3a`` set when the
+    store is ``s3a://`` (include/jars/<set>/pom.xml, fetched on first use; ``jars_root/<set>``
+    instead when given). A ``local`` master gets ``SPARK_LOCAL_IP=127.0.0.1`` and the jars on the
+    driver's class path instead of ``--jars``: its executor lives in the driver's JVM, and
+    ``--jars`` would copy every jar into a temp dir on each run.
+    """
+    if null_values not in (NULL_VALUES_FAIL, NULL_VALUES_IGNORE):
+        raise ConfigError.for_key("behavior.on.null.values", null_values, "use fail or ignore")
+    ranges = list(ranges)
+    if not ranges:
+        raise ConfigError.for_key("ranges", "[]", "the export needs at least one offset range")
+    args = ["--ranges", ranges_to_json(ranges), "--store-url", store_url, "--topics-dir", topics_dir,
+            "--connector-name", connector_name, "--bootstrap-servers", bootstrap_servers,
+            "--run-id", run_id or uuid.uuid4().hex, "--behavior-on-null-values", null_values]
+    if parquet_codec != "snappy":
+        args += ["--parquet-codec", parquet_codec]
+    for flag, options in (("--kafka-option", kafka_options), ("--client-option", client_options)):
+        for key, value in (options or {}).items():
+            args += [flag, f"{key}={value}"]
+    env = {"PYSPARK_PYTHON": python, "PYSPARK_DRIVER_PYTHON": python}
+    spark_conf = {"spark.ui.enabled": "false", "spark.pyspark.python": python,
+                  "spark.pyspark.driver.python": python}
+    jars = _jars(jars_root, store_url)
+    if master.startswith("local"):
+        env["SPARK_LOCAL_IP"] = "127.0.0.1"
+        spark_conf["spark.driver.extraClassPath"] = os.pathsep.join(jars)
+        jars = []
+    return SparkExportJob(application=str(JOB_PATH), application_args=args,
+                          conf={**spark_conf, **(conf or {})}, jars=jars, master=master,
+                          name=f"kopycat-export-{connector_name}", env=env, ranges=ranges)
+
+
+def s3a_conf(endpoint_url: str, access_key: str, secret_key: str, *, region: str = "us-east-1",
+             path_style: bool = True) -> dict[str, str]:
+    """Spark conf for an S3-compatible endpoint (``spark.hadoop.fs.s3a.*``; path style for moto/MinIO)."""
+    return {"spark.hadoop.fs.s3a.endpoint": endpoint_url,
+            "spark.hadoop.fs.s3a.endpoint.region": region,
+            "spark.hadoop.fs.s3a.access.key": access_key,
+            "spark.hadoop.fs.s3a.secret.key": secret_key,
+            "spark.hadoop.fs.s3a.aws.credentials.provider":
+                "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
+            "spark.hadoop.fs.s3a.path.style.access": str(path_style).lower(),
+            "spark.hadoop.fs.s3a.connection.ssl.enabled": str(endpoint_url.startswith("https")).lower()}
+
+
+def run_spark_export(job: SparkExportJob, *, spark_submit: str | None = None,
+                     timeout: float | None = None) -> ExportResult:
+    """Run ``job`` with spark-submit and return its result; a failure raises ConnectError with the log's end."""
+    done = subprocess.run(job.command(spark_submit), env={**os.environ, **job.env}, capture_output=True,
+                          text=True, timeout=timeout, check=False)
+    if done.returncode != 0:  # spark-submit passes the Python driver's stderr to its stdout
+        raise ConnectError(f"The Spark export {job.name} failed (exit {done.returncode}); the end of its "
+                           f"log:\n{_log_tail(done.stderr)}\n{_log_tail(done.stdout)}")
+    return parse_result(done.stdout)
+
+
+def _jars(jars_root: Path | None, store_url: str) -> list[str]:
+    sets = [KAFKA_JAR_SET, S3A_JAR_SET] if store_url.startswith("s3a://") else [KAFKA_JAR_SET]
+    if jars_root is None:
+        from kopycat.dev.jars import ensure_jars
+
+        dirs = [ensure_jars(name) for name in sets]
+    else:
+        dirs = [jars_root / name for name in sets]
+    return [str(jar) for directory in dirs for jar in sorted(directory.glob("*.jar"))]
+
+
+def _spark_submit() -> str:
+    beside = Path(sys.executable).parent / "spark-submit"
+    return str(beside) if beside.exists() else "spark-submit"
+
+
+def _redact(arg: str) -> str:
+    key, sep, _ = arg.partition("=")
+    return f"{key}=*********(redacted)" if sep and _SECRET_KEY.search(key) else arg
+
+
+def _log_tail(stderr: str, lines: int = 40) -> str:
+    """The job's stderr without Spark's INFO/WARN chatter, last ``lines`` lines."""
+    chatter = re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d (INFO|WARN) ")
+    kept = [line for line in stderr.splitlines() if not chatter.match(line)]
+    return "\n".join(kept[-lines:])
