@@ -10,8 +10,11 @@ setup:
 demo: setup
 	$(VENV)/bin/kopycat dev demo
 
+# Two worker processes (pytest-xdist), a test file each at a time: the integration tests spend
+# much of their time waiting on brokers, Spark and Airflow subprocesses, so two share 2 cores
+# well. Each worker starts its own services (tests/conftest.py's session fixtures).
 test: setup
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 --dist loadfile --durations=25
 
 bench: setup
 	$(PY) -m bench

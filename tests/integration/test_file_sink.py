@@ -1,6 +1,6 @@
 """The storage sink against a real broker: every offset exactly once across files, through kills.
 
-200,000 JSON-with-schema records over 6 partitions go to Parquet through the standalone worker,
+90,000 JSON-with-schema records over 6 partitions go to Parquet through the standalone worker,
 which is killed (-9) three times mid-copy; then a last run finishes. Reading every committed
 file back with pyarrow must give each id exactly once, and each file's rows must be exactly the
 offsets its name says. The same on S3 (moto) through a bounded run, for a smaller topic.
@@ -90,7 +90,7 @@ def committed_count(root: Path, topic: str) -> int:
 
 def test_kills_mid_file_leave_every_offset_exactly_once_in_parquet(
         bootstrap_servers: str, topic_name: str, tmp_path: Path) -> None:
-    records = 200_000
+    records = 90_000
     create_topic(bootstrap_servers, topic_name, PARTITIONS)
     produce_orders(bootstrap_servers, topic_name, records)
     store = tmp_path / "store"
@@ -99,7 +99,7 @@ def test_kills_mid_file_leave_every_offset_exactly_once_in_parquet(
         "offset.flush.interval.ms": "500"})
     connector = write_props(tmp_path / "connector.properties", {
         "name": f"files-{topic_name}", "connector.class": "io.confluent.connect.hdfs.HdfsSinkConnector",
-        "topics": topic_name, "tasks.max": "2", "store.url": f"file://{store}", "flush.size": "3001",
+        "topics": topic_name, "tasks.max": "2", "store.url": f"file://{store}", "flush.size": "1501",
         "format.class": "parquet"})
     log = tmp_path / "worker.log"
     rng = random.Random(7)
@@ -119,9 +119,9 @@ def test_kills_mid_file_leave_every_offset_exactly_once_in_parquet(
     assert seen[-1] < records, f"the kills came after the copy was done: {seen}"
     process = start_worker(worker, connector, log)
     deadline = time.monotonic() + 600
-    # flush.size does not divide the partitions' 33,334 records: the tail needs the schedule or a
-    # bounded run; here the last files are the multiples of 3001 the worker reaches.
-    full = sum((records // PARTITIONS + (p < records % PARTITIONS)) // 3001 * 3001 for p in range(PARTITIONS))
+    # flush.size does not divide the partitions' 15,000 records: the tail needs the schedule or a
+    # bounded run; here the last files are the multiples of 1501 the worker reaches.
+    full = sum((records // PARTITIONS + (p < records % PARTITIONS)) // 1501 * 1501 for p in range(PARTITIONS))
     while committed_count(store, topic_name) < full:
         assert process.poll() is None, log.read_text()[-3000:]
         assert time.monotonic() < deadline, log.read_text()[-3000:]
