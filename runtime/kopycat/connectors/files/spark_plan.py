@@ -26,7 +26,7 @@ from kopycat.api.errors import ConfigError
 from kopycat.api.records import TopicPartition
 from kopycat.connectors.files.partitioners import PARTITIONER_CLASS_CONFIG
 from kopycat.connectors.files.record_formats import FORMAT_CLASS_CONFIG, FORMAT_CLASSES, PARQUET_CODEC_CONFIG
-from kopycat.connectors.files.sink_config import parse_file_sink_config
+from kopycat.connectors.files.sink_config import FileSinkSettings, parse_file_sink_config
 from kopycat.connectors.files.spark_export import (
     NULL_VALUES_FAIL,
     NULL_VALUES_IGNORE,
@@ -128,7 +128,7 @@ def _s3a_conf(values: Mapping[str, Any], location: StoreLocation) -> dict[str, s
     return conf
 
 
-def _check_exportable(props: Mapping[str, Any]) -> Any:
+def _check_exportable(props: Mapping[str, Any]) -> FileSinkSettings:
     """The parsed sink settings, if Spark writes what the Python sink would; else a ConfigError."""
     settings = parse_file_sink_config({k: str(v) for k, v in props.items() if v is not None})
     values = settings.values

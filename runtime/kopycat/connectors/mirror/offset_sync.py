@@ -115,8 +115,12 @@ class OffsetSyncWriter:
         self.outstanding = 0
         self._producer = Producer({**producer_config, "linger.ms": 0})
 
-    def maybe_queue(self, topic: str, partition: int, upstream: int, downstream: int) -> None:
-        """``maybeQueueOffsetSyncs``: send soon when the state says so, else at the next commit."""
+    def maybe_queue(self, topic: str, partition: int, upstream: int, downstream: int) -> bool:
+        """``maybeQueueOffsetSyncs``: send soon when the state says so, else at the next commit.
+
+        True when a sync became pending, so the caller fires (and polls the producer) only then,
+        not for every acknowledged record.
+        """
         key = (topic, partition)
         state = self.states.get(key)
         if state is None:
@@ -126,8 +130,9 @@ class OffsetSyncWriter:
             self.delayed.pop(key, None)
             self.pending[key] = sync
             state.reset()
-        else:
-            self.delayed[key] = sync
+            return True
+        self.delayed[key] = sync
+        return False
 
     def promote_delayed(self) -> None:
         """``promoteDelayedOffsetSyncs``: every delayed sync becomes pending (at each commit)."""

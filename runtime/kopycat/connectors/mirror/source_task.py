@@ -263,8 +263,7 @@ class MirrorSourceTask(SourceTask):
         key = (partition["topic"], partition["partition"])
         upstream = offset["offset"]
         self._acked[key] = upstream
-        if self._writer is not None:
-            self._writer.maybe_queue(key[0], key[1], upstream, metadata.offset)
+        if self._writer is not None and self._writer.maybe_queue(key[0], key[1], upstream, metadata.offset):
             self._writer.fire_pending()
 
     def commit(self) -> None:

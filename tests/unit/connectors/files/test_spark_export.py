@@ -33,15 +33,8 @@ from kopycat.connectors.files.spark_export import (
     spark_offsets,
 )
 from kopycat.converters.json import JsonConverter
+from tests.support.orders import ORDER
 
-ORDER = (SchemaBuilder.struct().name("order")
-         .field("id", Schema.INT64_SCHEMA)
-         .field("name", Schema.STRING_SCHEMA)
-         .field("amount", Decimal.builder(2).parameter("connect.decimal.precision", "10").build())
-         .field("day", Date.SCHEMA)
-         .field("ts", Timestamp.SCHEMA)
-         .field("note", Schema.OPTIONAL_STRING_SCHEMA)
-         .build())
 
 
 def order_bytes(n: int, schema: Schema = ORDER) -> bytes:
