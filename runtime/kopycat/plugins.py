@@ -50,6 +50,10 @@ _BUILTIN_CONNECTORS: Final = {
     "kopycat.connectors.files.FileSinkConnector": "kopycat.connectors.files.file_sink:FileSinkConnector",
     "org.apache.kafka.connect.mirror.MirrorSourceConnector":
         "kopycat.connectors.mirror.source_connector:MirrorSourceConnector",
+    "org.apache.kafka.connect.mirror.MirrorCheckpointConnector":
+        "kopycat.connectors.mirror.checkpoint_connector:MirrorCheckpointConnector",
+    "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector":
+        "kopycat.connectors.mirror.heartbeat:MirrorHeartbeatConnector",
 }
 """Kafka's (or Confluent's) class name -> ours, imported only when asked for."""
 

@@ -34,6 +34,7 @@ from confluent_kafka.admin import (
 from kopycat.api.config import ConfigDef, ConfigValue
 from kopycat.api.connector import ExactlyOnceSupport, SourceConnector
 from kopycat.api.errors import ConfigError, ConnectError
+from kopycat.connectors.mirror.offset_checks import check_altered_offsets
 from kopycat.connectors.mirror.source_config import (
     ADMIN_TIMEOUT_MS,
     CONFIG,
@@ -196,26 +197,7 @@ class MirrorSourceConnector(SourceConnector):
 
     def alter_offsets(self, props: Mapping[str, str], offsets: Mapping[Any, Mapping[str, Any] | None]) -> bool:
         """MM2's checks: partitions ``{cluster, topic, partition}``, offsets ``{offset: n >= 0}``."""
-        for partition, offset in offsets.items():
-            if offset is None:
-                continue
-            if not isinstance(partition, Mapping):
-                raise ConfigError(f"Source partition {partition!r} is not a map: use "
-                                  f'{{"cluster": <alias>, "topic": <topic>, "partition": <n>}}')
-            for key in ("cluster", "topic"):
-                if not isinstance(partition.get(key), str):
-                    raise ConfigError(f"Source partition {dict(partition)} has an invalid or missing {key!r} "
-                                      f"key, which must be a string")
-            number = partition.get("partition")
-            if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number <= 2**31 - 1:
-                raise ConfigError(f"Source partition {dict(partition)} has an invalid value {number!r} for the "
-                                  f"'partition' key, which must be a non-negative integer")
-            value = offset.get("offset")
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ConfigError(f"Source offset {dict(offset)} for source partition {dict(partition)} has an "
-                                  f"invalid value {value!r} for the 'offset' key, which must be a "
-                                  f"non-negative integer")
-        return True
+        return check_altered_offsets(offsets, ("cluster", "topic"), with_partition=True)
 
 
 class RemoteTopics:
