@@ -8,14 +8,13 @@ DESIGN.md §4's shape, so a DAG is a few lines::
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
 from airflow.sdk import TaskGroup, task
 
 from kopycat_airflow.assets import connector_alias
-from kopycat_airflow.connector_config import resolve_connector_config
+from kopycat_airflow.connector_config import ConnectorConfigArg, connector_name
 from kopycat_airflow.hooks.kopycat import KopycatHook
 from kopycat_airflow.operators.copy import COPY_LABEL_TEMPLATE, CopyTaskOperator, WindowMode
 from kopycat_airflow.operators.plan import PlanConnectorOperator
@@ -23,7 +22,7 @@ from kopycat_airflow.operators.plan import PlanConnectorOperator
 __all__ = ["connector_task_group"]
 
 
-def connector_task_group(connector_config: Mapping[str, Any] | str | os.PathLike[str], *,
+def connector_task_group(connector_config: ConnectorConfigArg, *,
                          group_id: str | None = None, kopycat_conn_id: str = KopycatHook.default_conn_name,
                          worker_overrides: Mapping[str, Any] | None = None, window: WindowMode = "auto",
                          idle_ms: int = 1_000, max_records: int | None = None,
@@ -35,7 +34,7 @@ def connector_task_group(connector_config: Mapping[str, Any] | str | os.PathLike
     declare the ``kopycat:<connector>`` asset alias as outlet (events name the topics written),
     and ``summary`` logs and returns the totals of the run.
     """
-    name = resolve_connector_config(connector_config).get("name") if not _templated(connector_config) else None
+    name = connector_name(connector_config)
     common = {"connector_config": connector_config, "kopycat_conn_id": kopycat_conn_id,
               "worker_overrides": worker_overrides}
     with TaskGroup(group_id=group_id or name or "kopycat") as group:
@@ -61,7 +60,3 @@ def summarize_run(summaries: list[dict[str, Any]]) -> dict[str, Any]:
           f"{', topics ' + ', '.join(total['topics']) if total['topics'] else ''}")
     return total
 
-
-def _templated(config: Mapping[str, Any] | str | os.PathLike[str]) -> bool:
-    text = str(config) if not isinstance(config, Mapping) else " ".join(map(str, config.values()))
-    return "{{" in text

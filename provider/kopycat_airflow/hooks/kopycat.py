@@ -22,10 +22,14 @@ from functools import cached_property
 from typing import Any
 
 from airflow.sdk import BaseHook
+from airflow.sdk.exceptions import AirflowFailException
+
+from kopycat.api.errors import NotFoundError
 
 from kopycat.runtime.bounded_plan import PlannedTask, plan_bounded_run
 from kopycat.runtime.bounded_run import run_planned_task
 from kopycat.runtime.bounds import RunSummary
+from kopycat.runtime.stored_connectors import StoredConnectorState, load_stored_connector
 from kopycat.api.window import TimeWindow
 
 __all__ = ["KopycatHook", "default_cluster"]
@@ -85,6 +89,13 @@ class KopycatHook(BaseHook):
                  window: TimeWindow | None = None, **bounds: Any) -> RunSummary:
         """A bounded run of one planned task (offsets from the connection's offsets topic)."""
         return run_planned_task(connector_props, planned, self.worker_props, window=window, **bounds)
+
+    def stored_connector(self, name: str) -> StoredConnectorState:
+        """A connector from the config topic (made through the REST API); a deleted one fails for good."""
+        try:
+            return load_stored_connector(self.worker_props, name)
+        except NotFoundError as exc:
+            raise AirflowFailException(str(exc)) from exc
 
     def test_connection(self) -> tuple[bool, str]:
         """Connect to the cluster and list its topics."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+import traceback
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import Any, Literal
@@ -15,7 +15,9 @@ from kopycat.api.window import TimeWindow
 from kopycat.runtime.bounded_plan import PlannedTask
 from kopycat.runtime.bounds import RunSummary
 from kopycat_airflow.assets import kafka_asset
-from kopycat_airflow.connector_config import resolve_connector_config
+from kopycat.runtime.stored_connectors import report_task
+from kopycat.storage.status_store import State
+from kopycat_airflow.connector_config import ConnectorConfigArg, StoredConnector, resolve_connector_config
 from kopycat_airflow.hooks.kopycat import KopycatHook
 
 __all__ = ["COPY_LABEL_TEMPLATE", "CopyTaskOperator", "WINDOW_CONF_KEY", "WindowMode", "window_of"]
@@ -54,7 +56,7 @@ class CopyTaskOperator(BaseOperator):
     template_fields: Sequence[str] = ("connector_config", "task_config")
     ui_color = "#fdf3e8"
 
-    def __init__(self, *, connector_config: Mapping[str, Any] | str | os.PathLike[str],
+    def __init__(self, *, connector_config: ConnectorConfigArg,
                  task_config: Mapping[str, Any], kopycat_conn_id: str = KopycatHook.default_conn_name,
                  worker_overrides: Mapping[str, Any] | None = None, window: WindowMode = "auto",
                  idle_ms: int = 1_000, max_records: int | None = None, max_seconds: float | None = None,
@@ -79,21 +81,40 @@ class CopyTaskOperator(BaseOperator):
     def execute(self, context: Context) -> dict[str, Any]:
         planned = PlannedTask.from_dict(self.task_config)
         context["kopycat_task_label"] = planned.label  # type: ignore[typeddict-unknown-key]
-        props = resolve_connector_config(self.connector_config)
+        stored = isinstance(self.connector_config, StoredConnector)
+        props = self._connector_props()
         window = window_of(context, self.window)
         if window is not None:
             self.log.info("Windowed run: copying [%s, %s) without touching the live offsets",
                           context.get("data_interval_start"), context.get("data_interval_end"))
+        if stored:
+            report_task(self.hook.worker_props, props["name"], planned.index, State.RUNNING)
         try:
             summary = self.hook.run_task(props, planned, window=window, idle_ms=self.idle_ms,
                                          max_records=self.max_records, max_seconds=self.max_seconds)
-        except ConfigError as exc:
-            raise AirflowFailException(f"Task {planned.index} ({planned.label}) of {props.get('name')}: {exc}") from exc
+        except Exception as exc:
+            if stored:
+                report_task(self.hook.worker_props, props["name"], planned.index, State.FAILED,
+                            traceback.format_exc())
+            if isinstance(exc, ConfigError):
+                raise AirflowFailException(
+                    f"Task {planned.index} ({planned.label}) of {props.get('name')}: {exc}") from exc
+            raise
         self._emit_assets(context, summary)
         self.log.info("Copied %d records (%d skipped, %d filtered) in %.1f s, stopped: %s; offsets: %s",
                       summary.records, summary.skipped, summary.filtered, summary.duration_s,
                       summary.stop_reason.value, summary.offsets)
         return summary.to_dict()
+
+    def _connector_props(self) -> dict[str, str]:
+        """The connector's config: given, or read from the config topic for a stored connector.
+
+        A stored connector paused or stopped since the plan still finishes this run's task:
+        Kafka's workers also finish the batch in hand before honouring a new target state.
+        """
+        if isinstance(self.connector_config, StoredConnector):
+            return self.hook.stored_connector(self.connector_config.name).config
+        return resolve_connector_config(self.connector_config)
 
     def _emit_assets(self, context: Context, summary: RunSummary) -> None:
         """Asset events for the topics written, on the ``kopycat:<connector>`` alias if declared."""

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import Any
 
 from airflow.sdk import BaseOperator, Context
-from airflow.sdk.exceptions import AirflowFailException
+from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
 from kopycat.api.errors import ConfigError
 from kopycat.runtime.connector_config import validate_connector_config
-from kopycat_airflow.connector_config import resolve_connector_config
+from kopycat.runtime.stored_connectors import publish_task_configs, report_connector
+from kopycat.storage.status_store import State
+from kopycat_airflow.connector_config import ConnectorConfigArg, StoredConnector, resolve_connector_config
 from kopycat_airflow.hooks.kopycat import KopycatHook
 
 __all__ = ["PlanConnectorOperator"]
@@ -27,8 +28,12 @@ class PlanConnectorOperator(BaseOperator):
     passwords. A bad config fails this task (no retries) with every error, and no copy task
     starts.
 
-    :param connector_config: connector properties (dict, Jinja-templated) or the path of a
-        ``.properties``/``.json`` file, as ``kopycat standalone`` takes.
+    A :class:`StoredConnector` (made through the REST API) is read from the config topic; while
+    its target state is PAUSED or STOPPED the run is skipped, and a plan records its task configs
+    and the connector's status there, as Kafka Connect's herder does.
+
+    :param connector_config: connector properties (dict, Jinja-templated), the path of a
+        ``.properties``/``.json`` file, as ``kopycat standalone`` takes, or a stored connector.
     :param kopycat_conn_id: the Kafka cluster and worker keys (:class:`KopycatHook`).
     :param worker_overrides: worker.properties keys that win over the connection's.
     """
@@ -36,7 +41,7 @@ class PlanConnectorOperator(BaseOperator):
     template_fields: Sequence[str] = ("connector_config",)
     ui_color = "#e8f4fd"
 
-    def __init__(self, *, connector_config: Mapping[str, Any] | str | os.PathLike[str],
+    def __init__(self, *, connector_config: ConnectorConfigArg,
                  kopycat_conn_id: str = KopycatHook.default_conn_name,
                  worker_overrides: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -49,7 +54,22 @@ class PlanConnectorOperator(BaseOperator):
         return KopycatHook(self.kopycat_conn_id, self.worker_overrides)
 
     def execute(self, context: Context) -> list[dict[str, Any]]:
-        props = resolve_connector_config(self.connector_config)
+        if not isinstance(self.connector_config, StoredConnector):
+            return self._plan(resolve_connector_config(self.connector_config))
+        stored = self.hook.stored_connector(self.connector_config.name)
+        if not stored.runnable:
+            raise AirflowSkipException(
+                f"Connector {stored.name} is {stored.target_state.name}: nothing runs until "
+                f"PUT /connectors/{stored.name}/resume")
+        try:
+            planned = self._plan(stored.config)
+        except Exception as exc:
+            report_connector(self.hook.worker_props, stored.name, State.FAILED, f"{type(exc).__name__}: {exc}")
+            raise
+        publish_task_configs(self.hook.worker_props, stored.name, [task["config"] for task in planned])
+        return planned
+
+    def _plan(self, props: dict[str, str]) -> list[dict[str, Any]]:
         errors = config_errors(props)
         if errors:
             raise AirflowFailException(f"Connector config of {props.get('name', '?')} is invalid "

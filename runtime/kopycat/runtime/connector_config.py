@@ -9,6 +9,7 @@ connector's own ``config()``. The same definition validates ``kopycat validate``
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -25,10 +26,10 @@ from kopycat.transforms.chain import enrich
 __all__ = [
     "COMMON_GROUP", "CONNECTOR_CLASS_CONFIG", "CONNECTOR_CONFIG", "EXACTLY_ONCE_SUPPORT_CONFIG",
     "HEADER_CONVERTER_CONFIG", "KEY_CONVERTER_CONFIG", "NAME_CONFIG", "OFFSETS_STORAGE_TOPIC_CONFIG",
-    "SINK_CONNECTOR_CONFIG", "SOURCE_CONNECTOR_CONFIG", "TASKS_MAX_CONFIG", "TASKS_MAX_ENFORCE_CONFIG",
+    "SCHEDULE_CONFIG", "SCHEDULE_DEFAULT", "SCHEDULE_NONE", "SINK_CONNECTOR_CONFIG", "SOURCE_CONNECTOR_CONFIG", "TASKS_MAX_CONFIG", "TASKS_MAX_ENFORCE_CONFIG",
     "TOPICS_CONFIG", "TOPICS_REGEX_CONFIG", "TRANSACTION_BOUNDARY_CONFIG",
     "TRANSACTION_BOUNDARY_INTERVAL_CONFIG", "VALUE_CONVERTER_CONFIG", "connector_definition",
-    "parse_connector_config", "validate_connector_config",
+    "check_schedule", "parse_connector_config", "validate_connector_config",
 ]
 
 COMMON_GROUP: Final = "Common"
@@ -46,11 +47,35 @@ OFFSETS_STORAGE_TOPIC_CONFIG: Final = "offsets.storage.topic"
 TOPIC_CREATION_GROUPS_CONFIG: Final = "topic.creation.groups"
 TOPICS_CONFIG: Final = "topics"
 TOPICS_REGEX_CONFIG: Final = "topics.regex"
+SCHEDULE_CONFIG: Final = "kopycat.schedule"
+SCHEDULE_DEFAULT: Final = "*/5 * * * *"
+SCHEDULE_NONE: Final = "none"
+_CRON_PRESETS: Final = frozenset({"@hourly", "@daily", "@weekly", "@monthly", "@quarterly", "@yearly"})
+_CRON_FIELD: Final = re.compile(r"[0-9A-Za-z*/,?#LW-]+")
 
 _CONVERTER: Final = LambdaValidator(
     lambda name, value: value is None or converter_class(value, name),
     "A converter class: Kafka's name (org.apache.kafka.connect.json.JsonConverter), its simple name "
     "or a Python import path")
+
+
+def check_schedule(name: str, value: Any) -> None:
+    """A cron expression of 5 fields, an Airflow preset (``@hourly``...) or ``none`` (manual runs only).
+
+    Checked when the connector is stored (REST ``POST /connectors``, ``kopycat validate``), so a
+    typo is a 400 naming the key rather than a connector DAG that silently never appears.
+    """
+    text = str(value).strip()
+    if text == SCHEDULE_NONE or text in _CRON_PRESETS:
+        return
+    fields = text.split()
+    if len(fields) != 5 or not all(_CRON_FIELD.fullmatch(f) for f in fields):
+        raise ConfigError.for_key(name, value, f"expected a cron expression of 5 fields (minute hour day month "
+                                               f"weekday, e.g. '{SCHEDULE_DEFAULT}'), one of "
+                                               f"{', '.join(sorted(_CRON_PRESETS))}, or '{SCHEDULE_NONE}'")
+
+
+_SCHEDULE: Final = LambdaValidator(check_schedule, "A cron expression, an @preset or 'none'")
 _HEADER_CONVERTER: Final = LambdaValidator(
     lambda name, value: value is None or header_converter_class(value, name), "A header converter class")
 
@@ -83,6 +108,11 @@ CONNECTOR_CONFIG: Final = (
     .define(HEADER_CONVERTER_CONFIG, ConfigType.STRING, None, _HEADER_CONVERTER, importance=Importance.LOW,
             group=COMMON_GROUP, order_in_group=7, display_name="Header converter class",
             doc="Converter class for header values; overrides the worker's header.converter.")
+    .define(SCHEDULE_CONFIG, ConfigType.STRING, SCHEDULE_DEFAULT, _SCHEDULE, importance=Importance.MEDIUM,
+            group=COMMON_GROUP, order_in_group=8, display_name="Airflow schedule",
+            doc="(Kopycat) When Airflow runs a connector stored through the REST API (dags/kopycat_connectors.py): "
+                "a cron expression whose intervals are the runs' data intervals, an Airflow preset such as "
+                "@hourly, or 'none' for runs triggered by hand only. Kafka Connect ignores the key.")
     .merge(ERRORS_CONFIG)
 )
 """Keys of every connector (Kafka's ``ConnectorConfig.configDef()`` minus transforms)."""

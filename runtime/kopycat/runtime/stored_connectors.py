@@ -1,0 +1,91 @@
+"""Connectors stored in the config topic, as scheduled runs see them: read, gate, report.
+
+Kafka Connect's distributed herder keeps connectors in ``connect-configs`` and its workers report
+to ``connect-status``. Under Airflow there is no herder process: ``dags/kopycat_connectors.py``
+builds one DAG per stored connector, and each run does the herder's share itself:
+
+- it reads the connector's config and target state when it starts, so a ``PUT .../config``
+  applies from the next run without re-parsing DAG files;
+- it does nothing while the target state is PAUSED or STOPPED (Kafka's ``Worker.setTargetState``);
+- the plan writes its task configs (``task-<name>-<n>`` then ``commit-<name>``), as the leader
+  does in ``DistributedHerder.reconfigureConnector``, so ``GET /connectors/{name}/tasks`` shows them;
+- the connector and each task report RUNNING, or FAILED with the error, in Kafka Connect's status
+  records (``AbstractStatus``), so ``GET /connectors/{name}/status`` and Kafka tools read them.
+
+Each call opens the stores, reads them to their end and closes them: a bounded run has no
+thread to keep them warm, and a second or so per task is small beside a scheduled run.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kopycat.api.errors import NotFoundError
+from kopycat.storage.config_store import KafkaConfigBackingStore, TargetState
+from kopycat.storage.status_store import ConnectorStatus, KafkaStatusBackingStore, State, TaskStatus
+
+__all__ = ["StoredConnectorState", "airflow_worker_id", "load_stored_connector", "publish_task_configs",
+           "report_connector", "report_task"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class StoredConnectorState:
+    """A stored connector's config and the state its runs must honour."""
+
+    name: str
+    config: dict[str, str]
+    target_state: TargetState
+
+    @property
+    def runnable(self) -> bool:
+        """Whether a run copies anything: only a STARTED connector runs (PAUSED and STOPPED wait)."""
+        return self.target_state is TargetState.STARTED
+
+
+def airflow_worker_id() -> str:
+    """The ``worker_id`` of statuses written by Airflow tasks: the host the task ran on."""
+    return f"{socket.gethostname()} (airflow)"
+
+
+def load_stored_connector(worker_props: Mapping[str, Any], name: str) -> StoredConnectorState:
+    """The connector's config and target state from the config topic.
+
+    Raises NotFoundError when the connector was deleted (its DAG lingers until the next parse).
+    """
+    with KafkaConfigBackingStore.from_config(worker_props, timeout_s=30.0) as store:
+        state = store.snapshot()
+    if name not in state.connector_configs:
+        raise NotFoundError(f"Connector {name} is not in the config topic (deleted?): its DAG goes away at the "
+                            f"next parse of dags/kopycat_connectors.py; re-create it with POST /connectors")
+    return StoredConnectorState(name, dict(state.connector_configs[name]),
+                                state.target_states.get(name, TargetState.STARTED))
+
+
+def publish_task_configs(worker_props: Mapping[str, Any], name: str,
+                         task_configs: Sequence[Mapping[str, str]]) -> None:
+    """Record the plan's task configs and the connector as RUNNING."""
+    with KafkaConfigBackingStore.from_config(worker_props, timeout_s=30.0) as store:
+        store.put_task_configs(name, [dict(config) for config in task_configs])
+    report_connector(worker_props, name, State.RUNNING)
+
+
+def report_connector(worker_props: Mapping[str, Any], name: str, state: State, trace: str | None = None) -> None:
+    """Write the connector's status record (``status-connector-<name>``)."""
+    _put(worker_props, ConnectorStatus(name, state, trace, airflow_worker_id()))
+
+
+def report_task(worker_props: Mapping[str, Any], name: str, task: int, state: State,
+                trace: str | None = None) -> None:
+    """Write one task's status record (``status-task-<name>-<task>``)."""
+    _put(worker_props, TaskStatus(name, task, state, trace, airflow_worker_id()))
+
+
+def _put(worker_props: Mapping[str, Any], status: ConnectorStatus | TaskStatus) -> None:
+    with KafkaStatusBackingStore.from_config(worker_props, timeout_s=30.0) as store:
+        store.put(status).result(30.0)
