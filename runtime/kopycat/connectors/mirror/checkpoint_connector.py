@@ -40,6 +40,7 @@ from kopycat.connectors.mirror.checkpoint_config import (
 from kopycat.connectors.mirror.checkpoint_task import MirrorCheckpointTask, list_group_offsets
 from kopycat.connectors.mirror.offset_checks import check_altered_offsets
 from kopycat.connectors.mirror.source_config import SOURCE_BOOTSTRAP, TASK_INDEX_CONFIG
+from kopycat.connectors.mirror.source_connector import deal_round_robin
 from kopycat.storage.topic_admin import create_topic_if_missing
 
 __all__ = ["MirrorCheckpointConnector", "find_consumer_groups"]
@@ -139,9 +140,8 @@ class MirrorCheckpointConnector(SourceConnector):
             groups = list(self._groups)
         if not groups or not self._settings[EMIT_CHECKPOINTS_ENABLED]:
             return []
-        count = min(max_tasks, len(groups))  # group i goes to task i % count
-        return [{**self._props, TASK_CONSUMER_GROUPS: ",".join(groups[index::count]), TASK_INDEX_CONFIG: str(index)}
-                for index in range(count)]
+        return [{**self._props, TASK_CONSUMER_GROUPS: ",".join(dealt), TASK_INDEX_CONFIG: str(index)}
+                for index, dealt in enumerate(deal_round_robin(groups, max_tasks))]
 
     def stop(self) -> None:
         self._stopping.set()

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
 
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import (
@@ -60,13 +60,13 @@ log = logging.getLogger(__name__)
 _Partition = tuple[str, int]
 
 
-def deal_round_robin(partitions: list[_Partition], max_tasks: int) -> list[list[_Partition]]:
-    """``min(max_tasks, len(partitions))`` groups; partition i goes to group i % groups (MM2's)."""
-    count = min(max_tasks, len(partitions))
-    groups: list[list[_Partition]] = [[] for _ in range(count)]
-    for index, partition in enumerate(partitions):
-        groups[index % count].append(partition)
-    return groups
+_T = TypeVar("_T")
+
+
+def deal_round_robin(items: Sequence[_T], max_tasks: int) -> list[list[_T]]:
+    """``min(max_tasks, len(items))`` groups; item i goes to group i % groups (MM2's partition deal)."""
+    count = min(max_tasks, len(items))
+    return [list(items[index::count]) for index in range(count)]
 
 
 def list_partitions(admin: AdminClient, settings: MirrorSettings, cluster: str, bootstrap: str
