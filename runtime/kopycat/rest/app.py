@@ -16,19 +16,20 @@ from __future__ import annotations
 
 import hmac
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from http import HTTPStatus
 from typing import Annotated, Any, Final
 
 from fastapi import Body, FastAPI, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from kopycat import __version__
 from kopycat.api.errors import ConnectError
 from kopycat.rest.errors import ConnectRestError, error_body, status_for
 from kopycat.rest.herder import RestHerder
+from kopycat.rest.ui import CONNECTORS_PAGE
 
 __all__ = ["create_app"]
 
@@ -42,9 +43,13 @@ OffsetsBody = Annotated[dict[str, Any], Body(examples=[{"offsets": [
     {"partition": {"filename": "/tmp/test.txt"}, "offset": {"position": 30}}]}])]
 
 
-def create_app(herder: RestHerder, *, token: str | None = None) -> FastAPI:
-    """The REST API over ``herder``; with ``token``, only bearers of it are served."""
-    app = FastAPI(title="Kopycat REST API", version=__version__,
+def create_app(herder: RestHerder, *, token: str | None = None, dependencies: Sequence[Any] = ()) -> FastAPI:
+    """The REST API over ``herder``; with ``token``, only bearers of it are served.
+
+    ``dependencies`` (FastAPI ``Depends``) run before every route: the Airflow plugin checks
+    Airflow's login and DAG permissions there.
+    """
+    app = FastAPI(title="Kopycat REST API", version=__version__, dependencies=list(dependencies),
                   description="Kafka Connect's REST API over Kopycat's config, status and offset stores.")
     _add_error_handlers(app)
     if token:
@@ -107,6 +112,10 @@ def _add_root_and_plugin_routes(app: FastAPI, herder: RestHerder) -> None:
                           "connected to")
     def server_info() -> dict[str, Any]:
         return herder.server_info()
+
+    @app.get("/ui", response_class=HTMLResponse, include_in_schema=False)
+    def connectors_page() -> HTMLResponse:
+        return HTMLResponse(CONNECTORS_PAGE)
 
     @app.get("/connector-plugins", summary="List all connector plugins installed")
     def list_connector_plugins(

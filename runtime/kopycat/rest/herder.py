@@ -41,6 +41,7 @@ from kopycat.rest.masking import (
     restore_hidden,
     secret_keys,
 )
+from kopycat.rest.run_control import NoRunControl, RunControl
 from kopycat.runtime.connector_config import (
     CONNECTOR_CLASS_CONFIG,
     NAME_CONFIG,
@@ -132,16 +133,20 @@ class RestHerder:
     :param worker_props: the worker.properties of the runs: offsets store and Kafka clients.
     :param worker_id: written as ``worker_id`` with the statuses this herder records.
     :param kafka_cluster_id: shown by ``GET /``.
+    :param run_control: told of pauses, stops and restarts once the stores hold them (the Airflow
+        plugin pauses DAGs and clears failed task instances); its failures are logged, not answered:
+        the stores already carry the change, and the next run honours it.
     """
 
     def __init__(self, config_store: ConfigBackingStore, status_store: StatusBackingStore,
                  worker_props: Mapping[str, Any] | None = None, *, worker_id: str = "kopycat-rest",
-                 kafka_cluster_id: str | None = None) -> None:
+                 kafka_cluster_id: str | None = None, run_control: RunControl | None = None) -> None:
         self.config_store = config_store
         self.status_store = status_store
         self.worker_props = dict(worker_props or {})
         self.worker_id = worker_id
         self.kafka_cluster_id = kafka_cluster_id
+        self.run_control: RunControl = run_control or NoRunControl()
         self._lock = threading.RLock()
 
     # ------------------------------------------------------------------------- helpers
@@ -209,6 +214,22 @@ class RestHerder:
         self.config_store.put_connector_config(name, props, target_state)  # type: ignore[arg-type]
         log.info("%s connector %s", "Created" if old is None else "Reconfigured", name)
         return old is None, self._info(name, self.config_store.snapshot())
+
+    def _put_target_state(self, name: str, state: TargetState) -> None:
+        self.config_store.put_target_state(name, state)
+        try:
+            self.run_control.target_state_changed(name, state)
+        except Exception:  # noqa: BLE001 - the stores hold the state; the runner catches up at its next run
+            log.warning("Connector %s is %s in the config topic, but its runner was not told", name, state.name,
+                        exc_info=True)
+
+    def _restart_runs(self, name: str, statuses: Sequence[ConnectorStatus | TaskStatus]) -> None:
+        connector = any(isinstance(s, ConnectorStatus) for s in statuses)
+        tasks = [s.task for s in statuses if isinstance(s, TaskStatus)]
+        try:
+            self.run_control.restart(name, connector=connector, tasks=tasks)
+        except Exception:  # noqa: BLE001 - RESTARTING is recorded; a later run picks the connector up
+            log.warning("Connector %s: restart recorded, but its runner could not rerun it", name, exc_info=True)
 
     def _record(self, *statuses: ConnectorStatus | TaskStatus) -> None:
         for status in statuses:
@@ -332,7 +353,9 @@ class RestHerder:
         state = self.config_store.snapshot()
         if not include_tasks and not only_failed:
             self._config(name, state)
-            self._record(ConnectorStatus(name, State.RESTARTING, None, self.worker_id))
+            restarting = ConnectorStatus(name, State.RESTARTING, None, self.worker_id)
+            self._record(restarting)
+            self._restart_runs(name, [restarting])
             return None
         self._config(name, state, "Unknown connector: {name}")
         plan = self._status(name, state)
@@ -345,6 +368,8 @@ class RestHerder:
                 task["state"] = State.RESTARTING.value
                 restarting.append(TaskStatus(name, task["id"], State.RESTARTING, None, self.worker_id))
         self._record(*restarting)
+        if restarting:
+            self._restart_runs(name, restarting)
         return plan
 
     @_serialized
@@ -354,26 +379,28 @@ class RestHerder:
         self._config(name, state)
         if not 0 <= task < len(state.task_configs.get(name, [])):
             raise ConnectRestError.not_found(f"Task {name}-{task} not found")
-        self._record(TaskStatus(name, task, State.RESTARTING, None, self.worker_id))
+        restarting = TaskStatus(name, task, State.RESTARTING, None, self.worker_id)
+        self._record(restarting)
+        self._restart_runs(name, [restarting])
 
     @_serialized
     def pause_connector(self, name: str) -> None:
         """``PUT /connectors/{name}/pause``."""
         self._config(name, self.config_store.snapshot(), "Unknown connector {name}")
-        self.config_store.put_target_state(name, TargetState.PAUSED)
+        self._put_target_state(name, TargetState.PAUSED)
 
     @_serialized
     def resume_connector(self, name: str) -> None:
         """``PUT /connectors/{name}/resume``."""
         self._config(name, self.config_store.snapshot(), "Unknown connector {name}")
-        self.config_store.put_target_state(name, TargetState.STARTED)
+        self._put_target_state(name, TargetState.STARTED)
 
     @_serialized
     def stop_connector(self, name: str) -> None:
         """``PUT /connectors/{name}/stop``: zero task configs, then STOPPED (Kafka's ``DistributedHerder``)."""
         self._config(name, self.config_store.snapshot(), "Unknown connector {name}")
         self.config_store.put_task_configs(name, [])
-        self.config_store.put_target_state(name, TargetState.STOPPED)
+        self._put_target_state(name, TargetState.STOPPED)
 
     def connector_active_topics(self, name: str) -> dict[str, Any]:
         """``GET /connectors/{name}/topics``: Kopycat does not track topics yet (KIP-558), so none."""

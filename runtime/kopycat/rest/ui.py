@@ -1,0 +1,131 @@
+"""The connectors page: one HTML file over the REST API, served at ``GET /ui``.
+
+The Airflow plugin links it from Airflow's navigation (an external view), and ``kopycat rest``
+serves it as well. It only calls the Kafka Connect endpoints, with URLs relative to the page, so it
+works wherever the app is mounted (``/kopycat/ui`` in Airflow) and under the same authentication:
+Airflow's session cookie when mounted. Text goes in with ``textContent``, never as HTML, because
+connector names, classes and traces are user input.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = ["CONNECTORS_PAGE"]
+
+CONNECTORS_PAGE: Final = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>Kopycat connectors</title>
+<style>
+  body { font-family: system-ui, sans-serif; margin: 1.5rem; color: #1f2933; }
+  h1 { font-size: 1.4rem; margin: 0 0 .25rem 0; }
+  p.hint { color: #52606d; margin: 0 0 1rem 0; }
+  table { border-collapse: collapse; width: 100%; }
+  th, td { text-align: left; padding: .45rem .6rem; border-bottom: 1px solid #e4e7eb; vertical-align: top; }
+  th { background: #f5f7fa; font-weight: 600; }
+  .state { font-weight: 600; padding: .1rem .45rem; border-radius: .3rem; font-size: .85rem; }
+  .RUNNING { background: #e3f9e5; color: #207227; } .PAUSED { background: #fff3c4; color: #8d6708; }
+  .STOPPED { background: #e4e7eb; color: #3e4c59; } .FAILED { background: #ffe3e3; color: #a61b1b; }
+  .UNASSIGNED, .RESTARTING { background: #e6f6ff; color: #035388; }
+  ul { margin: 0; padding-left: 1rem; } code { font-size: .85rem; }
+  button { margin: 0 .2rem .2rem 0; padding: .25rem .6rem; border: 1px solid #9aa5b1; border-radius: .3rem;
+           background: white; cursor: pointer; }
+  button:hover { background: #f0f4f8; } #error { color: #a61b1b; white-space: pre-wrap; }
+</style>
+</head>
+<body>
+<h1>Kopycat connectors</h1>
+<p class="hint">Connectors stored in the config topic; each runs as the Airflow DAG
+<code>kopycat_connector_&lt;name&gt;</code>. Pause and stop also pause the DAG; restart reruns the failed
+tasks of its latest run. Refreshes every 5 seconds.</p>
+<div id="error"></div>
+<table id="connectors">
+  <thead><tr><th>Connector</th><th>Type</th><th>State</th><th>Tasks</th><th>Offsets</th><th>Actions</th></tr></thead>
+  <tbody></tbody>
+</table>
+<script>
+"use strict";
+const ACTIONS = [["Pause", "PUT", "pause"], ["Resume", "PUT", "resume"], ["Stop", "PUT", "stop"],
+                 ["Restart", "POST", "restart?includeTasks=true&onlyFailed=true"]];
+
+async function call(method, path) {
+  const response = await fetch(path, {method: method, credentials: "same-origin"});
+  if (!response.ok) {
+    let message = response.statusText;
+    try { message = (await response.json()).message || message; } catch (e) { /* not JSON */ }
+    throw new Error(method + " " + path + ": " + response.status + " " + message);
+  }
+  return response.status === 204 ? null : response.json().catch(() => null);
+}
+
+function cell(row, text, className) {
+  const td = row.insertCell();
+  if (text !== undefined) {
+    const span = document.createElement("span");
+    span.textContent = text;
+    if (className) span.className = className;
+    td.appendChild(span);
+  }
+  return td;
+}
+
+function list(td, items) {
+  const ul = document.createElement("ul");
+  for (const item of items) {
+    const li = document.createElement("li");
+    li.textContent = item;
+    ul.appendChild(li);
+  }
+  td.appendChild(ul);
+}
+
+function offsetLines(offsets) {
+  return (offsets.offsets || []).map(o => JSON.stringify(o.partition) + " \\u2192 " + JSON.stringify(o.offset));
+}
+
+async function render() {
+  const error = document.getElementById("error");
+  try {
+    const connectors = await call("GET", "connectors?expand=status&expand=info");
+    const names = Object.keys(connectors).sort();
+    const offsets = await Promise.all(names.map(
+      name => call("GET", "connectors/" + encodeURIComponent(name) + "/offsets").catch(e => ({error: e.message}))));
+    const body = document.querySelector("#connectors tbody");
+    body.replaceChildren();
+    names.forEach((name, i) => {
+      const status = connectors[name].status, info = connectors[name].info;
+      const row = body.insertRow();
+      row.dataset.connector = name;
+      cell(row, name);
+      cell(row, status.type + " \\u00b7 " + info.config["connector.class"]);
+      cell(row, status.connector.state, "state " + status.connector.state).dataset.role = "state";
+      list(cell(row), status.tasks.map(t => "task " + t.id + ": " + t.state + (t.trace ? " \\u2014 "
+        + t.trace.split("\\n")[0] : "")));
+      list(cell(row), offsets[i].error ? [offsets[i].error] : offsetLines(offsets[i]));
+      const actions = cell(row);
+      for (const [label, method, path] of ACTIONS) {
+        const button = document.createElement("button");
+        button.textContent = label;
+        button.dataset.action = label.toLowerCase();
+        button.onclick = async () => {
+          try { await call(method, "connectors/" + encodeURIComponent(name) + "/" + path); error.textContent = ""; }
+          catch (e) { error.textContent = e.message; }
+          await render();
+        };
+        actions.appendChild(button);
+      }
+    });
+    document.body.dataset.loaded = String(names.length);
+  } catch (e) {
+    error.textContent = e.message;
+  }
+}
+
+render();
+setInterval(render, 5000);
+</script>
+</body>
+</html>
+"""

@@ -1,0 +1,123 @@
+"""The connectors page in headless Chromium: it lists connectors and its buttons change their state.
+
+The page is served by the REST app (over in-memory config and status stores: the page only talks
+HTTP to the API, and the stores on Kafka have their own tests) from a real uvicorn server, and
+driven by Debian's chromium through chromedriver. The screenshot lands in the test's tmp dir.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import uvicorn
+from kopycat.rest import RestHerder, create_app
+from kopycat.storage.config_store import MemoryConfigBackingStore, TargetState
+from kopycat.storage.status_store import ConnectorStatus, MemoryStatusBackingStore, State, TaskStatus
+
+pytestmark = pytest.mark.skipif(not shutil.which("chromedriver"), reason="needs chromium-driver (.ci/bootstrap)")
+
+CONNECTOR = "orders-<img src=x onerror=alert(1)>"  # markup in a name must show as text, never run
+
+
+@pytest.fixture
+def herder(tmp_path: Path) -> RestHerder:
+    herder = RestHerder(MemoryConfigBackingStore(), MemoryStatusBackingStore(),
+                        {"offset.storage.file.filename": str(tmp_path / "connect.offsets")})
+    herder.create_connector({"name": CONNECTOR, "config": {
+        "connector.class": "FileStreamSource", "file": str(tmp_path / "orders.txt"), "topic": "orders"}})
+    herder.config_store.put_task_configs(CONNECTOR, [{}, {}])
+    herder.status_store.put(ConnectorStatus(CONNECTOR, State.RUNNING, None, "airflow"))
+    herder.status_store.put(TaskStatus(CONNECTOR, 0, State.RUNNING, None, "airflow"))
+    herder.status_store.put(TaskStatus(CONNECTOR, 1, State.FAILED, "RuntimeError: disk full\n  at line 3", "airflow"))
+    return herder
+
+
+@pytest.fixture
+def base_url(herder: RestHerder) -> Iterator[str]:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(herder), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+@pytest.fixture
+def browser() -> Iterator[object]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,600"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+    yield driver
+    driver.quit()
+
+
+def _wait(condition: Callable[[], bool], what: str, seen: Callable[[], str] = lambda: "",
+          timeout_s: float = 30) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}; page shows {seen()}")
+        time.sleep(0.1)
+
+
+def _cells(driver: object) -> list[str]:
+    """The first row's cell texts, read in one script: the page re-renders its rows every 5 s."""
+    return driver.execute_script(  # type: ignore[attr-defined,no-any-return]
+        "const row = document.querySelector('#connectors tbody tr');"
+        "return row ? Array.from(row.cells, c => c.innerText) : [];")
+
+
+def _error(driver: object) -> str:
+    return driver.execute_script("return document.getElementById('error').innerText")  # type: ignore[attr-defined,no-any-return]
+
+
+def _click(driver: object, selector: str) -> None:
+    """Click in one script: a re-render may replace the button between a find and a native click."""
+    assert driver.execute_script(  # type: ignore[attr-defined]
+        "const b = document.querySelector(arguments[0]); if (b) b.click(); return Boolean(b);", selector)
+
+
+def test_the_page_lists_the_connector_and_its_buttons_pause_resume_stop_and_restart_it(
+        browser: object, base_url: str, herder: RestHerder, tmp_path: Path) -> None:
+    driver: object = browser
+    driver.get(f"{base_url}/ui")  # type: ignore[attr-defined]
+    _wait(lambda: driver.execute_script("return document.body.dataset.loaded") == "1",  # type: ignore[attr-defined]
+          "the connectors to load")
+    cells = _cells(driver)
+    assert cells[0] == CONNECTOR  # shown as text, not markup
+    assert cells[1] == "source · FileStreamSource" and cells[2] == "RUNNING"
+    assert cells[3].splitlines() == ["task 0: RUNNING", "task 1: FAILED — RuntimeError: disk full"]
+    driver.save_screenshot(str(tmp_path / "connectors-page.png"))  # type: ignore[attr-defined]
+
+    def click(action: str, expect: str) -> None:
+        _click(driver, f"button[data-action={action}]")
+        _wait(lambda: _cells(driver)[2] == expect, f"{action} to show {expect}",
+              lambda: f"row {_cells(driver)}, error {_error(driver)!r}")
+
+    click("pause", "PAUSED")
+    assert herder.config_store.snapshot().target_states[CONNECTOR] is TargetState.PAUSED
+    click("resume", "RUNNING")
+    assert herder.config_store.snapshot().target_states[CONNECTOR] is TargetState.STARTED
+    click("restart", "RUNNING")  # includeTasks&onlyFailed: the failed task restarts, the connector runs on
+    assert herder.status_store.get_task(CONNECTOR, 1).state is State.RESTARTING  # type: ignore[union-attr]
+    assert herder.status_store.get_task(CONNECTOR, 0).state is State.RUNNING  # type: ignore[union-attr]
+    click("stop", "STOPPED")
+    assert herder.config_store.snapshot().target_states[CONNECTOR] is TargetState.STOPPED
+    assert _error(driver) == ""
