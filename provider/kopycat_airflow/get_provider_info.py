@@ -8,7 +8,7 @@ from kopycat import __version__
 
 
 def get_provider_info() -> dict[str, Any]:
-    """Provider metadata in the shape of Airflow's provider.yaml (connection types, operators, hooks)."""
+    """Provider metadata shaped as Airflow's provider.yaml: connections, operators, sensors, triggers."""
     return {
         "package-name": "kopycat",
         "name": "Kopycat",
@@ -18,6 +18,8 @@ def get_provider_info() -> dict[str, Any]:
                           "tags": ["software"]}],
         "operators": [{"integration-name": "Kopycat", "python-modules": [
             "kopycat_airflow.operators.plan", "kopycat_airflow.operators.copy"]}],
+        "sensors": [{"integration-name": "Kopycat", "python-modules": ["kopycat_airflow.sensors.connector"]}],
+        "triggers": [{"integration-name": "Kopycat", "python-modules": ["kopycat_airflow.triggers.connector"]}],
         "hooks": [{"integration-name": "Kopycat", "python-modules": ["kopycat_airflow.hooks.kopycat"]}],
         "connection-types": [{"hook-class-name": "kopycat_airflow.hooks.kopycat.KopycatHook",
                               "connection-type": "kopycat"}],
