@@ -11,17 +11,17 @@ left out of every task config and put back from the connector config when the ta
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import Consumer, TopicPartition as KafkaTopicPartition
+from confluent_kafka import Consumer
+from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from kopycat.api.config import ConfigType
 from kopycat.api.records import TopicPartition
 from kopycat.kafka import client_config
-from kopycat.runtime.connector_config import TOPICS_CONFIG, TOPICS_REGEX_CONFIG, connector_definition
+from kopycat.runtime.connector_config import connector_definition, sink_topics
 from kopycat.runtime.planning import PlanningContext, plan_connector
 from kopycat.storage.offset_storage import OffsetStorageReaderImpl
 from kopycat.storage.offset_store import OffsetBackingStore
@@ -123,14 +123,9 @@ def _plan_sink(props: Mapping[str, Any], configs: Sequence[dict[str, str]],
 
 
 def _end_offsets(consumer: Consumer, props: Mapping[str, Any]) -> dict[TopicPartition, int]:
-    topics = [t.strip() for t in str(props.get(TOPICS_CONFIG) or "").split(",") if t.strip()]
-    pattern = str(props.get(TOPICS_REGEX_CONFIG) or "").strip()
     metadata = consumer.list_topics(timeout=30)
-    if pattern:
-        regex = re.compile(pattern)
-        topics += [t for t in metadata.topics if regex.fullmatch(t) and t not in topics]
     ends = {}
-    for topic in topics:
+    for topic in sink_topics(props, metadata.topics):
         described = metadata.topics.get(topic)
         if described is None or described.error is not None:
             log.warning("Topic %s does not exist (yet): nothing to copy from it", topic)

@@ -10,12 +10,12 @@ connector's own ``config()``. The same definition validates ``kopycat validate``
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from kopycat.api.config import (
-    CaseInsensitiveValidString, ConfigDef, ConfigType, Importance, NonEmptyStringWithoutControlChars,
-    LambdaValidator, Range, Width,
+    CaseInsensitiveValidString, ConfigDef, ConfigType, Importance, LambdaValidator,
+    NonEmptyStringWithoutControlChars, Range, Width,
 )
 from kopycat.api.connector import Connector, SinkConnector
 from kopycat.api.errors import ConfigError
@@ -28,7 +28,7 @@ __all__ = [
     "HEADER_CONVERTER_CONFIG", "KEY_CONVERTER_CONFIG", "NAME_CONFIG", "OFFSETS_STORAGE_TOPIC_CONFIG",
     "SCHEDULE_CONFIG", "SCHEDULE_DEFAULT", "SCHEDULE_NONE", "SINK_CONNECTOR_CONFIG", "SOURCE_CONNECTOR_CONFIG", "TASKS_MAX_CONFIG", "TASKS_MAX_ENFORCE_CONFIG",
     "TOPICS_CONFIG", "TOPICS_REGEX_CONFIG", "TRANSACTION_BOUNDARY_CONFIG",
-    "TRANSACTION_BOUNDARY_INTERVAL_CONFIG", "VALUE_CONVERTER_CONFIG", "connector_definition",
+    "TRANSACTION_BOUNDARY_INTERVAL_CONFIG", "VALUE_CONVERTER_CONFIG", "sink_topics", "connector_definition",
     "check_schedule", "parse_connector_config", "validate_connector_config",
 ]
 
@@ -222,3 +222,23 @@ def parse_connector_config(props: Mapping[str, Any], connector: Connector) -> di
         _topics_given(props)
     return values
 
+
+_INTERNAL_TOPICS: Final = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
+
+
+def sink_topics(props: Mapping[str, Any], existing: Iterable[str]) -> list[str]:
+    """A sink's input: its ``topics`` as listed (existing or not), then the ``existing`` topics
+    ``topics.regex`` matches whole, sorted, internal topics left out (as Kafka's consumer subscribes).
+
+    Shared by the plan (end offsets) and the lag measure, so both see the same input.
+    """
+    topics = [t.strip() for t in str(props.get(TOPICS_CONFIG) or "").split(",") if t.strip()]
+    pattern = str(props.get(TOPICS_REGEX_CONFIG) or "").strip()
+    if pattern:
+        try:
+            regex = re.compile(pattern)
+        except re.error as exc:
+            raise ConfigError.for_key(TOPICS_REGEX_CONFIG, pattern, f"not a valid regular expression ({exc})") \
+                from None
+        topics += sorted(t for t in set(existing) - _INTERNAL_TOPICS if regex.fullmatch(t) and t not in topics)
+    return topics

@@ -28,7 +28,6 @@ Other source connectors (JDBC, files...) read no Kafka topic, so they have no la
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -47,6 +46,7 @@ from kopycat.runtime.connector_config import (
     NAME_CONFIG,
     TOPICS_CONFIG,
     TOPICS_REGEX_CONFIG,
+    sink_topics,
 )
 from kopycat.runtime.offsets_admin import (
     KAFKA_OFFSET_KEY,
@@ -63,7 +63,6 @@ LagInput = Literal["sink", "mirror"]
 """Where a connector's input position lives: a sink's consumer group, or the mirror's source offsets."""
 
 MIRROR_SOURCE_CLASS: Final = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
-_INTERNAL_TOPICS: Final = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 _TIMEOUT_S: Final = 30.0
 
 
@@ -182,19 +181,12 @@ def _sink_topics(name: str, props: Mapping[str, str], counts: Mapping[str, int])
     if not listed and not pattern:
         raise ConfigError(f"Sink connector {name} has neither {TOPICS_CONFIG} nor {TOPICS_REGEX_CONFIG}: "
                           f"set one to name the topics it copies", key=TOPICS_CONFIG)
-    missing = [t for t in listed if t not in counts]
+    topics = sink_topics(props, counts)
+    missing = [t for t in topics if t not in counts]
     if missing:
         log.warning("Sink connector %s: topic(s) %s do not exist (yet); they count no lag", name,
                     ", ".join(missing))
-    topics = [t for t in listed if t in counts]
-    if pattern:
-        try:
-            regex = re.compile(pattern)
-        except re.error as exc:
-            raise ConfigError.for_key(TOPICS_REGEX_CONFIG, pattern, f"not a valid regular expression ({exc})") \
-                from None
-        topics += sorted(t for t in counts if regex.fullmatch(t) and t not in topics and t not in _INTERNAL_TOPICS)
-    return topics
+    return [t for t in topics if t in counts]
 
 
 # ------------------------------------------------------------------------ mirror source
