@@ -1,20 +1,31 @@
-"""Run one DAG run with ``dag.test()`` and print what it did as JSON: the demo's and tests' driver.
+"""Run DAG runs with ``dag.test()`` and report what they did as JSON: the demo's and tests' driver.
 
 ``python -m kopycat_airflow.dag_test <dag_id> [--logical-date ISO] [--conf JSON]`` with Airflow's
 environment set (``AIRFLOW_HOME``, ``AIRFLOW__CORE__DAGS_FOLDER``; the metadata DB migrated).
 The last stdout line is ``{"state", "tasks": [{"task_id", "map_index", "label", "state",
 "try_number", "result"}]}``: results are the XCom return values (run summaries, the plan). Runs
 in its own process because Airflow configures itself once per process from the environment.
+
+``python -m kopycat_airflow.dag_test --serve --result-fd N`` runs many: one request per stdin line
+(``{"dag_id", "logical_date", "conf", "dags_folder", "env"}``), one answer per line on fd ``N``
+(a run as above, or ``{"error"}``). Importing and configuring Airflow costs 15-30 s a process,
+more than most test runs take, so the tests pay it once per session (``LocalAirflow.serve``).
+``env`` holds only what Airflow reads at each use (``AIRFLOW_CONN_*``, the DAG files' own
+variables), and is undone after the run.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-from typing import Any
+import traceback
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, TextIO
 
-__all__ = ["main", "run_dag"]
+__all__ = ["main", "run_dag", "serve"]
 
 
 def run_dag(dag_id: str, logical_date: str | None = None, conf: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -45,6 +56,45 @@ def run_dag(dag_id: str, logical_date: str | None = None, conf: dict[str, Any] |
             "data_interval": [str(run.data_interval_start), str(run.data_interval_end)], "tasks": tasks}
 
 
+def serve(requests: Iterable[str], answers: TextIO) -> None:
+    """Answer each run request line with one JSON line; a failed run is an answer, not an exit."""
+    for line in requests:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        try:
+            with _run_environment(request.get("env") or {}, request["dags_folder"]):
+                answer = run_dag(request["dag_id"], request.get("logical_date"), request.get("conf"))
+        except (Exception, SystemExit) as exc:  # run_dag exits when the DAG is missing; serve on
+            traceback.print_exc()
+            answer = {"error": f"{type(exc).__name__}: {exc}"}
+        answers.write(json.dumps(answer, default=str) + "\n")
+        answers.flush()
+
+
+@contextmanager
+def _run_environment(env: Mapping[str, str], dags_folder: str) -> Iterator[None]:
+    """``env`` and ``dags_folder`` for one run, restored after it.
+
+    ``settings.DAGS_FOLDER`` is what ``dag.test()``'s bundle sync walks; Airflow reads it from the
+    environment only at import, so it is set directly.
+    """
+    from airflow import settings
+    from airflow.configuration import conf
+
+    saved_env, saved_folder = dict(os.environ), settings.DAGS_FOLDER
+    os.environ.update({**env, "AIRFLOW__CORE__DAGS_FOLDER": dags_folder})
+    conf.set("core", "dags_folder", dags_folder)
+    settings.DAGS_FOLDER = dags_folder
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved_env)
+        conf.set("core", "dags_folder", saved_folder)
+        settings.DAGS_FOLDER = saved_folder
+
+
 def _text(state: Any) -> str | None:
     """A state enum (or the plain string Airflow sometimes hands back) as its value."""
     return None if state is None else str(getattr(state, "value", state))
@@ -61,10 +111,18 @@ def _json(value: Any) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kopycat_airflow.dag_test", description=__doc__)
-    parser.add_argument("dag_id")
+    parser.add_argument("dag_id", nargs="?")
     parser.add_argument("--logical-date", help="ISO date-time of the run (default: now)")
     parser.add_argument("--conf", help="dag_run.conf as JSON, e.g. '{\"kopycat_window\": true}'")
+    parser.add_argument("--serve", action="store_true", help="run the requests read from stdin, one per line")
+    parser.add_argument("--result-fd", type=int, default=1, help="with --serve: the fd answers go to")
     args = parser.parse_args(argv)
+    if args.serve:
+        with os.fdopen(args.result_fd, "w", closefd=args.result_fd != 1) as answers:
+            serve(sys.stdin, answers)
+        return 0
+    if not args.dag_id:
+        parser.error("dag_id is required (or --serve)")
     result = run_dag(args.dag_id, args.logical_date, json.loads(args.conf) if args.conf else None)
     sys.stdout.write(json.dumps(result, default=str) + "\n")
     return 0 if result["state"] == "success" else 1

@@ -1,7 +1,8 @@
-"""A throwaway Airflow for DAG tests: one metadata DB per session, DAG files per test module.
+"""A throwaway Airflow for DAG tests: one metadata DB and one dag.test server per session.
 
-DAG runs are ``dag.test()`` in child processes (kopycat_airflow.local.LocalAirflow), with the
-real broker and databases of tests/conftest.py passed through the environment.
+DAG runs are ``dag.test()`` in one served child process per session (``LocalAirflow.serve``), so
+Airflow's 15-30 s start is paid once, not per run; each test has its own DAGs folder, and the
+real broker and databases of tests/conftest.py reach the runs through the environment.
 """
 
 from __future__ import annotations
@@ -10,21 +11,24 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
+from kopycat.dev.kafka_broker import LocalKafkaBroker
 from kopycat_airflow.local import LocalAirflow
 
 
 @pytest.fixture(scope="session")
-def airflow_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A migrated Airflow home shared by the session (migration takes about a minute)."""
+def served_airflow(tmp_path_factory: pytest.TempPathFactory,
+                   kafka_broker: LocalKafkaBroker) -> Iterator[LocalAirflow]:
+    """A migrated Airflow home (about a minute) and the session's dag.test server."""
     home = tmp_path_factory.mktemp("airflow-home")
-    LocalAirflow(home, home / "dags").migrate()
-    return home
+    airflow = LocalAirflow(home, home / "dags", env={"KOPYCAT_BOOTSTRAP_SERVERS": kafka_broker.bootstrap_servers})
+    airflow.migrate()
+    with airflow.serve() as served:
+        yield served
 
 
 @pytest.fixture
-def local_airflow(airflow_home: Path, tmp_path: Path, bootstrap_servers: str) -> Iterator[LocalAirflow]:
-    """Airflow on the session's metadata DB with this test's own DAGs folder (``.dags_folder``)."""
+def local_airflow(served_airflow: LocalAirflow, tmp_path: Path) -> LocalAirflow:
+    """The session's Airflow with this test's own DAGs folder (``.dags_folder``)."""
     dags = tmp_path / "dags"
     dags.mkdir()
-    yield LocalAirflow(airflow_home, dags, env={"KOPYCAT_BOOTSTRAP_SERVERS": bootstrap_servers})
+    return served_airflow.with_dags(dags)

@@ -1,8 +1,9 @@
 """Calls Airflow's API server with the Kopycat plugin mounted; run by test_airflow_plugin.py.
 
 Runs in a child process with the test's Airflow environment (Airflow configures itself once per
-process). Argument: the connector's name. Prints one JSON object: the HTTP answers and the DAG's
-state (paused flag, task instance states) after each call.
+process). Arguments: the connector's name, its DAG's id and a file to write one JSON object to:
+the HTTP answers and the DAG's state (paused flag, task instance states) after each call. A file,
+not stdout: the stores log to stdout as they stop.
 """
 
 from __future__ import annotations
@@ -78,4 +79,6 @@ def main(name: str, dag_id: str) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(sys.argv[1], sys.argv[2]), default=str))
+    seen = main(sys.argv[1], sys.argv[2])
+    with open(sys.argv[3], "w") as out:
+        json.dump(seen, out, default=str)

@@ -44,17 +44,18 @@ with DAG({dag_id!r}, schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz=
 
 
 def test_the_mounted_api_pauses_resumes_and_restarts_the_connectors_dag_behind_airflow_login(
-        local_airflow: LocalAirflow) -> None:
+        local_airflow: LocalAirflow, tmp_path: Path) -> None:
     name = f"orders-{uuid.uuid4().hex[:6]}"
     dag_id, group = connector_dag_id(name), name.replace("-", "_")
     (local_airflow.dags_folder / "connector_dag.py").write_text(DAG_FILE.format(dag_id=dag_id, group=group))
     first = local_airflow.run_dag(dag_id)
     assert [t["state"] for t in first.tasks("copy")] == ["success", "failed", "success"]
 
-    done = subprocess.run([sys.executable, str(CALLS), name, dag_id], env=local_airflow.environ(),
+    answers = tmp_path / "answers.json"
+    done = subprocess.run([sys.executable, str(CALLS), name, dag_id, str(answers)], env=local_airflow.environ(),
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    seen = json.loads(answers.read_text())
 
     assert seen["anonymous"]["status"] == 401
     assert seen["anonymous"]["body"] == {"error_code": 401, "message": "Not authenticated"}
