@@ -56,8 +56,11 @@ def read_partitions(bootstrap: str, topic: str) -> dict[int, list[Record]]:
     try:
         consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
         left, out = set(range(PARTITIONS)), {p: [] for p in range(PARTITIONS)}  # type: dict[int, list[Record]]
+        deadline = time.monotonic() + 60
         while left:
-            for message in consumer.consume(10_000, timeout=10):
+            assert time.monotonic() < deadline, f"timed out reading {topic}: partitions {left} not at their end"
+            # consume() waits its whole timeout for a short batch: a short timeout, looped to the ends
+            for message in consumer.consume(10_000, timeout=0.2):
                 if message.error():
                     left.discard(message.partition())
                     continue
@@ -76,8 +79,10 @@ def raw_offsets(bootstrap: str, topic: str, connector: str) -> dict[bytes, Any]:
         metadata = consumer.list_topics(topic, timeout=30).topics[topic]
         consumer.assign([TopicPartition(topic, p, 0) for p in metadata.partitions])
         left, latest = set(metadata.partitions), {}
+        deadline = time.monotonic() + 60
         while left:
-            for message in consumer.consume(1000, timeout=10):
+            assert time.monotonic() < deadline, f"timed out reading {topic}: partitions {left} not at their end"
+            for message in consumer.consume(1000, timeout=0.2):
                 if message.error():
                     left.discard(message.partition())
                 elif orjson.loads(message.key())[0] == connector:
