@@ -26,7 +26,8 @@ from kopycat.storage.config_store import (
 )
 from kopycat.storage.offset_codec import default_partition
 from kopycat.storage.status_store import (
-    ConnectorStatus, KafkaStatusBackingStore, State, TaskStatus, encode_status, status_key,
+    ConnectorStatus, KafkaStatusBackingStore, State, TaskStatus, TopicStatus, encode_status, encode_topic_status,
+    status_key,
 )
 
 ORACLE = Path(__file__).parents[1] / "unit" / "storage" / "java" / "ConfigStatusOracle.java"
@@ -253,6 +254,7 @@ def test_golden_bytes_are_what_kafka_connect_writes(java_answers: dict) -> None:
             "4.1.1")),
         "status_unassigned_3x": (b'{"state":"UNASSIGNED","trace":null,"worker_id":"10.0.0.7:8083",'
                                  b'"generation":3}'),
+        "topic_status": encode_topic_status(TopicStatus("orders", "jdbc-source", 2, 1795000000123)),
     }
 
 

@@ -15,7 +15,7 @@ from kopycat.api.window import TimeWindow
 from kopycat.runtime.bounded_plan import PlannedTask
 from kopycat.runtime.bounds import RunSummary
 from kopycat_airflow.assets import kafka_asset
-from kopycat.runtime.stored_connectors import report_task
+from kopycat.runtime.stored_connectors import report_task, report_topics
 from kopycat.storage.status_store import State
 from kopycat_airflow.connector_config import ConnectorConfigArg, StoredConnector, resolve_connector_config
 from kopycat_airflow.hooks.kopycat import KopycatHook
@@ -100,11 +100,23 @@ class CopyTaskOperator(BaseOperator):
                 raise AirflowFailException(
                     f"Task {planned.index} ({planned.label}) of {props.get('name')}: {exc}") from exc
             raise
+        if stored:
+            self._report_topics(props["name"], planned.index, summary)
         self._emit_assets(context, summary)
         self.log.info("Copied %d records (%d skipped, %d filtered) in %.1f s, stopped: %s; offsets: %s",
                       summary.records, summary.skipped, summary.filtered, summary.duration_s,
                       summary.stop_reason.value, summary.offsets)
         return summary.to_dict()
+
+    def _report_topics(self, name: str, task: int, summary: RunSummary) -> None:
+        """KIP-558 topic tracking; a failure is logged: the copy itself is done and committed."""
+        try:
+            new = report_topics(self.hook.worker_props, name, task, summary.topics_used())
+        except Exception as exc:  # noqa: BLE001 -- bookkeeping must not fail a committed copy
+            self.log.warning("Could not record the topics task %d of %s used: %s", task, name, exc)
+            return
+        if new:
+            self.log.info("First use of topic(s) %s by %s recorded", ", ".join(new), name)
 
     def _connector_props(self) -> dict[str, str]:
         """The connector's config: given, or read from the config topic for a stored connector.

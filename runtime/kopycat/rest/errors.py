@@ -16,6 +16,7 @@ from kopycat.api.errors import AlreadyExistsError, ConfigError, DataError, NotFo
 __all__ = ["BAD_REQUEST", "CONFLICT", "NOT_FOUND", "ConnectRestError", "error_body", "status_for"]
 
 BAD_REQUEST: Final = 400
+FORBIDDEN: Final = 403
 NOT_FOUND: Final = 404
 CONFLICT: Final = 409
 INTERNAL_SERVER_ERROR: Final = 500
@@ -33,6 +34,11 @@ class ConnectRestError(Exception):
     def bad_request(cls, message: str) -> ConnectRestError:
         """Kafka's ``BadRequestException``."""
         return cls(BAD_REQUEST, message)
+
+    @classmethod
+    def forbidden(cls, message: str) -> ConnectRestError:
+        """403, as Kafka's ``ConnectorsResource`` answers when topic tracking is off."""
+        return cls(FORBIDDEN, message)
 
     @classmethod
     def not_found(cls, message: str) -> ConnectRestError:

@@ -50,6 +50,9 @@ from kopycat.runtime.connector_config import (
 from kopycat.runtime.connector_config import validate_connector_config as validate_config
 from kopycat.runtime.offsets_admin import alter_offsets, get_offsets
 from kopycat.storage.config_store import ClusterConfigState, ConfigBackingStore, TargetState
+from kopycat.runtime.worker_config import (
+    TOPIC_TRACKING_ALLOW_RESET_CONFIG, TOPIC_TRACKING_ENABLE_CONFIG, WORKER_CONFIG,
+)
 from kopycat.storage.status_store import ConnectorStatus, State, StatusBackingStore, TaskStatus
 
 __all__ = ["RestHerder", "connector_type"]
@@ -316,12 +319,14 @@ class RestHerder:
 
     @_serialized
     def delete_connector(self, name: str) -> None:
-        """``DELETE /connectors/{name}``: tombstones; statuses DESTROYED; offsets are kept, as Kafka."""
+        """``DELETE /connectors/{name}``: tombstones; statuses DESTROYED and recorded topics reset;
+        offsets are kept, as Kafka."""
         self._config(name, self.config_store.snapshot())
         self.config_store.remove_connector_config(name)
         tasks = self.status_store.get_all_tasks(name)
         self._record(*(TaskStatus(name, t.task, State.DESTROYED, None, self.worker_id) for t in tasks),
                      ConnectorStatus(name, State.DESTROYED, None, self.worker_id))
+        self._reset_topics(name)  # a connector created again under this name starts with no topics
         log.info("Deleted connector %s", name)
 
     # ---------------------------------------------------------------- status, control
@@ -403,11 +408,27 @@ class RestHerder:
         self._put_target_state(name, TargetState.STOPPED)
 
     def connector_active_topics(self, name: str) -> dict[str, Any]:
-        """``GET /connectors/{name}/topics``: Kopycat does not track topics yet (KIP-558), so none."""
-        return {name: {"topics": []}}
+        """``GET /connectors/{name}/topics`` (KIP-558): the topics the connector's copy tasks used since
+        it was created or last reset, from the status topic. An unknown connector has none (as Kafka)."""
+        self._check_topic_tracking(reset=False)
+        return {name: {"topics": [s.topic for s in self.status_store.get_all_topics(name)]}}
 
     def reset_connector_active_topics(self, name: str) -> None:
-        """``PUT /connectors/{name}/topics/reset``: nothing tracked, nothing to reset."""
+        """``PUT /connectors/{name}/topics/reset``: a tombstone for each recorded topic."""
+        self._check_topic_tracking(reset=True)
+        self._reset_topics(name)
+
+    def _reset_topics(self, name: str) -> None:
+        for status in self.status_store.get_all_topics(name):
+            self.status_store.delete_topic(name, status.topic)
+        self.status_store.flush()
+
+    def _check_topic_tracking(self, reset: bool) -> None:
+        settings = WORKER_CONFIG.parse(self.worker_props)
+        if not settings[TOPIC_TRACKING_ENABLE_CONFIG]:
+            raise ConnectRestError.forbidden("Topic tracking is disabled.")
+        if reset and not settings[TOPIC_TRACKING_ALLOW_RESET_CONFIG]:
+            raise ConnectRestError.forbidden("Topic tracking reset is disabled.")
 
     # ------------------------------------------------------------------------- plugins
 

@@ -10,7 +10,9 @@ builds one DAG per stored connector, and each run does the herder's share itself
 - the plan writes its task configs (``task-<name>-<n>`` then ``commit-<name>``), as the leader
   does in ``DistributedHerder.reconfigureConnector``, so ``GET /connectors/{name}/tasks`` shows them;
 - the connector and each task report RUNNING, or FAILED with the error, in Kafka Connect's status
-  records (``AbstractStatus``), so ``GET /connectors/{name}/status`` and Kafka tools read them.
+  records (``AbstractStatus``), so ``GET /connectors/{name}/status`` and Kafka tools read them;
+- each task records the topics it used that were not recorded yet (KIP-558's ``TopicStatus``, as
+  ``WorkerSourceTask``/``WorkerSinkTask`` do on first use), for ``GET /connectors/{name}/topics``.
 
 Each call opens the stores, reads them to their end and closes them: a bounded run has no
 thread to keep them warm, and a second or so per task is small beside a scheduled run.
@@ -20,16 +22,18 @@ from __future__ import annotations
 
 import logging
 import socket
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kopycat.api.errors import NotFoundError
 from kopycat.storage.config_store import KafkaConfigBackingStore, TargetState
-from kopycat.storage.status_store import ConnectorStatus, KafkaStatusBackingStore, State, TaskStatus
+from kopycat.runtime.worker_config import TOPIC_TRACKING_ENABLE_CONFIG, WORKER_CONFIG
+from kopycat.storage.status_store import ConnectorStatus, KafkaStatusBackingStore, State, TaskStatus, TopicStatus
 
 __all__ = ["StoredConnectorState", "airflow_worker_id", "load_stored_connector", "publish_task_configs",
-           "report_connector", "report_task"]
+           "report_connector", "report_task", "report_topics"]
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +88,21 @@ def report_task(worker_props: Mapping[str, Any], name: str, task: int, state: St
                 trace: str | None = None) -> None:
     """Write one task's status record (``status-task-<name>-<task>``)."""
     _put(worker_props, TaskStatus(name, task, state, trace, airflow_worker_id()))
+
+
+def report_topics(worker_props: Mapping[str, Any], name: str, task: int, topics: Iterable[str]) -> list[str]:
+    """Record the topics a task used that the status topic does not list for the connector yet;
+    returns them. Nothing when ``topic.tracking.enable`` is false."""
+    wanted = set(topics)
+    if not wanted or not WORKER_CONFIG.parse(worker_props)[TOPIC_TRACKING_ENABLE_CONFIG]:
+        return []
+    with KafkaStatusBackingStore.from_config(worker_props, timeout_s=30.0) as store:
+        new = sorted(wanted - {status.topic for status in store.get_all_topics(name)})
+        now_ms = int(time.time() * 1000)
+        for topic in new:
+            store.put_topic(TopicStatus(topic, name, task, now_ms))
+        store.flush()
+    return new
 
 
 def _put(worker_props: Mapping[str, Any], status: ConnectorStatus | TaskStatus) -> None:

@@ -21,7 +21,8 @@ from kopycat.storage.config import FILE_OFFSET_STORE_CONFIG, KAFKA_OFFSET_STORE_
 __all__ = [
     "BOOTSTRAP_SERVERS_CONFIG", "EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG", "GROUP_ID_CONFIG",
     "OFFSET_COMMIT_INTERVAL_MS_CONFIG", "OFFSET_COMMIT_TIMEOUT_MS_CONFIG", "STANDALONE_CONFIG",
-    "TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG", "WORKER_CONFIG", "converters_for",
+    "TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG", "TOPIC_TRACKING_ALLOW_RESET_CONFIG", "TOPIC_TRACKING_ENABLE_CONFIG",
+    "WORKER_CONFIG", "converters_for",
 ]
 
 BOOTSTRAP_SERVERS_CONFIG: Final = "bootstrap.servers"
@@ -34,6 +35,8 @@ OFFSET_COMMIT_TIMEOUT_MS_CONFIG: Final = "offset.flush.timeout.ms"
 TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG: Final = "task.shutdown.graceful.timeout.ms"
 EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG: Final = "exactly.once.source.support"
 TOPIC_CREATION_ENABLE_CONFIG: Final = "topic.creation.enable"
+TOPIC_TRACKING_ENABLE_CONFIG: Final = "topic.tracking.enable"
+TOPIC_TRACKING_ALLOW_RESET_CONFIG: Final = "topic.tracking.allow.reset"
 PLUGIN_PATH_CONFIG: Final = "plugin.path"
 JSON_CONVERTER: Final = "org.apache.kafka.connect.json.JsonConverter"
 
@@ -69,6 +72,11 @@ WORKER_CONFIG: Final = (
                 "committed together (KIP-618); needs the Kafka offset store.")
     .define(TOPIC_CREATION_ENABLE_CONFIG, ConfigType.BOOLEAN, True, importance=Importance.LOW,
             doc="Whether source connectors may create their topics with topic.creation.* keys.")
+    .define(TOPIC_TRACKING_ENABLE_CONFIG, ConfigType.BOOLEAN, True, importance=Importance.LOW,
+            doc="Record the topics each connector uses in the status topic (KIP-558), listed by "
+                "GET /connectors/{name}/topics.")
+    .define(TOPIC_TRACKING_ALLOW_RESET_CONFIG, ConfigType.BOOLEAN, True, importance=Importance.LOW,
+            doc="Allow PUT /connectors/{name}/topics/reset to clear a connector's recorded topics.")
     .define(PLUGIN_PATH_CONFIG, ConfigType.LIST, [], importance=Importance.LOW,
             doc="Directories added to the Python import path, where connector modules can be found "
                 "(Kafka's plugin.path holds jars instead).")

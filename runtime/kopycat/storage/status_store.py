@@ -11,8 +11,9 @@ Connect 4.1 writes them:
   in schema order; ``version`` (the plugin's, KIP-891) is new in 4.1: older workers leave it out
   and ignore it;
 - a tombstone when a status is DESTROYED; a connector's tombstone drops its tasks' statuses too;
-- ``status-topic-<topic>:connector-<name>`` (KIP-558 topic tracking): skipped, Kopycat does not
-  track topics.
+- ``status-topic-<topic>:connector-<name>`` (KIP-558 topic tracking) ->
+  ``{"topic":{"name":"orders","connector":"jdbc","task":0,"discoverTimestamp":1795000000000}}``:
+  a topic the connector's task produced to or consumed from; a tombstone when it is reset.
 
 Records are placed by the Java partitioner (murmur2 of the key bytes), so a Kafka Connect worker
 reading the same topic sees them in the order written.
@@ -49,9 +50,10 @@ from kopycat.storage.store_config import (
 from kopycat.storage.topic_admin import create_topic_if_missing, verify_topic_cleanup_policy_only_compact
 
 __all__ = [
-    "STATUS_SCHEMA_V0", "ConnectorStatus", "InternalTopicLog", "KafkaStatusBackingStore",
-    "MemoryStatusBackingStore", "State", "StatusBackingStore", "StatusTable", "TaskStatus", "decode_status",
-    "encode_status", "parse_task_id", "read_value", "serialize_struct", "status_key",
+    "STATUS_SCHEMA_V0", "TOPIC_STATUS_SCHEMA_V0", "ConnectorStatus", "InternalTopicLog", "KafkaStatusBackingStore",
+    "MemoryStatusBackingStore", "State", "StatusBackingStore", "StatusTable", "TaskStatus", "TopicStatus",
+    "decode_status", "decode_topic_status", "encode_status", "encode_topic_status", "parse_task_id", "read_value",
+    "serialize_struct", "status_key", "topic_status_key",
 ]
 
 log = logging.getLogger(__name__)
@@ -59,6 +61,7 @@ log = logging.getLogger(__name__)
 CONNECTOR_STATUS_PREFIX: Final = "status-connector-"
 TASK_STATUS_PREFIX: Final = "status-task-"
 TOPIC_STATUS_PREFIX: Final = "status-topic-"
+TOPIC_STATUS_SEPARATOR: Final = ":connector-"
 _JAVA_INT: Final = re.compile(r"\+?\d+")  # what Integer.parseInt accepts, '-' aside
 _INT_MAX: Final = 2**31 - 1
 
@@ -105,6 +108,19 @@ class TaskStatus:
     version: str | None = None
 
 
+@dataclass(frozen=True)
+class TopicStatus:
+    """A topic one of the connector's tasks used, and when it was first seen (Kafka's ``TopicStatus``).
+
+    KIP-558: ``GET /connectors/{name}/topics`` lists these; ``PUT .../topics/reset`` deletes them.
+    """
+
+    topic: str
+    connector: str
+    task: int
+    discover_timestamp: int  # epoch milliseconds
+
+
 # ------------------------------------------------------------------------------- wire format
 
 STATUS_SCHEMA_V0: Final = (
@@ -115,6 +131,16 @@ STATUS_SCHEMA_V0: Final = (
     .field("generation", Schema.INT32_SCHEMA)
     .field("version", Schema.OPTIONAL_STRING_SCHEMA)
     .build())
+
+
+TOPIC_STATUS_VALUE_SCHEMA_V0: Final = (
+    SchemaBuilder.struct()
+    .field("name", Schema.STRING_SCHEMA)
+    .field("connector", Schema.STRING_SCHEMA)
+    .field("task", Schema.INT32_SCHEMA)
+    .field("discoverTimestamp", Schema.INT64_SCHEMA)
+    .build())
+TOPIC_STATUS_SCHEMA_V0: Final = SchemaBuilder.map(Schema.STRING_SCHEMA, TOPIC_STATUS_VALUE_SCHEMA_V0).build()
 
 
 def serialize_struct(topic: str, schema: Schema, struct: Struct) -> bytes:
@@ -166,6 +192,44 @@ def encode_status(status: ConnectorStatus | TaskStatus, topic: str = "") -> byte
     return serialize_struct(topic, STATUS_SCHEMA_V0, struct)
 
 
+def topic_status_key(connector: str, topic: str) -> str:
+    """``status-topic-<topic>:connector-<connector>`` (a topic name never holds ':')."""
+    return f"{TOPIC_STATUS_PREFIX}{topic}{TOPIC_STATUS_SEPARATOR}{connector}"
+
+
+def encode_topic_status(status: TopicStatus, topic: str = "") -> bytes:
+    """The record value (Kafka's ``serializeTopicStatus``): ``{"topic": {name, connector, task,
+    discoverTimestamp}}``."""
+    struct = (Struct(TOPIC_STATUS_VALUE_SCHEMA_V0).put("name", status.topic).put("connector", status.connector)
+              .put("task", status.task).put("discoverTimestamp", status.discover_timestamp))
+    data = _converter().from_connect_data(topic, TOPIC_STATUS_SCHEMA_V0, {"topic": struct})
+    assert data is not None
+    return data
+
+
+def decode_topic_status(data: bytes, topic: str = "") -> TopicStatus:
+    """Kafka's ``parseTopicStatus``; DataError naming what is wrong."""
+    value = read_value(topic, data)
+    inner = value.get("topic") if isinstance(value, dict) else None
+    if not isinstance(inner, dict):
+        raise DataError(f"A topic status must be {{\"topic\": {{...}}}}, got {bytes(data)[:200]!r}")
+    name, connector, task, seen = (inner.get(k) for k in ("name", "connector", "task", "discoverTimestamp"))
+    if not (isinstance(name, str) and isinstance(connector, str) and isinstance(task, int)
+            and isinstance(seen, int)) or isinstance(task, bool) or isinstance(seen, bool):
+        raise DataError(f"A topic status needs strings 'name' and 'connector' and integers 'task' and "
+                        f"'discoverTimestamp', got {bytes(data)[:200]!r}")
+    return TopicStatus(name, connector, task, seen)
+
+
+def _parse_topic_status_key(key: str) -> tuple[str, str] | None:
+    """``(connector, topic)`` from a topic status key, or None (Kafka's ``readTopicStatus``)."""
+    delimiter = key.find(":")
+    if delimiter <= len(TOPIC_STATUS_PREFIX) or not key.startswith(TOPIC_STATUS_SEPARATOR, delimiter):
+        return None
+    connector = key[delimiter + len(TOPIC_STATUS_SEPARATOR):]
+    return (connector, key[len(TOPIC_STATUS_PREFIX):delimiter]) if connector else None
+
+
 def decode_status(data: bytes, topic: str = "") -> tuple[State, str | None, str, int, str | None]:
     """``(state, trace, worker_id, generation, version)`` from a record value (Kafka's ``parse*Status``).
 
@@ -197,6 +261,7 @@ class StatusTable:
         self._lock = threading.Lock()
         self._connectors: dict[str, ConnectorStatus] = {}
         self._tasks: dict[str, dict[int, TaskStatus]] = {}
+        self._topics: dict[str, dict[str, TopicStatus]] = {}
 
     def put(self, status: ConnectorStatus | TaskStatus) -> None:
         with self._lock:
@@ -233,8 +298,14 @@ class StatusTable:
             elif (fields := self._decode(name, value)) is not None:
                 connector, task = task_id
                 self._put_read_task(TaskStatus(connector, task, *fields))
-        elif name.startswith(TOPIC_STATUS_PREFIX):
-            log.debug("Skipping topic status record '%s': Kopycat does not track topics", name)
+        elif name.startswith(TOPIC_STATUS_PREFIX) and (topic_id := _parse_topic_status_key(name)) is not None:
+            if value is None:
+                self.remove_topic(*topic_id)
+                return
+            try:
+                self.put_topic(decode_topic_status(value, self.topic))
+            except DataError as exc:
+                log.error("Failed to deserialize topic status '%s' on topic '%s': %s", name, self.topic, exc)
         else:
             log.warning("Discarding record with invalid key %r on status topic '%s'", name, self.topic)
 
@@ -256,6 +327,17 @@ class StatusTable:
                 return
         self.put(status)
 
+    def put_topic(self, status: TopicStatus) -> None:
+        with self._lock:
+            self._topics.setdefault(status.connector, {})[status.topic] = status
+
+    def remove_topic(self, connector: str, topic: str) -> None:
+        with self._lock:
+            topics = self._topics.get(connector, {})
+            topics.pop(topic, None)
+            if not topics:
+                self._topics.pop(connector, None)
+
     def get_connector(self, connector: str) -> ConnectorStatus | None:
         with self._lock:
             return self._connectors.get(connector)
@@ -267,6 +349,10 @@ class StatusTable:
     def get_all_tasks(self, connector: str) -> list[TaskStatus]:
         with self._lock:
             return [status for _, status in sorted(self._tasks.get(connector, {}).items())]
+
+    def get_all_topics(self, connector: str) -> list[TopicStatus]:
+        with self._lock:
+            return [status for _, status in sorted(self._topics.get(connector, {}).items())]
 
     def connectors(self) -> set[str]:
         with self._lock:
@@ -307,6 +393,18 @@ class StatusBackingStore(ABC):
     @abstractmethod
     def connectors(self) -> set[str]:
         """The connectors that have a status."""
+
+    @abstractmethod
+    def put_topic(self, status: TopicStatus) -> Future[None]:
+        """Record a topic the connector used (KIP-558)."""
+
+    @abstractmethod
+    def delete_topic(self, connector: str, topic: str) -> Future[None]:
+        """Forget a topic the connector used (a tombstone)."""
+
+    @abstractmethod
+    def get_all_topics(self, connector: str) -> list[TopicStatus]:
+        """The topics the connector used since it was created or last reset, by name."""
 
     @abstractmethod
     def flush(self) -> None:
@@ -354,6 +452,17 @@ class MemoryStatusBackingStore(StatusBackingStore):
 
     def connectors(self) -> set[str]:
         return self.table.connectors()
+
+    def put_topic(self, status: TopicStatus) -> Future[None]:
+        self.table.put_topic(status)
+        return completed_future()
+
+    def delete_topic(self, connector: str, topic: str) -> Future[None]:
+        self.table.remove_topic(connector, topic)
+        return completed_future()
+
+    def get_all_topics(self, connector: str) -> list[TopicStatus]:
+        return self.table.get_all_topics(connector)
 
     def flush(self) -> None:
         """Statuses are stored as they are put."""
@@ -410,13 +519,21 @@ class KafkaStatusBackingStore(StatusBackingStore):
         self.topic_log.stop()
 
     def put(self, status: ConnectorStatus | TaskStatus) -> Future[None]:
-        key = status_key(status).encode()
+        return self._send(status_key(status), encode_status(status, self.topic), status)
 
+    def put_topic(self, status: TopicStatus) -> Future[None]:
+        return self._send(topic_status_key(status.connector, status.topic), encode_topic_status(status, self.topic),
+                          status)
+
+    def delete_topic(self, connector: str, topic: str) -> Future[None]:
+        return self._send(topic_status_key(connector, topic), None, f"reset of topic {topic} of {connector}")
+
+    def _send(self, key: str, value: bytes | None, what: object) -> Future[None]:
         def report(error: BaseException | None) -> None:
             if error is not None:
-                log.error("Failed to write status update %s to topic '%s': %s", status, self.topic, error)
+                log.error("Failed to write status update %s to topic '%s': %s", what, self.topic, error)
 
-        future = self.topic_log.set({key: encode_status(status, self.topic)}, report)
+        future = self.topic_log.set({key.encode(): value}, report)
         with self._pending_lock:
             self._pending.add(future)
         future.add_done_callback(self._done)
@@ -455,6 +572,10 @@ class KafkaStatusBackingStore(StatusBackingStore):
     def connectors(self) -> set[str]:
         self._catch_up()
         return self.table.connectors()
+
+    def get_all_topics(self, connector: str) -> list[TopicStatus]:
+        self._catch_up()
+        return self.table.get_all_topics(connector)
 
 
 # ----------------------------------------------------------------------- internal topic log

@@ -90,6 +90,7 @@ def test_a_connector_posted_to_the_rest_api_runs_as_a_dag_reports_its_status_and
     status = rest.get(f"/connectors/{name}/status").json()
     assert status["connector"]["state"] == "RUNNING" and "(airflow)" in status["connector"]["worker_id"]
     assert [(t["id"], t["state"]) for t in status["tasks"]] == [(0, "RUNNING")]
+    assert rest.get(f"/connectors/{name}/topics").json() == {name: {"topics": [topic_name]}}  # KIP-558
 
     assert rest.put(f"/connectors/{name}/pause").status_code == 202
     _lines(source, 100, 50)

@@ -18,6 +18,7 @@ from kopycat.storage.status_store import (
     MemoryStatusBackingStore,
     State,
     TaskStatus,
+    TopicStatus,
 )
 
 FILE_SINK: dict[str, Any] = {
@@ -273,9 +274,32 @@ def test_delete_answers_204_removes_config_and_statuses(client: TestClient, herd
     assert is_kafka_error(client.delete(f"/connectors/{file_source}"), 404)
 
 
-def test_topics_are_not_tracked_and_reset_is_accepted(client: TestClient, file_source: str) -> None:
+def test_active_topics_list_the_recorded_topics_and_a_reset_or_delete_clears_them(
+        client: TestClient, herder: RestHerder, file_source: str) -> None:
     assert client.get(f"/connectors/{file_source}/topics").json() == {file_source: {"topics": []}}
+    herder.status_store.put_topic(TopicStatus("connect-test", file_source, 0, 1))
+    herder.status_store.put_topic(TopicStatus("audit", file_source, 0, 2))
+    herder.status_store.put_topic(TopicStatus("other", "another-connector", 0, 3))
+    assert client.get(f"/connectors/{file_source}/topics").json() == {file_source: {"topics": ["audit", "connect-test"]}}
+
     assert client.put(f"/connectors/{file_source}/topics/reset").status_code == 202
+    assert client.get(f"/connectors/{file_source}/topics").json() == {file_source: {"topics": []}}
+    assert [s.topic for s in herder.status_store.get_all_topics("another-connector")] == ["other"]
+
+    herder.status_store.put_topic(TopicStatus("connect-test", file_source, 0, 4))
+    assert client.delete(f"/connectors/{file_source}").status_code == 204
+    assert herder.status_store.get_all_topics(file_source) == []  # a new connector of that name starts clean
+
+
+def test_topic_tracking_switched_off_in_the_worker_answers_403_as_kafka(herder: RestHerder) -> None:
+    herder.worker_props["topic.tracking.allow.reset"] = "false"
+    with TestClient(create_app(herder)) as client:
+        assert client.get("/connectors/c/topics").json() == {"c": {"topics": []}}
+        reset = client.put("/connectors/c/topics/reset")
+        assert is_kafka_error(reset, 403) and reset.json()["message"] == "Topic tracking reset is disabled."
+        herder.worker_props["topic.tracking.enable"] = "false"
+        listed = client.get("/connectors/c/topics")
+        assert is_kafka_error(listed, 403) and listed.json()["message"] == "Topic tracking is disabled."
 
 
 # --------------------------------------------------------------------------------- plugins

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kopycat.api.errors import ConfigError
-from kopycat.runtime.bounds import Bounds, StopReason, StopWatch
+from kopycat.runtime.bounds import Bounds, RunSummary, StopReason, StopWatch
 from kopycat.runtime.topic_creation import topic_creation_groups
 
 
@@ -63,3 +63,15 @@ def test_a_missing_or_bad_replication_factor_names_the_key() -> None:
     with pytest.raises(ConfigError, match="topic.creation.default.partitions"):
         topic_creation_groups({"topic.creation.default.partitions": "0",
                                "topic.creation.default.replication.factor": "1"})
+
+
+def test_the_topics_a_run_used_are_those_a_source_wrote_or_a_sink_consumed_from() -> None:
+    source = RunSummary("src", 0, topics={"orders"},
+                        offsets={'{"table":"orders"}': {"partition": {"table": "orders"}, "before": None, "after": 3}})
+    assert source.topics_used() == {"orders"}
+    sink = RunSummary("sink", 1, offsets={
+        "a-0": {"topic": "a", "partition": 0, "before": 5, "after": 9},
+        "b-1": {"topic": "b", "partition": 1, "before": 5, "after": 5},  # nothing consumed
+        "c-b-0": {"topic": "c-b", "partition": 0, "before": None, "after": 1},
+        "d-0": {"topic": "d", "partition": 0, "before": None, "after": None}})
+    assert sink.topics_used() == {"a", "c-b"}

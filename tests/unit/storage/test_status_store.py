@@ -14,8 +14,8 @@ import pytest
 
 from kopycat.api.errors import ConfigError, ConnectError, DataError
 from kopycat.storage.status_store import (
-    ConnectorStatus, KafkaStatusBackingStore, MemoryStatusBackingStore, State, StatusTable, TaskStatus,
-    decode_status, encode_status, status_key,
+    ConnectorStatus, KafkaStatusBackingStore, MemoryStatusBackingStore, State, StatusTable, TaskStatus, TopicStatus,
+    decode_status, decode_topic_status, encode_status, encode_topic_status, status_key, topic_status_key,
 )
 
 STATUS_RUNNING = (b'{"state":"RUNNING","trace":null,"worker_id":"127.0.0.1:8083","generation":0,'
@@ -24,6 +24,7 @@ TRACE = "org.apache.kafka.connect.errors.ConnectException: boom\n\tat X.y(X.java
 STATUS_FAILED = (b'{"state":"FAILED","trace":"org.apache.kafka.connect.errors.ConnectException: boom\\n\\tat '
                  b'X.y(X.java:1)\\n","worker_id":"10.0.0.7:8083","generation":7,"version":"4.1.1"}')
 STATUS_UNASSIGNED_3X = b'{"state":"UNASSIGNED","trace":null,"worker_id":"10.0.0.7:8083","generation":3}'
+TOPIC_STATUS = b'{"topic":{"name":"orders","connector":"jdbc-source","task":2,"discoverTimestamp":1795000000123}}'
 WORKER = "10.0.0.7:8083"
 
 
@@ -115,16 +116,45 @@ def test_connector_names_with_dashes_survive_the_task_key() -> None:
     assert table.get_task("a-b--c", 12) is not None
 
 
-def test_bad_and_topic_records_are_skipped(caplog: pytest.LogCaptureFixture) -> None:
+def test_bad_records_are_skipped(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.DEBUG, logger="kopycat.storage.status_store"):
         table = _replay(("status-connector-a", b"not json"), ("status-task-a-x", STATUS_RUNNING),
                         ("status-connector-", STATUS_RUNNING), ("status-topic-orders:connector-a",
                                                                 b'{"topic":{"name":"orders"}}'),
-                        ("elsewhere", STATUS_RUNNING))
-    assert table.connectors() == set() and table.get_all_tasks("a") == []
+                        ("status-topic-orders", TOPIC_STATUS), ("elsewhere", STATUS_RUNNING))
+    assert table.connectors() == set() and table.get_all_tasks("a") == [] and table.get_all_topics("a") == []
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
-    assert len(errors) == 4 and any("status-connector-a" in e for e in errors)
-    assert any("Kopycat does not track topics" in r.getMessage() for r in caplog.records)
+    assert len(errors) == 6 and any("status-connector-a" in e for e in errors)
+    assert any("status-topic-orders:connector-a" in e and "'task'" in e for e in errors)
+
+
+# ------------------------------------------------------------------ topic tracking (KIP-558)
+
+def test_a_topic_status_is_kafka_connects_bytes_and_key() -> None:
+    status = TopicStatus("orders", "jdbc-source", 2, 1795000000123)
+    assert encode_topic_status(status) == TOPIC_STATUS  # Kafka 4.1.1's serializeTopicStatus
+    assert decode_topic_status(TOPIC_STATUS) == status
+    assert topic_status_key("jdbc-source", "orders") == "status-topic-orders:connector-jdbc-source"
+
+
+def test_topic_statuses_replay_per_connector_and_a_tombstone_resets_one_topic() -> None:
+    other = encode_topic_status(TopicStatus("a.b-c", "my:conn", 0, 5))
+    table = _replay(("status-topic-orders:connector-jdbc-source", TOPIC_STATUS),
+                    ("status-topic-a.b-c:connector-my:conn", other),
+                    ("status-topic-users:connector-jdbc-source",
+                     encode_topic_status(TopicStatus("users", "jdbc-source", 0, 7))),
+                    ("status-topic-orders:connector-jdbc-source", None))
+    assert table.get_all_topics("jdbc-source") == [TopicStatus("users", "jdbc-source", 0, 7)]
+    assert table.get_all_topics("my:conn") == [TopicStatus("a.b-c", "my:conn", 0, 5)]  # the first ':' splits
+
+
+def test_memory_store_tracks_and_resets_topics() -> None:
+    with MemoryStatusBackingStore() as store:
+        store.put_topic(TopicStatus("t2", "c", 1, 2))
+        store.put_topic(TopicStatus("t1", "c", 0, 1))
+        assert [s.topic for s in store.get_all_topics("c")] == ["t1", "t2"]
+        store.delete_topic("c", "t1")
+        assert [s.topic for s in store.get_all_topics("c")] == ["t2"] and store.get_all_topics("x") == []
 
 
 # ------------------------------------------------------------------ the memory store

@@ -46,6 +46,14 @@ public class ConfigStatusOracle {
             .field("generation", Schema.INT32_SCHEMA)
             .field("version", Schema.OPTIONAL_STRING_SCHEMA).build();
 
+    static final Schema TOPIC_STATUS_VALUE_SCHEMA_V0 = SchemaBuilder.struct()
+            .field("name", Schema.STRING_SCHEMA)
+            .field("connector", Schema.STRING_SCHEMA)
+            .field("task", Schema.INT32_SCHEMA)
+            .field("discoverTimestamp", Schema.INT64_SCHEMA).build();
+    static final Schema TOPIC_STATUS_SCHEMA_V0 = SchemaBuilder.map(Schema.STRING_SCHEMA, TOPIC_STATUS_VALUE_SCHEMA_V0)
+            .build();
+
     static JsonConverter converter = new JsonConverter();
 
     static String hex(byte[] b) {
@@ -112,6 +120,11 @@ public class ConfigStatusOracle {
                 "10.0.0.7:8083", 7, "4.1.1"));
         golden("status_unassigned_3x", STATUS_SCHEMA_3X,
                 status(STATUS_SCHEMA_3X, "UNASSIGNED", null, "10.0.0.7:8083", 3, null));
+        // As KafkaStatusBackingStore.serializeTopicStatus
+        Struct topic = new Struct(TOPIC_STATUS_VALUE_SCHEMA_V0).put("name", "orders").put("connector", "jdbc-source")
+                .put("task", 2).put("discoverTimestamp", 1795000000123L);
+        System.out.println("topic_status\t" + hex(converter.fromConnectData("connect-status", TOPIC_STATUS_SCHEMA_V0,
+                Collections.singletonMap("topic", topic))));
         System.out.println("end");
     }
 
