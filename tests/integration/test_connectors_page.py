@@ -2,7 +2,8 @@
 
 The page is served by the REST app (over in-memory config and status stores: the page only talks
 HTTP to the API, and the stores on Kafka have their own tests) from a real uvicorn server, and
-driven by Debian's chromium through chromedriver. The screenshot lands in the test's tmp dir.
+driven by Debian's chromium through chromedriver. Lag is measured on the real broker: a sink
+connector has 5 records of its topic to copy. The screenshot lands in the test's tmp dir.
 """
 
 from __future__ import annotations
@@ -18,19 +19,30 @@ import pytest
 import uvicorn
 from kopycat.rest import RestHerder, create_app
 from kopycat.storage.config_store import MemoryConfigBackingStore, TargetState
-from kopycat.storage.status_store import ConnectorStatus, MemoryStatusBackingStore, State, TaskStatus
+from kopycat.storage.status_store import ConnectorStatus, MemoryStatusBackingStore, State, TaskStatus, TopicStatus
+
+from tests.support.kafka import create_topic, produce
 
 pytestmark = pytest.mark.skipif(not shutil.which("chromedriver"), reason="needs chromium-driver (.ci/bootstrap)")
 
 CONNECTOR = "orders-<img src=x onerror=alert(1)>"  # markup in a name must show as text, never run
 
 
+SINK = "~archive"  # sorts after CONNECTOR: its row is the second
+
+
 @pytest.fixture
-def herder(tmp_path: Path) -> RestHerder:
+def herder(tmp_path: Path, bootstrap_servers: str, topic_name: str) -> RestHerder:
     herder = RestHerder(MemoryConfigBackingStore(), MemoryStatusBackingStore(),
-                        {"offset.storage.file.filename": str(tmp_path / "connect.offsets")})
+                        {"offset.storage.file.filename": str(tmp_path / "connect.offsets"),
+                         "bootstrap.servers": bootstrap_servers})
     herder.create_connector({"name": CONNECTOR, "config": {
         "connector.class": "FileStreamSource", "file": str(tmp_path / "orders.txt"), "topic": "orders"}})
+    herder.status_store.put_topic(TopicStatus("orders", CONNECTOR, 0, 1))
+    create_topic(bootstrap_servers, topic_name, partitions=2)
+    produce(bootstrap_servers, topic_name, [b"x"] * 5, partition=1)
+    herder.create_connector({"name": SINK, "config": {
+        "connector.class": "FileStreamSink", "file": str(tmp_path / "archive.txt"), "topics": topic_name}})
     herder.config_store.put_task_configs(CONNECTOR, [{}, {}])
     herder.status_store.put(ConnectorStatus(CONNECTOR, State.RUNNING, None, "airflow"))
     herder.status_store.put(TaskStatus(CONNECTOR, 0, State.RUNNING, None, "airflow"))
@@ -77,11 +89,11 @@ def _wait(condition: Callable[[], bool], what: str, seen: Callable[[], str] = la
         time.sleep(0.1)
 
 
-def _cells(driver: object) -> list[str]:
-    """The first row's cell texts, read in one script: the page re-renders its rows every 5 s."""
+def _cells(driver: object, row: int = 0) -> list[str]:
+    """One row's cell texts, read in one script: the page re-renders its rows every 5 s."""
     return driver.execute_script(  # type: ignore[attr-defined,no-any-return]
-        "const row = document.querySelector('#connectors tbody tr');"
-        "return row ? Array.from(row.cells, c => c.innerText) : [];")
+        "const row = document.querySelectorAll('#connectors tbody tr')[arguments[0]];"
+        "return row ? Array.from(row.cells, c => c.innerText) : [];", row)
 
 
 def _error(driver: object) -> str:
@@ -95,15 +107,19 @@ def _click(driver: object, selector: str) -> None:
 
 
 def test_the_page_lists_the_connector_and_its_buttons_pause_resume_stop_and_restart_it(
-        browser: object, base_url: str, herder: RestHerder, tmp_path: Path) -> None:
+        browser: object, base_url: str, herder: RestHerder, tmp_path: Path, topic_name: str) -> None:
     driver: object = browser
     driver.get(f"{base_url}/ui")  # type: ignore[attr-defined]
-    _wait(lambda: driver.execute_script("return document.body.dataset.loaded") == "1",  # type: ignore[attr-defined]
+    _wait(lambda: driver.execute_script("return document.body.dataset.loaded") == "2",  # type: ignore[attr-defined]
           "the connectors to load")
     cells = _cells(driver)
     assert cells[0] == CONNECTOR  # shown as text, not markup
     assert cells[1] == "source · FileStreamSource" and cells[2] == "RUNNING"
     assert cells[3].splitlines() == ["task 0: RUNNING", "task 1: FAILED — RuntimeError: disk full"]
+    assert cells[4] == "orders" and cells[5] == "— reads no Kafka topic"
+    sink = _cells(driver, 1)
+    assert sink[0] == SINK and sink[1] == "sink · FileStreamSink"
+    assert sink[5].splitlines() == ["total 5", f"{topic_name}-1: 5 (at none of 5)"]  # nothing committed yet
     driver.save_screenshot(str(tmp_path / "connectors-page.png"))  # type: ignore[attr-defined]
 
     def click(action: str, expect: str) -> None:

@@ -236,3 +236,8 @@ def _add_offset_routes(app: FastAPI, herder: RestHerder) -> None:
     @app.delete("/connectors/{name}/offsets", summary="Reset the offsets for the specified connector")
     def reset_connector_offsets(name: str) -> dict[str, str]:
         return herder.reset_connector_offsets(name)
+
+    @app.get("/connectors/{name}/lag", summary="Kopycat extension: how far the connector is behind its input "
+             "topics (sinks and MirrorSourceConnector), per partition as kafka-consumer-groups shows it")
+    def get_connector_lag(name: str) -> dict[str, Any]:
+        return herder.connector_lag(name)

@@ -48,6 +48,7 @@ from kopycat.runtime.connector_config import (
     connector_definition,
 )
 from kopycat.runtime.connector_config import validate_connector_config as validate_config
+from kopycat.runtime.lag import connector_lag, lag_input_kind
 from kopycat.runtime.offsets_admin import alter_offsets, get_offsets
 from kopycat.storage.config_store import ClusterConfigState, ConfigBackingStore, TargetState
 from kopycat.runtime.worker_config import (
@@ -466,6 +467,21 @@ class RestHerder:
         """``GET /connectors/{name}/offsets`` (KIP-875): by the connector's type, as Kafka."""
         config = self._config(name, self.config_store.snapshot())
         return get_offsets(name, self.worker_props, sink=connector_type(config) == "sink")
+
+    def connector_lag(self, name: str) -> dict[str, Any]:
+        """``GET /connectors/{name}/lag`` (Kopycat's): the ConnectorSensor's measure, per partition.
+
+        A source connector that reads no Kafka topic has no lag: ``input`` is null and ``reason``
+        says why. Not serialized: measuring may wait on a source cluster, and only reads.
+        """
+        with self._lock:
+            config = {**self._config(name, self.config_store.snapshot()), NAME_CONFIG: name}
+        try:
+            lag_input_kind(config)
+        except ConfigError as exc:
+            return {"connector": name, "input": None, "total_lag": None, "partitions": [], "reason": str(exc)}
+        lag = connector_lag(config, self.worker_props)
+        return {"connector": name, "input": lag.kind, "total_lag": lag.total, "partitions": lag.rows()}
 
     @_serialized
     def alter_connector_offsets(self, name: str, body: Any) -> dict[str, str]:

@@ -39,10 +39,12 @@ CONNECTORS_PAGE: Final = """<!doctype html>
 <h1>Kopycat connectors</h1>
 <p class="hint">Connectors stored in the config topic; each runs as the Airflow DAG
 <code>kopycat_connector_&lt;name&gt;</code>. Pause and stop also pause the DAG; restart reruns the failed
-tasks of its latest run. Refreshes every 5 seconds.</p>
+tasks of its latest run. Topics are those the copy tasks used; lag is how far a sink (or a mirror) is
+behind its input topics. Refreshes every 5 seconds.</p>
 <div id="error"></div>
 <table id="connectors">
-  <thead><tr><th>Connector</th><th>Type</th><th>State</th><th>Tasks</th><th>Offsets</th><th>Actions</th></tr></thead>
+  <thead><tr><th>Connector</th><th>Type</th><th>State</th><th>Tasks</th><th>Topics</th><th>Lag</th><th>Offsets</th>
+    <th>Actions</th></tr></thead>
   <tbody></tbody>
 </table>
 <script>
@@ -79,6 +81,27 @@ function list(td, items) {
     ul.appendChild(li);
   }
   td.appendChild(ul);
+  return td;
+}
+
+const MAX_LINES = 12;
+
+function capped(lines) {
+  return lines.length <= MAX_LINES ? lines
+    : lines.slice(0, MAX_LINES).concat(["\u2026 " + (lines.length - MAX_LINES) + " more"]);
+}
+
+function lagLines(lag) {
+  if (lag.error) return [lag.error];
+  if (lag.input === null) return ["\u2014 reads no Kafka topic"];
+  return ["total " + lag.total_lag].concat(lag.partitions.filter(p => p.lag > 0).map(
+    p => p.topic + "-" + p.partition + ": " + p.lag + " (at " + (p.committed === null ? "none" : p.committed)
+      + " of " + p.end + ")"));
+}
+
+function perConnector(names, suffix) {
+  return Promise.all(names.map(name => call("GET", "connectors/" + encodeURIComponent(name) + "/" + suffix)
+    .catch(e => ({error: e.message}))));
 }
 
 function offsetLines(offsets) {
@@ -90,8 +113,8 @@ async function render() {
   try {
     const connectors = await call("GET", "connectors?expand=status&expand=info");
     const names = Object.keys(connectors).sort();
-    const offsets = await Promise.all(names.map(
-      name => call("GET", "connectors/" + encodeURIComponent(name) + "/offsets").catch(e => ({error: e.message}))));
+    const [offsets, topics, lags] = await Promise.all(
+      [perConnector(names, "offsets"), perConnector(names, "topics"), perConnector(names, "lag")]);
     const body = document.querySelector("#connectors tbody");
     body.replaceChildren();
     names.forEach((name, i) => {
@@ -103,7 +126,9 @@ async function render() {
       cell(row, status.connector.state, "state " + status.connector.state).dataset.role = "state";
       list(cell(row), status.tasks.map(t => "task " + t.id + ": " + t.state + (t.trace ? " \\u2014 "
         + t.trace.split("\\n")[0] : "")));
-      list(cell(row), offsets[i].error ? [offsets[i].error] : offsetLines(offsets[i]));
+      list(cell(row), topics[i].error ? [topics[i].error] : topics[i][name].topics);
+      list(cell(row), capped(lagLines(lags[i]))).dataset.role = "lag";
+      list(cell(row), capped(offsets[i].error ? [offsets[i].error] : offsetLines(offsets[i])));
       const actions = cell(row);
       for (const [label, method, path] of ACTIONS) {
         const button = document.createElement("button");

@@ -360,7 +360,7 @@ def _filled(path: str) -> str:
 def test_every_get_route_answers_unknown_names_without_a_server_error(client: TestClient) -> None:
     paths = client.app.openapi()["paths"]  # type: ignore[attr-defined]
     gets = [path for path, operations in paths.items() if "get" in operations]
-    assert "/connectors/{name}/offsets" in gets and len(gets) == 11
+    assert "/connectors/{name}/offsets" in gets and "/connectors/{name}/lag" in gets and len(gets) == 12
     for path in gets:
         response = client.get(_filled(path))
         assert response.status_code < 500, (path, response.text)
@@ -392,3 +392,11 @@ def test_an_unexpected_failure_answers_500_in_kafkas_shape_naming_it() -> None:
     with TestClient(create_app(herder), raise_server_exceptions=False) as client:
         response = client.get("/connectors")
     assert response.json() == {"error_code": 500, "message": "config topic unreachable"}
+
+
+def test_lag_of_a_source_that_reads_no_kafka_topic_is_null_with_the_reason(client: TestClient,
+                                                                          file_source: str) -> None:
+    answer = client.get(f"/connectors/{file_source}/lag").json()
+    assert answer["connector"] == file_source and answer["input"] is None and answer["total_lag"] is None
+    assert answer["partitions"] == [] and "does not read Kafka" in answer["reason"]
+    assert is_kafka_error(client.get("/connectors/nope/lag"), 404)
