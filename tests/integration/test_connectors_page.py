@@ -50,12 +50,17 @@ def herder(tmp_path: Path, bootstrap_servers: str, topic_name: str) -> RestHerde
     return herder
 
 
-@pytest.fixture
-def base_url(herder: RestHerder) -> Iterator[str]:
+TOKEN = "s3cret-token"
+
+
+@pytest.fixture(params=[None, TOKEN], ids=["open", "token"])
+def base_url(herder: RestHerder, request: pytest.FixtureRequest) -> Iterator[str]:
+    """The server, as ``kopycat rest`` runs it: without a token, then with ``--token-file``."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(herder), host="127.0.0.1", port=port, log_level="warning"))
+    app = create_app(herder, token=request.param)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
@@ -107,9 +112,15 @@ def _click(driver: object, selector: str) -> None:
 
 
 def test_the_page_lists_the_connector_and_its_buttons_pause_resume_stop_and_restart_it(
-        browser: object, base_url: str, herder: RestHerder, tmp_path: Path, topic_name: str) -> None:
+        browser: object, base_url: str, herder: RestHerder, tmp_path: Path, topic_name: str,
+        request: pytest.FixtureRequest) -> None:
     driver: object = browser
     driver.get(f"{base_url}/ui")  # type: ignore[attr-defined]
+    if request.node.callspec.id == "token":  # the page asks for the token, then sends it as a bearer header
+        _wait(lambda: driver.execute_script("return !document.getElementById('login').hidden"),  # type: ignore[attr-defined]
+              "the token form", lambda: _error(driver))
+        driver.execute_script("document.getElementById('token').value = arguments[0];"  # type: ignore[attr-defined]
+                              "document.querySelector('#login button').click();", TOKEN)
     _wait(lambda: driver.execute_script("return document.body.dataset.loaded") == "2",  # type: ignore[attr-defined]
           "the connectors to load")
     cells = _cells(driver)

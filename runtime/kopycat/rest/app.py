@@ -29,7 +29,7 @@ from kopycat import __version__
 from kopycat.api.errors import ConnectError
 from kopycat.rest.errors import ConnectRestError, error_body, status_for
 from kopycat.rest.herder import RestHerder
-from kopycat.rest.ui import CONNECTORS_PAGE
+from kopycat.rest.ui import CONNECTORS_PAGE, TOKEN_CHALLENGE, UI_PATH
 
 __all__ = ["create_app"]
 
@@ -99,11 +99,13 @@ def _add_token_check(app: FastAPI, token: str) -> None:
 
     @app.middleware("http")
     async def check_token(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        if request.url.path == UI_PATH:  # static HTML holding no data: it asks for the token itself
+            return await call_next(request)
         scheme, _, supplied = request.headers.get("authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(supplied.strip().encode(), expected):
             return _error(401, "Missing or wrong bearer token: send the header 'Authorization: Bearer <token>' "
                                "with the token this server was started with (kopycat rest --token-file)",
-                          {"WWW-Authenticate": "Bearer"})
+                          {"WWW-Authenticate": TOKEN_CHALLENGE})
         return await call_next(request)
 
 
@@ -113,7 +115,7 @@ def _add_root_and_plugin_routes(app: FastAPI, herder: RestHerder) -> None:
     def server_info() -> dict[str, Any]:
         return herder.server_info()
 
-    @app.get("/ui", response_class=HTMLResponse, include_in_schema=False)
+    @app.get(UI_PATH, response_class=HTMLResponse, include_in_schema=False)
     def connectors_page() -> HTMLResponse:
         return HTMLResponse(CONNECTORS_PAGE)
 

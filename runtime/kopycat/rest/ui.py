@@ -3,15 +3,23 @@
 The Airflow plugin links it from Airflow's navigation (an external view), and ``kopycat rest``
 serves it as well. It only calls the Kafka Connect endpoints, with URLs relative to the page, so it
 works wherever the app is mounted (``/kopycat/ui`` in Airflow) and under the same authentication:
-Airflow's session cookie when mounted. Text goes in with ``textContent``, never as HTML, because
-connector names, classes and traces are user input.
+Airflow's session cookie when mounted. Behind ``kopycat rest --token-file`` the page itself is
+served without the token (it holds no data) and asks for it when the API answers 401 with
+Kopycat's challenge, keeping it in the tab's sessionStorage (or taking it from ``#token=...``: a
+URL fragment never reaches the server or its logs) and sending it as a bearer header. Text goes in
+with ``textContent``, never as HTML, because connector names, classes and traces are user input.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Final
 
-__all__ = ["CONNECTORS_PAGE"]
+__all__ = ["CONNECTORS_PAGE", "TOKEN_CHALLENGE", "UI_PATH"]
+
+UI_PATH: Final = "/ui"
+TOKEN_CHALLENGE: Final = 'Bearer realm="kopycat"'
+"""The ``WWW-Authenticate`` of the standalone server's 401: the page asks for the token only then."""
 
 CONNECTORS_PAGE: Final = """<!doctype html>
 <html lang="en">
@@ -41,6 +49,8 @@ CONNECTORS_PAGE: Final = """<!doctype html>
 <code>kopycat_connector_&lt;name&gt;</code>. Pause and stop also pause the DAG; restart reruns the failed
 tasks of its latest run. Topics are those the copy tasks used; lag is how far a sink (or a mirror) is
 behind its input topics. Refreshes every 5 seconds.</p>
+<form id="login" hidden>This server needs its bearer token (kopycat rest --token-file):
+  <input id="token" type="password" autocomplete="off" size="40"> <button type="submit">Use token</button></form>
 <div id="error"></div>
 <table id="connectors">
   <thead><tr><th>Connector</th><th>Type</th><th>State</th><th>Tasks</th><th>Topics</th><th>Lag</th><th>Offsets</th>
@@ -52,8 +62,25 @@ behind its input topics. Refreshes every 5 seconds.</p>
 const ACTIONS = [["Pause", "PUT", "pause"], ["Resume", "PUT", "resume"], ["Stop", "PUT", "stop"],
                  ["Restart", "POST", "restart?includeTasks=true&onlyFailed=true"]];
 
+const TOKEN_KEY = "kopycat-token";
+if (location.hash.startsWith("#token=")) {
+  sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(location.hash.slice(7)));
+  history.replaceState(null, "", location.pathname + location.search);
+}
+document.getElementById("login").onsubmit = async (event) => {
+  event.preventDefault();
+  sessionStorage.setItem(TOKEN_KEY, document.getElementById("token").value);
+  document.getElementById("login").hidden = true;
+  await render();
+};
+
 async function call(method, path) {
-  const response = await fetch(path, {method: method, credentials: "same-origin"});
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  const headers = token ? {"Authorization": "Bearer " + token} : {};
+  const response = await fetch(path, {method: method, credentials: "same-origin", headers: headers});
+  if (response.status === 401 && response.headers.get("WWW-Authenticate") === __CHALLENGE__) {
+    document.getElementById("login").hidden = false;
+  }
   if (!response.ok) {
     let message = response.statusText;
     try { message = (await response.json()).message || message; } catch (e) { /* not JSON */ }
@@ -153,4 +180,4 @@ setInterval(render, 5000);
 </script>
 </body>
 </html>
-"""
+""".replace("__CHALLENGE__", json.dumps(TOKEN_CHALLENGE))

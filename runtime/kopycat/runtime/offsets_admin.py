@@ -24,6 +24,7 @@ from confluent_kafka.admin import AdminClient
 
 from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.api.records import TopicPartition
+from kopycat.group_offsets import list_group_offsets
 from kopycat.kafka import client_config
 from kopycat.storage.config import OFFSET_STORAGE_FILE_FILENAME_CONFIG
 from kopycat.storage.file_offset_store import FileOffsetStore
@@ -73,7 +74,7 @@ def _admin(worker_props: Mapping[str, Any]) -> AdminClient:
 
 def _group_offsets(admin: AdminClient, connector: str) -> list[dict[str, Any]]:
     group = consumer_group_id(connector)
-    result = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result(_TIMEOUT_S)
+    result = list_group_offsets(admin, group, _TIMEOUT_S)
     return [{"partition": {KAFKA_TOPIC_KEY: tp.topic, KAFKA_PARTITION_KEY: tp.partition},
              "offset": {KAFKA_OFFSET_KEY: tp.offset}}
             for tp in sorted(result.topic_partitions, key=lambda t: (t.topic, t.partition)) if tp.offset >= 0]
@@ -248,7 +249,7 @@ def _alter_sink_offsets(connector: str, offsets: Sequence[Mapping[str, Any]] | N
 
 def _current_group_offsets(admin: AdminClient, group: str) -> dict[TopicPartition, int]:
     try:
-        found = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result(_TIMEOUT_S)
+        found = list_group_offsets(admin, group, _TIMEOUT_S)
     except KafkaException as exc:
         raise ConnectError(f"Failed to list the offsets of consumer group {group}: {exc}") from exc
     return {TopicPartition(tp.topic, tp.partition): tp.offset for tp in found.topic_partitions if tp.offset >= 0}

@@ -346,11 +346,14 @@ def test_plugin_config_lists_key_definitions_or_answers_404(client: TestClient) 
 def test_a_token_is_required_when_the_server_has_one(herder: RestHerder) -> None:
     with TestClient(create_app(herder, token="s3cret-token")) as client:
         missing = client.get("/connectors")
-        assert is_kafka_error(missing, 401) and missing.headers["www-authenticate"] == "Bearer"
+        assert is_kafka_error(missing, 401) and missing.headers["www-authenticate"] == 'Bearer realm="kopycat"'
         assert is_kafka_error(client.get("/connectors", headers={"Authorization": "Bearer wrong"}), 401)
         assert is_kafka_error(client.get("/openapi.json"), 401)
         ok = client.get("/connectors", headers={"Authorization": "Bearer s3cret-token"})
         assert ok.status_code == 200 and ok.json() == []
+        page = client.get("/ui")  # static, no data: it asks for the token when the API answers 401
+        assert page.status_code == 200 and 'id="login"' in page.text and "s3cret" not in page.text
+        assert is_kafka_error(client.get("/ui/../connectors"), 401)
 
 
 def _filled(path: str) -> str:

@@ -32,6 +32,7 @@ from confluent_kafka import (
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient
 
+from kopycat import group_offsets
 from kopycat.api.bounded import is_bounded_run
 from kopycat.api.data import Schema
 from kopycat.api.errors import ConnectError
@@ -61,9 +62,8 @@ _Offsets = dict[tuple[str, int], tuple[int, str]]  # (topic, partition) -> (offs
 
 def list_group_offsets(admin: AdminClient, group: str, cluster: str, timeout_s: float) -> _Offsets:
     """A group's committed offsets on a cluster (``listConsumerGroupOffsets``); none are skipped."""
-    request = [ConsumerGroupTopicPartitions(group)]
     try:
-        result = admin.list_consumer_group_offsets(request, request_timeout=timeout_s)[group].result(timeout_s)
+        result = group_offsets.list_group_offsets(admin, group, timeout_s)
     except KafkaException as exc:
         raise ConnectError(f"Could not list the offsets of consumer group {group} on the {cluster} cluster: "
                            f"{exc.args[0].str()}") from None
