@@ -2,6 +2,9 @@
 
     kopycat standalone worker.properties conn.properties [conn2.json ...]
                              run connectors until Ctrl-C / SIGTERM (offsets in a file)
+    kopycat run worker.properties conn.properties [--max-records N] [--max-seconds S]
+                             copy once what is there now, as one scheduled DAG run does, with a
+                             live progress bar; a summary per task, exit 1 if one failed
     kopycat plugins          list connectors, converters, transformations, predicates
     kopycat validate conn.properties
                              check a connector config as the REST validate endpoint does
@@ -25,7 +28,9 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 from kopycat.api.errors import ConnectError
 
@@ -78,6 +83,30 @@ def _standalone(args: argparse.Namespace) -> int:
         signal.signal(sig, lambda *_: stop.set())
     run_standalone(worker, connectors, stop)
     return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from kopycat.properties import load_config_file
+    from kopycat.runtime.progress import ProgressBar
+    from kopycat.runtime.run_once import planned_sink_records, run_connector_once
+
+    worker, connector = load_config_file(args.worker), load_config_file(args.connector)
+    with ExitStack() as stack:
+        bars: list[ProgressBar] = []  # started once the plan says how much a sink will copy
+
+        def on_plan(planned: Sequence[Any]) -> None:
+            print(f"{connector.get('name')}: {len(planned)} task(s) planned", flush=True)
+            if not args.no_progress:
+                bars.append(stack.enter_context(ProgressBar(sys.stderr,
+                                                            planned_sink_records(connector, worker, planned))))
+
+        summaries = run_connector_once(connector, worker, max_records=args.max_records, max_seconds=args.max_seconds,
+                                       on_plan=on_plan, observe=lambda summary: [bar.add(summary) for bar in bars])
+    for summary in summaries:
+        print(f"task {summary.task}: {summary.records:,} records ({summary.skipped:,} skipped, {summary.filtered:,} "
+              f"filtered) in {summary.duration_s:.1f} s, {summary.stop_reason.value}"
+              + (f", FAILED: {summary.error}" if summary.error else ""))
+    return 1 if any(s.error for s in summaries) else 0
 
 
 def _plugins(args: argparse.Namespace) -> int:
@@ -143,6 +172,13 @@ def build_parser() -> argparse.ArgumentParser:
     standalone.add_argument("worker", help="worker.properties (Kafka Connect's StandaloneConfig keys)")
     standalone.add_argument("connectors", nargs="+", help="connector .properties or .json files")
     standalone.set_defaults(func=_standalone)
+    run = commands.add_parser("run", help="copy once what is there now, with a progress bar")
+    run.add_argument("worker", help="worker.properties (offset.storage.file.filename, or the offsets topic)")
+    run.add_argument("connector", help="connector .properties or .json file")
+    run.add_argument("--max-records", type=int, help="stop each task after this many records")
+    run.add_argument("--max-seconds", type=float, help="stop each task after this many seconds")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    run.set_defaults(func=_run)
     plugins = commands.add_parser("plugins", help="list installed plugins")
     plugins.add_argument("--connectors-only", action="store_true")
     plugins.set_defaults(func=_plugins)

@@ -1,4 +1,4 @@
-"""Progress lines for long bounded runs: what an Airflow task log or the CLI shows while copying.
+"""Progress of long bounded runs: lines in an Airflow task log, a live bar in ``kopycat run``.
 
 Kafka Connect reports through JMX metrics; a scheduled copy task is watched in its log, so a
 line every ``interval_s`` says how far it got (records, records/s) without touching the hot path:
@@ -11,10 +11,11 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import TextIO
 
 from kopycat.runtime.bounds import RunSummary
 
-__all__ = ["ProgressLogger"]
+__all__ = ["ProgressBar", "ProgressLogger"]
 
 log = logging.getLogger(__name__)
 
@@ -57,3 +58,62 @@ class ProgressLogger:
             self.emit(f"Task {self.summary.connector}-{self.summary.task}: {records:,} records "
                       f"({recent:,.0f}/s now, {overall:,.0f}/s overall){tail}")
             last_time, last_records = now, records
+
+
+class ProgressBar:
+    """A live progress line for ``kopycat run``: records copied by every task, rate, and a bar
+    when the total is known (a sink copies up to planned end offsets).
+
+    On a terminal the line is redrawn in place every ``interval_s``; elsewhere (a pipe, a CI log)
+    a plain line is written every ``plain_interval_s``. Summaries are added as tasks start
+    (``add`` is the ``observe`` hook of ``run_planned_task``); a daemon thread reads their counters.
+    """
+
+    def __init__(self, stream: TextIO, total: int | None = None, *, interval_s: float = 0.2,
+                 plain_interval_s: float = 10.0, width: int = 30, clock: Callable[[], float] = time.monotonic) -> None:
+        self.stream, self.total, self.width, self.clock = stream, total, width, clock
+        self.live = stream.isatty()
+        self.interval_s = interval_s if self.live else plain_interval_s
+        self.summaries: list[RunSummary] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._started = clock()
+        self._thread = threading.Thread(target=self._run, name="kopycat-progress-bar", daemon=True)
+
+    def add(self, summary: RunSummary) -> None:
+        with self._lock:
+            self.summaries.append(summary)
+
+    def line(self) -> str:
+        """``[#####.....]  50%  5,000/10,000 records  1,234/s`` (no bar or percentage without a total)."""
+        with self._lock:
+            records = sum(s.records for s in self.summaries)
+            tasks = len(self.summaries)
+        rate = records / max(self.clock() - self._started, 1e-9)
+        tail = f"records  {rate:,.0f}/s  {tasks} task{'s' if tasks != 1 else ''}"
+        if not self.total:
+            return f"{records:,} {tail}"
+        done = min(records / self.total, 1.0)
+        filled = round(done * self.width)
+        return f"[{'#' * filled}{'.' * (self.width - filled)}] {done:4.0%}  {records:,}/{self.total:,} {tail}"
+
+    def __enter__(self) -> ProgressBar:
+        self._started = self.clock()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self._write(self.line(), final=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self._write(self.line(), final=False)
+
+    def _write(self, text: str, final: bool) -> None:
+        if self.live:
+            self.stream.write("\r\x1b[2K" + text + ("\n" if final else ""))
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
