@@ -22,7 +22,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +68,10 @@ logger.jetty.name = org.eclipse.jetty
 logger.jetty.level = WARN
 """
 
+# C1 only, as the test broker: a test worker lives for minutes. A benchmark passes the JVM options
+# Kafka's bin/kafka-run-class.sh uses instead (C2 included), so the worker runs at full speed.
+TEST_JVM_OPTIONS: tuple[str, ...] = ("-XX:TieredStopAtLevel=1",)
+
 _CONFLICT_RETRY_S = 60.0  # a 409 means "rebalance in progress": the request is valid, try again
 
 
@@ -91,13 +95,15 @@ class LocalKafkaConnect(LocalService):
     internal topics, named after ``name`` plus a random suffix so two workers (or a rerun on
     the same broker) never share them unless ``extra_settings`` says so. Not thread-safe.
 
+    ``jvm_options`` default to C1-only compilation (TEST_JVM_OPTIONS); benchmarks pass Kafka's own.
     Start-up takes 90-225 s on two busy cores (JVM, plugin scan, three internal topics read to
     their end, the first group join), hence the long default ``start_timeout_s``.
     """
 
     def __init__(self, bootstrap_servers: str, *, name: str = "connect",
                  extra_settings: Mapping[str, str] | None = None, heap: str = "512m",
-                 start_timeout_s: float = 480.0, request_timeout_s: float = 120.0) -> None:
+                 start_timeout_s: float = 480.0, request_timeout_s: float = 120.0,
+                 jvm_options: Sequence[str] = TEST_JVM_OPTIONS) -> None:
         self.bootstrap_servers = bootstrap_servers
         self.name = name
         suffix = uuid.uuid4().hex[:8]
@@ -109,6 +115,7 @@ class LocalKafkaConnect(LocalService):
         self.heap = heap
         self.start_timeout_s = start_timeout_s
         self.request_timeout_s = request_timeout_s
+        self.jvm_options = tuple(jvm_options)
         self.port = 0
         self.workdir: Path | None = None
         self.started_in_s: float | None = None
@@ -117,6 +124,11 @@ class LocalKafkaConnect(LocalService):
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        """The worker JVM's process id while it runs: benchmarks read its CPU and RSS in /proc."""
+        return None if self._process is None else self._process.pid
 
     @property
     def log_file(self) -> Path:
@@ -154,9 +166,8 @@ class LocalKafkaConnect(LocalService):
         log4j = self.workdir / "log4j2.properties"
         log4j.write_text(LOG4J2_PROPERTIES)
         stdout = open(self.workdir / "stdout.log", "wb")  # noqa: SIM115 - owned by the process
-        # C1 only, as the test broker: a test worker lives for minutes.
         self._process = subprocess.Popen(
-            [java_executable(), "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true",
+            [java_executable(), *self.jvm_options, "-Djava.awt.headless=true",
              f"-Xms{self.heap}", f"-Xmx{self.heap}", "-XX:+UseG1GC",
              f"-Dlog4j2.configurationFile={log4j}", f"-Dkopycat.connect.log={self.log_file}",
              "-cp", f"{libs}/*", MAIN_CLASS, str(config)],

@@ -103,40 +103,43 @@ class OffsetSyncWriter:
     """Queues and produces offset syncs to partition 0 of the offset-syncs topic.
 
     Called from the task's engine thread only (``commit_record`` and ``commit``); the producer's
-    delivery reports are served by :meth:`fire_pending` with ``poll(0)``.
+    delivery reports are served by :meth:`fire_pending` with ``poll(0)``. A delayed sync is
+    always its partition's latest copied offset, which the partition's :class:`PartitionState`
+    holds already: ``delayed`` maps the partitions that have one (in Kafka's LinkedHashMap
+    order) to their state, so the per-record path allocates nothing.
     """
 
     def __init__(self, producer_config: Mapping[str, Any], topic: str, max_offset_lag: int) -> None:
         self.topic = topic
         self.max_offset_lag = max_offset_lag
         self.states: dict[tuple[str, int], PartitionState] = {}
-        self.delayed: dict[tuple[str, int], OffsetSync] = {}
+        self.delayed: dict[tuple[str, int], PartitionState] = {}
         self.pending: dict[tuple[str, int], OffsetSync] = {}
         self.outstanding = 0
         self._producer = Producer({**producer_config, "linger.ms": 0})
 
-    def maybe_queue(self, topic: str, partition: int, upstream: int, downstream: int) -> bool:
-        """``maybeQueueOffsetSyncs``: send soon when the state says so, else at the next commit.
+    def maybe_queue(self, key: tuple[str, int], upstream: int, downstream: int) -> bool:
+        """``maybeQueueOffsetSyncs`` for source topic-partition ``key``: send soon when the state
+        says so, else at the next commit.
 
         True when a sync became pending, so the caller fires (and polls the producer) only then,
         not for every acknowledged record.
         """
-        key = (topic, partition)
         state = self.states.get(key)
         if state is None:
             state = self.states[key] = PartitionState(self.max_offset_lag)
-        sync = OffsetSync(topic, partition, upstream, downstream)
         if state.update(upstream, downstream):
             self.delayed.pop(key, None)
-            self.pending[key] = sync
+            self.pending[key] = OffsetSync(key[0], key[1], upstream, downstream)
             state.reset()
             return True
-        self.delayed[key] = sync
+        self.delayed[key] = state
         return False
 
     def promote_delayed(self) -> None:
         """``promoteDelayedOffsetSyncs``: every delayed sync becomes pending (at each commit)."""
-        self.pending.update(self.delayed)
+        for key, state in self.delayed.items():
+            self.pending[key] = OffsetSync(key[0], key[1], state.previous_upstream, state.previous_downstream)
         self.delayed.clear()
 
     def fire_pending(self) -> None:

@@ -257,14 +257,13 @@ class MirrorSourceTask(SourceTask):
         """Queue an offset sync for the copied record (``MirrorSourceTask.commitRecord``)."""
         if metadata is None or self._stopping:
             return
-        partition = record.source_partition
-        offset = record.source_offset
+        partition, offset = record.source_partition, record.source_offset
         assert partition is not None and offset is not None
         key = (partition["topic"], partition["partition"])
-        upstream = offset["offset"]
-        self._acked[key] = upstream
-        if self._writer is not None and self._writer.maybe_queue(key[0], key[1], upstream, metadata.offset):
-            self._writer.fire_pending()
+        upstream = self._acked[key] = offset["offset"]
+        writer = self._writer
+        if writer is not None and writer.maybe_queue(key, upstream, metadata.offset):
+            writer.fire_pending()
 
     def commit(self) -> None:
         """Send delayed offset syncs, then commit the copied offsets to the source group."""

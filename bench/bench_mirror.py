@@ -1,0 +1,392 @@
+"""One topic-partition mirrored, one task: Kopycat's MirrorSourceConnector against MirrorMaker 2's.
+
+Issue #8: records/s per task of Kopycat's mirror against Kafka's own
+``org.apache.kafka.connect.mirror.MirrorSourceConnector`` (connect-mirror 4.1.1 from Maven
+Central, include/jars/connect-runtime) on the same broker in the same run; goal >= 1.0x.
+
+One broker (the shared one) is both clusters: it is mirrored into itself, source alias ``src``,
+target alias ``dst``, so remote topics are ``src.<topic>`` and the offset syncs go to
+``mm2-offset-syncs.dst.internal`` on the same broker. Each engine gets its own source topic of one
+partition (MM2 two) holding the same N records (1,000,000 by default, ``--records`` to change): key
+``key-<n>`` (12 B), value 100 B, produced untimed with bench_raw_kafka's producer settings. Both
+run with MM2's defaults where they share a key, set explicitly: ``tasks.max=1``,
+``emit.offset-syncs.enabled=true``, ``offset.lag.max=100``, ``consumer.max.poll.records=500``,
+ByteArrayConverter for keys, values and headers. Then, in one run:
+
+- *raw*: a raw confluent-kafka ``Consumer`` reading the N records of Kopycat's source topic
+  (bench_raw_kafka's ``consume``): the physical limit of the read side;
+- *Kopycat*: planned (``plan_bounded_run``, untimed: Airflow's plan task) and run as an Airflow
+  copy task runs it (``run_planned_task``, offsets in a ``connect-offsets``-style topic made
+  beforehand), timed from the call to its return: the task's start (clients, offsets read) and
+  its end (1 s without records = caught up, final commit) are in the clock;
+- *MM2*: a Kafka Connect worker (``LocalKafkaConnect``, distributed mode, Kafka's JVM options
+  with C2, not the tests' C1-only) started untimed; timed from the connector's ``POST`` until
+  the remote topic's end offset is N, polled every 0.2 s: the connector's start (topic
+  creation, task configs, the task's start) is in the clock. Twice, on a third source topic the
+  second time, with a new connector in the same worker: *cold* (the JVM's C2 compiler competes
+  with the copy for the two cores) and *warm* (the copy path already compiled: how a long-lived
+  MM2 runs). The goal ratio is read against the warm run.
+
+Both copies must be complete: each remote topic's end offset equals N (and Kopycat's
+RunSummary counts N), or the bench fails. "landed" times come from a thread polling the remote
+topic's end offset for both engines alike: from the start (run / POST) to the first record
+there, and from that first record to the Nth ("steady"). CPU is each engine's process (all
+threads; the broker's is in neither); peak RSS is this process's during Kopycat's run (VmHWM,
+reset before) and the worker JVM's at the end. ``python -m bench mirror --profile
+[--records N]`` runs Kopycat's task under cProfile instead (CPU µs per record).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from confluent_kafka import Consumer, KafkaException, Producer
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+from confluent_kafka.admin import AdminClient
+from kopycat.dev.kafka_connect import LocalKafkaConnect
+from kopycat.runtime.bounded_plan import PlannedTask, plan_bounded_run
+from kopycat.runtime.bounded_run import run_planned_task
+from kopycat.runtime.bounds import RunSummary
+from kopycat.storage.kafka_offset_store import KafkaOffsetStore
+
+from bench.bench_file_pipeline import connect_libs, create_topic, warm_up
+from bench.bench_raw_kafka import PRODUCER_SETTINGS, consume
+from bench.common import (
+    BenchResult,
+    Measure,
+    Span,
+    check_count,
+    cpu_seconds,
+    per_row,
+    positive_count,
+    shared_broker,
+    vm_hwm_mib,
+)
+
+RECORDS = 1_000_000
+VALUE_BYTES = 100
+GOAL_MM2 = 1.0
+SOURCE_ALIAS, TARGET_ALIAS = "src", "dst"
+MIRROR_SOURCE = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
+BYTE_ARRAY = "org.apache.kafka.connect.converters.ByteArrayConverter"
+# What both engines run with (MM2's defaults, written out so a changed default shows here).
+SHARED = {"tasks.max": "1", "source.cluster.alias": SOURCE_ALIAS, "target.cluster.alias": TARGET_ALIAS,
+          "emit.offset-syncs.enabled": "true", "offset.lag.max": "100",
+          "consumer.max.poll.records": "500", "replication.factor": "1",
+          "offset-syncs.topic.replication.factor": "1", "key.converter": BYTE_ARRAY,
+          "value.converter": BYTE_ARRAY, "header.converter": BYTE_ARRAY}
+# What bin/kafka-run-class.sh gives a Connect worker's JVM (LocalKafkaConnect sets the heap, G1).
+KAFKA_JVM_OPTIONS = ("-server", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35",
+                     "-XX:+ExplicitGCInvokesConcurrent")
+MM2_VERSION = "4.1.1"  # connect-mirror, as include/jars/connect-runtime/pom.xml fetches it
+POLL_S = 0.2
+TIMEOUT_S = 900.0
+
+
+@dataclass(frozen=True)
+class Options:
+    records: int = RECORDS
+    profile: bool = False
+
+
+def parse_options(argv: Sequence[str]) -> Options:
+    """``--records N`` (default 1,000,000) and ``--profile`` (the cProfile report instead)."""
+    parser = argparse.ArgumentParser(prog="python -m bench mirror", description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=positive_count("--records"), default=RECORDS,
+                        help="records in each source topic")
+    parser.add_argument("--profile", action="store_true",
+                        help="run Kopycat's mirror task under cProfile instead of the bench")
+    args = parser.parse_args(list(argv))
+    return Options(records=args.records, profile=args.profile)
+
+
+# ------------------------------------------------------------------ topics
+
+
+def produce_keyed(bootstrap: str, topic: str, records: int) -> None:
+    """N records, key ``key-<n>`` (12 B) and a 100 B value: what both engines copy."""
+    filler = b"v" * (VALUE_BYTES - 8)
+    producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER_SETTINGS})
+    send, poll = producer.produce, producer.poll
+    for n in range(records):
+        send(topic, b"%08d" % n + filler, b"key-%08d" % n)
+        if n & 0xFFFF == 0:
+            poll(0)
+    if producer.flush(120) != 0:
+        raise RuntimeError(f"the producer left records to {topic} undelivered after 120 s")
+
+
+class EndOffsetWatch:
+    """Polls a topic-partition's end offset every POLL_S on its own thread; notes when it
+    first moved and when it reached ``target``, in seconds since :meth:`start`.
+
+    A topic that does not exist yet counts as end offset 0.
+    """
+
+    def __init__(self, bootstrap: str, topic: str, target: int) -> None:
+        self.target = target
+        self.end = 0
+        self.first_s: float | None = None
+        self.done_s: float | None = None
+        self._partition = KafkaTopicPartition(topic, 0)
+        self._consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": uuid.uuid4().hex})
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name=f"watch-{topic}", daemon=True)
+
+    def start(self) -> EndOffsetWatch:
+        self._started = time.perf_counter()
+        self._thread.start()
+        return self
+
+    def end_offset(self) -> int:
+        try:
+            return int(self._consumer.get_watermark_offsets(self._partition, timeout=5, cached=False)[1])
+        except KafkaException:  # not created yet
+            return 0
+
+    def _watch(self) -> None:
+        while not self._stop.is_set() and self.done_s is None:
+            self.end = self.end_offset()
+            now = time.perf_counter() - self._started
+            if self.end > 0 and self.first_s is None:
+                self.first_s = now
+            if self.end >= self.target:
+                self.done_s = now
+                return
+            self._stop.wait(POLL_S)
+
+    def wait(self, timeout_s: float) -> bool:
+        """Until the target is reached (True) or ``timeout_s`` passed (False)."""
+        self._thread.join(timeout_s)
+        return self.done_s is not None
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._consumer.close()
+
+
+@dataclass(frozen=True)
+class Copy:
+    """One engine's copy: its Measure, and when records landed in the remote topic."""
+
+    measure: Measure
+    first_s: float | None   # start -> first record in the remote topic
+    landed_s: float | None  # start -> Nth record in the remote topic
+
+    @property
+    def steady_rate(self) -> float | None:
+        """Records/s from the first record landed to the last."""
+        if self.first_s is None or self.landed_s is None or self.landed_s <= self.first_s:
+            return None
+        return self.measure.count / (self.landed_s - self.first_s)
+
+
+# ------------------------------------------------------------------ the anchor
+
+
+def raw_consume(bootstrap: str, topic: str, records: int) -> Measure:
+    """bench_raw_kafka's consumer over the N records: the read side's physical limit."""
+    with Span() as span:
+        rate = consume(bootstrap, topic, records)
+    return Measure("raw confluent-kafka Consumer", records, records / rate, span.cpu_s, span.rss_mib)
+
+
+# ------------------------------------------------------------------ Kopycat
+
+
+def mirror_props(name: str, bootstrap: str, topic: str) -> dict[str, str]:
+    return {"name": name, "connector.class": MIRROR_SOURCE, "source.cluster.bootstrap.servers": bootstrap,
+            "target.cluster.bootstrap.servers": bootstrap, "topics": topic, **SHARED}
+
+
+def plan_kopycat(bootstrap: str, topic: str) -> tuple[dict[str, str], dict[str, str], PlannedTask]:
+    """Connector props, worker props and the one planned task; the offsets topic made (untimed)."""
+    run = uuid.uuid4().hex[:8]
+    props = mirror_props(f"bench-mirror-{run}", bootstrap, topic)
+    worker = {"bootstrap.servers": bootstrap, "offset.storage.topic": f"bench-mirror-offsets-{run}",
+              "offset.storage.replication.factor": "1", "offset.storage.partitions": "5",
+              "offset.flush.interval.ms": "60000"}
+    store = KafkaOffsetStore.from_config(worker)
+    store.start()
+    store.stop()
+    [planned] = plan_bounded_run(props, worker)
+    return props, worker, planned
+
+
+def _checked(summary: RunSummary, records: int) -> RunSummary:
+    if summary.error is not None:
+        raise RuntimeError(f"Kopycat's mirror task failed: {summary.error}")
+    check_count("records Kopycat's mirror task copied", summary.records, records)
+    return summary
+
+
+def kopycat_mirror(bootstrap: str, topic: str, records: int) -> Copy:
+    """The one planned task's bounded run, in this thread, timed around run_planned_task."""
+    props, worker, planned = plan_kopycat(bootstrap, topic)
+    watch = EndOffsetWatch(bootstrap, f"{SOURCE_ALIAS}.{topic}", records)
+    try:
+        with Span() as span:
+            watch.start()
+            summary = run_planned_task(props, planned, worker)
+        watch.wait(TIMEOUT_S)
+        check_count(f"end offset of {SOURCE_ALIAS}.{topic} (Kopycat's copy)", watch.end_offset(), records)
+    finally:
+        watch.close()
+    _checked(summary, records)
+    return Copy(Measure.of("Kopycat MirrorSourceConnector", records, span, summary.duration_s),
+                watch.first_s, watch.done_s)
+
+
+# ------------------------------------------------------------------ MirrorMaker 2
+
+
+def mm2_copy(worker: LocalKafkaConnect, bootstrap: str, topic: str, records: int, mover: str) -> Copy:
+    """One MirrorSourceConnector on ``topic``, from its POST to N records landed; then deleted."""
+    pid = worker.pid
+    assert pid is not None
+    name = f"bench-mm2-{uuid.uuid4().hex[:8]}"
+    config = {**mirror_props(name, bootstrap, topic), "sync.topic.acls.enabled": "false"}
+    watch = EndOffsetWatch(bootstrap, f"{SOURCE_ALIAS}.{topic}", records)
+    try:
+        cpu_before = cpu_seconds(pid)
+        watch.start()
+        worker.create_connector(name, config)
+        if not watch.wait(TIMEOUT_S):
+            raise RuntimeError(f"MM2 copied {watch.end:,} of {records:,} records to {SOURCE_ALIAS}.{topic} in "
+                               f"{TIMEOUT_S:.0f} s; status {worker.connector_status(name)}\n{worker.log_tail()}")
+        cpu_after, rss = cpu_seconds(pid), vm_hwm_mib(pid)
+        time.sleep(1.0)  # a duplicate written after the Nth record would show now
+        check_count(f"end offset of {SOURCE_ALIAS}.{topic} (MM2's copy)", watch.end_offset(), records)
+        worker.delete_connector(name)
+    finally:
+        watch.close()
+    cpu = cpu_after - cpu_before if cpu_after is not None and cpu_before is not None else None
+    assert watch.done_s is not None
+    return Copy(Measure(mover, records, watch.done_s, cpu, rss), watch.first_s, watch.done_s)
+
+
+def mm2_mirror(bootstrap: str, cold_topic: str, warm_topic: str, records: int) -> tuple[Copy, Copy]:
+    """Kafka's MirrorSourceConnector in one Kafka Connect worker: ``cold_topic`` first, on a JVM
+    that has compiled nothing of the copy path yet (its C2 compiler busy for much of the copy),
+    then ``warm_topic`` with a second connector, on the code the first one warmed up."""
+    connect_libs()  # fetched before the worker starts, which would not wait for them
+    with LocalKafkaConnect(bootstrap, name="bench-mm2", heap="1g", jvm_options=KAFKA_JVM_OPTIONS) as worker:
+        cold = mm2_copy(worker, bootstrap, cold_topic, records, f"MM2 {MM2_VERSION}, cold JVM")
+        warm = mm2_copy(worker, bootstrap, warm_topic, records, f"MM2 {MM2_VERSION}, warm JVM")
+    return cold, warm
+
+
+# ------------------------------------------------------------------ report
+
+
+def _num(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def _row(measure: Measure, copy: Copy | None = None) -> str:
+    cpu_rate = measure.count / measure.cpu_s if measure.cpu_s else None
+    landed = "" if copy is None else (f" {_num(copy.first_s, '.2f'):>7} {_num(copy.landed_s, '.2f'):>8} "
+                                      f"{_num(copy.steady_rate, ',.0f'):>10}")
+    return (f"  {measure.mover:<48} {measure.rate:>10,.0f} {measure.wall_s:>8.2f} {_num(measure.cpu_s, '.1f'):>7} "
+            f"{_num(cpu_rate, ',.0f'):>10} {_num(measure.rss_mib, ',.0f'):>8}{landed}")
+
+
+def _ratios(label: str, kopycat: Copy, mm2: Copy, goal: str = "") -> str:
+    """Kopycat against one MM2 run: over wall time (the goal), CPU time and the steady span."""
+    k, m = kopycat.measure, mm2.measure
+    per_cpu = f", per CPU s {m.cpu_s / k.cpu_s:.2f}" if k.cpu_s and m.cpu_s else ""
+    steady = (f", steady (first->last record landed) {kopycat.steady_rate / mm2.steady_rate:.2f}"
+              if kopycat.steady_rate and mm2.steady_rate else "")
+    return f"  Kopycat/MM2 {label} {k.rate / m.rate:.2f}{goal}{per_cpu}{steady}"
+
+
+def table(raw: Measure, kopycat: Copy, cold: Copy, warm: Copy) -> str:
+    k = kopycat.measure
+    return "\n".join([
+        (f"mirror (one broker into itself, {SOURCE_ALIAS} -> {TARGET_ALIAS}): {k.count:,} records, "
+         f"12 B keys, {VALUE_BYTES} B values, 1 partition, 1 task, offset syncs on"),
+        (f"  {'mover':<48} {'records/s':>10} {'wall s':>8} {'CPU s':>7} {'rec/CPU-s':>10} {'RSS MiB':>8} "
+         f"{'first s':>7} {'landed s':>8} {'steady r/s':>10}"),
+        _row(raw), _row(k, kopycat), _row(cold.measure, cold), _row(warm.measure, warm),
+        f"  Kopycat RunSummary.duration_s {_num(k.duration_s, '.2f')} s; Kopycat/raw {k.rate / raw.rate:.2f}",
+        _ratios("warm", kopycat, warm, f" (goal >= {GOAL_MM2})"), _ratios("cold", kopycat, cold)])
+
+
+def results(raw: Measure, kopycat: Copy, cold: Copy, warm: Copy) -> list[BenchResult]:
+    """The anchor, Kopycat against warm MM2 (the goal; its CPU too) and cold MM2, and raw."""
+    k, m = kopycat.measure, warm.measure
+    found = [BenchResult("mirror_raw_consume", raw.rate),
+             BenchResult("mirror_vs_mm2_warm", k.rate, m.rate, goal=GOAL_MM2),
+             BenchResult("mirror_vs_mm2_cold", k.rate, cold.measure.rate),
+             BenchResult("mirror_vs_raw_consume", k.rate, raw.rate)]
+    if k.cpu_s and m.cpu_s:
+        found.append(BenchResult("mirror_vs_mm2_warm_per_cpu", k.count / k.cpu_s, m.count / m.cpu_s,
+                                 unit="records/CPU-s"))
+    return found
+
+
+def source_topics(records: int) -> tuple[str, list[str]]:
+    """The broker's bootstrap and three source topics of N records each (Kopycat's, MM2's two)."""
+    bootstrap = shared_broker().bootstrap_servers
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    warm_up(bootstrap, admin)
+    topics = [create_topic(admin, f"bench-mirror-{engine}") for engine in ("kopycat", "mm2-cold", "mm2-warm")]
+    for topic in topics:
+        produce_keyed(bootstrap, topic, records)
+    return bootstrap, topics
+
+
+def run(argv: Sequence[str] = ()) -> list[BenchResult]:
+    """The bench (``python -m bench mirror [--records N]``); ``--profile``: cProfile report."""
+    options = parse_options(argv)
+    if options.profile:
+        print(profile(options.records), flush=True)
+        return []
+    bootstrap, (kopycat_topic, cold_topic, warm_topic) = source_topics(options.records)
+    raw = raw_consume(bootstrap, kopycat_topic, options.records)
+    kopycat = kopycat_mirror(bootstrap, kopycat_topic, options.records)
+    cold, warm = mm2_mirror(bootstrap, cold_topic, warm_topic, options.records)
+    print(table(raw, kopycat, cold, warm), flush=True)
+    return results(raw, kopycat, cold, warm)
+
+
+# ------------------------------------------------------------------ profile
+
+
+def profiled(call: Callable[[], RunSummary], records: int) -> str:
+    """``call`` under cProfile on this thread's CPU clock (the clients' threads left out)."""
+    profiler = cProfile.Profile(time.thread_time)
+    with Span() as span, profiler:
+        summary = call()
+    _checked(summary, records)
+    return (f"=== Kopycat MirrorSourceConnector under cProfile: {records:,} records in {span.wall_s:.2f} s "
+            f"wall, {_num(span.cpu_s, '.1f')} s CPU ===\n{per_row(profiler, records, 30)}")
+
+
+def profile(records: int) -> str:
+    """Kopycat's mirror task once, run in this thread (run_planned_task does) under cProfile."""
+    bootstrap = shared_broker().bootstrap_servers
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    warm_up(bootstrap, admin)
+    topic = create_topic(admin, "bench-mirror-profile")
+    produce_keyed(bootstrap, topic, records)
+    props, worker, planned = plan_kopycat(bootstrap, topic)
+    return profiled(lambda: run_planned_task(props, planned, worker), records)
+
+
+def main() -> None:
+    """``python -m bench.bench_mirror [--records N] [--profile]``."""
+    for result in run(sys.argv[1:]):
+        print(result.line())
+
+
+if __name__ == "__main__":
+    main()

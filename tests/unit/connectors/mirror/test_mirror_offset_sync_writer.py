@@ -1,0 +1,54 @@
+"""OffsetSyncWriter's queues: which syncs are sent at once and which wait for the next commit.
+
+Kafka's ``OffsetSyncWriter.maybeQueueOffsetSyncs`` / ``promoteDelayedOffsetSyncs``: a due sync is
+pending at once (and its partition's delayed one dropped), any other copied offset replaces the
+partition's delayed sync, and a commit makes the delayed syncs pending, in the order their
+partitions were first delayed (LinkedHashMap). The producer is never asked to send here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from kopycat.connectors.mirror.offset_sync import OffsetSync, OffsetSyncWriter
+
+
+@pytest.fixture
+def writer() -> Iterator[OffsetSyncWriter]:
+    # Nothing listens on port 1: the producer is created but never sends (fire_pending is not called).
+    writer = OffsetSyncWriter({"bootstrap.servers": "127.0.0.1:1", "log_level": 0}, "syncs", max_offset_lag=100)
+    yield writer
+    writer.close(0)
+
+
+def test_the_first_offset_is_pending_at_once_and_later_ones_wait_as_the_latest_per_partition(
+        writer: OffsetSyncWriter) -> None:
+    orders, users = ("orders", 0), ("users", 3)
+    assert writer.maybe_queue(orders, 0, 1000)
+    assert writer.pending == {orders: OffsetSync("orders", 0, 0, 1000)}
+    writer.pending.clear()
+    assert not any([writer.maybe_queue(orders, upstream, 1000 + upstream) for upstream in range(1, 50)])
+    assert writer.maybe_queue(users, 7, 7)
+    assert not writer.maybe_queue(users, 8, 8)
+    assert writer.pending == {users: OffsetSync("users", 3, 7, 7)}
+
+    writer.promote_delayed()
+    assert list(writer.pending.items()) == [(users, OffsetSync("users", 3, 8, 8)),
+                                            (orders, OffsetSync("orders", 0, 49, 1049))]
+    assert writer.delayed == {}
+
+
+def test_a_due_sync_drops_its_partitions_delayed_one_and_later_offsets_wait_again(
+        writer: OffsetSyncWriter) -> None:
+    key = ("orders", 0)
+    due = [upstream for upstream in range(250) if writer.maybe_queue(key, upstream, upstream + 1000)]
+    assert due == [0, 101, 202]  # the first, then every offset.lag.max + 1
+    assert writer.pending == {key: OffsetSync("orders", 0, 202, 1202)}  # the newest due one
+    assert list(writer.delayed) == [key]  # 203..249 came after it
+
+    assert writer.maybe_queue(key, 260, 1260)  # upstream skipped 250..259: due now
+    assert writer.delayed == {}
+    assert writer.pending == {key: OffsetSync("orders", 0, 260, 1260)}
+    writer.promote_delayed()  # nothing delayed: the pending sync stays as it is
+    assert writer.pending == {key: OffsetSync("orders", 0, 260, 1260)}
