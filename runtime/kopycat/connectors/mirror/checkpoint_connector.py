@@ -17,7 +17,6 @@ Airflow each plan lists them anew.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,6 +38,7 @@ from kopycat.connectors.mirror.checkpoint_config import (
 )
 from kopycat.connectors.mirror.checkpoint_task import MirrorCheckpointTask, list_group_offsets
 from kopycat.connectors.mirror.offset_checks import check_altered_offsets
+from kopycat.connectors.mirror.refresh import RefreshMonitor
 from kopycat.connectors.mirror.source_config import SOURCE_BOOTSTRAP, TASK_INDEX_CONFIG
 from kopycat.connectors.mirror.source_connector import deal_round_robin
 from kopycat.storage.topic_admin import create_topic_if_missing
@@ -74,10 +74,9 @@ class MirrorCheckpointConnector(SourceConnector):
     def __init__(self) -> None:
         self._props: dict[str, str] = {}
         self._settings: CheckpointSettings | None = None
-        self._groups: list[str] = []
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._monitor: threading.Thread | None = None
+        self._groups: RefreshMonitor[str] = RefreshMonitor(
+            "checkpoints", self._refind_groups, lambda: self.context.request_task_reconfiguration(),
+            retried=(ConnectError,))
 
     def start(self, props: Mapping[str, str]) -> None:
         invalid = check_mm2_rules(props)
@@ -86,15 +85,17 @@ class MirrorCheckpointConnector(SourceConnector):
             raise ConfigError(f"{problem}: remove {key} or set it to true", key=key)
         self._props = dict(props)
         settings = self._settings = CheckpointSettings.parse(props)
-        self._stopping.clear()
         self._create_checkpoints_topic(settings)
-        self._groups = self._find_groups(settings)
+        groups = self._find_groups(settings)
         log.info("Started checkpoints %s (%s -> %s) with %d consumer groups", settings.mirror.name,
-                 settings.mirror.source_alias, settings.mirror.target_alias, len(self._groups))
-        if settings[REFRESH_GROUPS_ENABLED]:
-            self._monitor = threading.Thread(target=self._watch, name=f"checkpoint-monitor-{settings.mirror.name}",
-                                             daemon=True)
-            self._monitor.start()
+                 settings.mirror.source_alias, settings.mirror.target_alias, len(groups))
+        self._groups.label = f"Checkpoints {settings.mirror.name}: consumer groups"
+        self._groups.start(groups, settings[REFRESH_GROUPS_INTERVAL_SECONDS]
+                           if settings[REFRESH_GROUPS_ENABLED] else None)
+
+    def _refind_groups(self) -> list[str]:
+        assert self._settings is not None
+        return self._find_groups(self._settings)
 
     def _create_checkpoints_topic(self, settings: CheckpointSettings) -> None:
         admin = AdminClient(settings.mirror.target_admin_config("checkpoint-target-admin") or {})
@@ -112,42 +113,20 @@ class MirrorCheckpointConnector(SourceConnector):
                         ",".join(settings.mirror["topics"]))
         return groups
 
-    def _watch(self) -> None:
-        settings = self._settings
-        assert settings is not None
-        interval = settings[REFRESH_GROUPS_INTERVAL_SECONDS]
-        while not self._stopping.wait(interval):
-            try:
-                groups = self._find_groups(settings)
-            except ConnectError as exc:
-                log.warning("Checkpoints %s: refreshing consumer groups failed, retrying in %d s: %s",
-                            settings.mirror.name, interval, exc)
-                continue
-            with self._lock:
-                changed, self._groups = groups != self._groups, groups
-            if changed and not self._stopping.is_set():
-                log.info("Checkpoints %s: consumer groups changed (%d now); reconfiguring tasks",
-                         settings.mirror.name, len(groups))
-                self.context.request_task_reconfiguration()
-
     def task_class(self) -> type[MirrorCheckpointTask]:
         return MirrorCheckpointTask
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         if self._settings is None:
             raise ConnectError("MirrorCheckpointConnector.task_configs() called before start()")
-        with self._lock:
-            groups = list(self._groups)
+        groups = self._groups.current()
         if not groups or not self._settings[EMIT_CHECKPOINTS_ENABLED]:
             return []
         return [{**self._props, TASK_CONSUMER_GROUPS: ",".join(dealt), TASK_INDEX_CONFIG: str(index)}
                 for index, dealt in enumerate(deal_round_robin(groups, max_tasks))]
 
     def stop(self) -> None:
-        self._stopping.set()
-        monitor, self._monitor = self._monitor, None
-        if monitor is not None and monitor is not threading.current_thread():
-            monitor.join(timeout=5)
+        self._groups.stop()
 
     def config(self) -> ConfigDef:
         return CHECKPOINT_CONFIG

@@ -17,7 +17,6 @@ under Airflow the next plan picks them up. Topic ACL syncing is not done.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -35,6 +34,7 @@ from kopycat.api.config import ConfigDef, ConfigValue
 from kopycat.api.connector import ExactlyOnceSupport, SourceConnector
 from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.connectors.mirror.offset_checks import check_altered_offsets
+from kopycat.connectors.mirror.refresh import RefreshMonitor
 from kopycat.connectors.mirror.source_config import (
     ADMIN_TIMEOUT_MS,
     CONFIG,
@@ -91,22 +91,22 @@ class MirrorSourceConnector(SourceConnector):
     def __init__(self) -> None:
         self._props: dict[str, str] = {}
         self._settings: MirrorSettings | None = None
-        self._partitions: list[_Partition] = []
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._monitor: threading.Thread | None = None
+        self._partitions: RefreshMonitor[_Partition] = RefreshMonitor(
+            "mirror", self._replan, lambda: self.context.request_task_reconfiguration())
 
     def start(self, props: Mapping[str, str]) -> None:
         self._props = dict(props)
         settings = self._settings = MirrorSettings.parse(props)
-        self._stopping.clear()
-        self._partitions = self._plan(settings)
+        partitions = self._plan(settings)
         log.info("Started mirror %s (%s -> %s) with %d topic-partitions", settings.name, settings.source_alias,
-                 settings.target_alias, len(self._partitions))
-        if settings[REFRESH_TOPICS_ENABLED]:
-            self._monitor = threading.Thread(target=self._watch, name=f"mirror-monitor-{settings.name}",
-                                             daemon=True)
-            self._monitor.start()
+                 settings.target_alias, len(partitions))
+        self._partitions.label = f"Mirror {settings.name}: source topic-partitions"
+        self._partitions.start(partitions, settings[REFRESH_TOPICS_INTERVAL_SECONDS]
+                               if settings[REFRESH_TOPICS_ENABLED] else None)
+
+    def _replan(self) -> list[_Partition]:
+        assert self._settings is not None
+        return self._plan(self._settings)
 
     def _plan(self, settings: MirrorSettings) -> list[_Partition]:
         """Source partitions to copy; the offset-syncs topic and remote topics made ready."""
@@ -137,31 +137,13 @@ class MirrorSourceConnector(SourceConnector):
                                 replication_factor=settings[OFFSET_SYNCS_TOPIC_REPLICATION_FACTOR],
                                 config={"cleanup.policy": "compact"}, timeout_s=settings[ADMIN_TIMEOUT_MS] / 1000)
 
-    def _watch(self) -> None:
-        settings = self._settings
-        assert settings is not None
-        interval = settings[REFRESH_TOPICS_INTERVAL_SECONDS]
-        while not self._stopping.wait(interval):
-            try:
-                partitions = self._plan(settings)
-            except Exception as exc:  # noqa: BLE001 - a failed refresh is retried at the next interval
-                log.warning("Mirror %s: refreshing topics failed, retrying in %d s: %s", settings.name, interval, exc)
-                continue
-            with self._lock:
-                changed, self._partitions = partitions != self._partitions, partitions
-            if changed and not self._stopping.is_set():
-                log.info("Mirror %s: source topic-partitions changed (%d now); reconfiguring tasks",
-                         settings.name, len(partitions))
-                self.context.request_task_reconfiguration()
-
     def task_class(self) -> type[MirrorSourceTask]:
         return MirrorSourceTask
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         if self._settings is None:
             raise ConnectError("MirrorSourceConnector.task_configs() called before start()")
-        with self._lock:
-            partitions = list(self._partitions)
+        partitions = self._partitions.current()
         if not partitions:
             return []
         return [{**self._props, TASK_TOPIC_PARTITIONS_CONFIG: encode_topic_partitions(group),
@@ -169,10 +151,7 @@ class MirrorSourceConnector(SourceConnector):
                 for index, group in enumerate(deal_round_robin(partitions, max_tasks))]
 
     def stop(self) -> None:
-        self._stopping.set()
-        monitor, self._monitor = self._monitor, None
-        if monitor is not None and monitor is not threading.current_thread():
-            monitor.join(timeout=5)
+        self._partitions.stop()
 
     def config(self) -> ConfigDef:
         return CONFIG

@@ -199,7 +199,7 @@ def planned(groups: list[str], max_tasks: int, **props: Any) -> list[dict[str, s
     connector = MirrorCheckpointConnector()
     connector._props = {**PROPS, **props}
     connector._settings = CheckpointSettings.parse(connector._props)
-    connector._groups = groups
+    connector._groups.replace(groups)
     return connector.task_configs(max_tasks)
 
 

@@ -98,11 +98,11 @@ def test_task_configs_carry_the_props_and_mm2s_partition_keys() -> None:
     connector = MirrorSourceConnector()
     connector._settings = MirrorSettings.parse({"source.cluster.bootstrap.servers": "s:1"})
     connector._props = {"name": "m"}
-    connector._partitions = [("a", 0), ("a", 1), ("b", 0)]
+    connector._partitions.replace([("a", 0), ("a", 1), ("b", 0)])
     assert connector.task_configs(2) == [
         {"name": "m", "task.assigned.partitions": "a-0,b-0", "task.index": "0"},
         {"name": "m", "task.assigned.partitions": "a-1", "task.index": "1"}]
-    connector._partitions = []
+    connector._partitions.replace([])
     assert connector.task_configs(2) == []
 
 
