@@ -52,6 +52,17 @@ def topic_name(request: pytest.FixtureRequest) -> str:
     return f"t-{request.node.name[:40].replace('[', '-').replace(']', '')}-{uuid.uuid4().hex[:8]}"
 
 
+@pytest.fixture
+def worker(bootstrap_servers: str, topic_name: str) -> dict[str, str]:
+    """Worker properties with this test's own config, status and offsets topics: other tests'
+    connectors are not seen (no DAG, no status) and this test's are not seen elsewhere."""
+    return {"bootstrap.servers": bootstrap_servers,
+            "config.storage.topic": f"{topic_name}-configs", "config.storage.replication.factor": "1",
+            "status.storage.topic": f"{topic_name}-status", "status.storage.replication.factor": "1",
+            "status.storage.partitions": "1", "offset.storage.topic": f"{topic_name}-offsets",
+            "offset.storage.replication.factor": "1", "offset.storage.partitions": "1"}
+
+
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[LocalPostgres]:
     with LocalPostgres(name="pg-test") as server:

@@ -18,15 +18,6 @@ ALTERED = {"message": "The offsets for this connector have been altered successf
 
 
 @pytest.fixture
-def worker(bootstrap_servers: str, topic_name: str) -> dict[str, Any]:
-    return {"bootstrap.servers": bootstrap_servers,
-            "config.storage.topic": f"{topic_name}-configs", "config.storage.replication.factor": "1",
-            "status.storage.topic": f"{topic_name}-status", "status.storage.replication.factor": "1",
-            "status.storage.partitions": "1", "offset.storage.topic": f"{topic_name}-offsets",
-            "offset.storage.replication.factor": "1", "offset.storage.partitions": "1"}
-
-
-@pytest.fixture
 def client(worker: dict[str, Any]) -> Iterator[TestClient]:
     """What ``kopycat rest`` serves, minus uvicorn."""
     with KafkaConfigBackingStore.from_config(worker) as configs, \

@@ -28,16 +28,6 @@ REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture
-def worker(bootstrap_servers: str, topic_name: str) -> dict[str, str]:
-    """This test's own internal topics, so other tests' connectors get no DAG here."""
-    return {"bootstrap.servers": bootstrap_servers,
-            "config.storage.topic": f"{topic_name}-configs", "config.storage.replication.factor": "1",
-            "status.storage.topic": f"{topic_name}-status", "status.storage.replication.factor": "1",
-            "status.storage.partitions": "1", "offset.storage.topic": f"{topic_name}-offsets",
-            "offset.storage.replication.factor": "1", "offset.storage.partitions": "1"}
-
-
-@pytest.fixture
 def rest(worker: dict[str, str]) -> Iterator[TestClient]:
     with KafkaConfigBackingStore.from_config(worker) as configs, \
             KafkaStatusBackingStore.from_config(worker) as statuses:
