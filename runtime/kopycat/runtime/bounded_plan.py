@@ -15,14 +15,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import Consumer
-from confluent_kafka import TopicPartition as KafkaTopicPartition
+from confluent_kafka.admin import AdminClient
 
 from kopycat.api.config import ConfigType
 from kopycat.api.records import TopicPartition
 from kopycat.kafka import client_config
 from kopycat.runtime.connector_config import connector_definition, sink_topics
 from kopycat.runtime.planning import PlanningContext, plan_connector
+from kopycat.runtime.topic_offsets import end_offsets, isolation_of, partition_counts
 from kopycat.storage.offset_storage import OffsetStorageReaderImpl
 from kopycat.storage.offset_store import OffsetBackingStore
 
@@ -102,13 +102,7 @@ def with_passwords(task_config: Mapping[str, str], connector_props: Mapping[str,
 def _plan_sink(props: Mapping[str, Any], configs: Sequence[dict[str, str]],
                worker_props: Mapping[str, Any]) -> list[PlannedTask]:
     """Spread the sink's topic-partitions over its task configs, with end offsets snapshotted now."""
-    consumer = Consumer(client_config(worker_props, props, "consumer",
-                                      forced={"group.id": f"connect-{props.get('name', '')}-plan",
-                                              "enable.auto.commit": False}))
-    try:
-        ends = _end_offsets(consumer, props)
-    finally:
-        consumer.close()
+    ends = _end_offsets(props, worker_props)
     partitions = sorted(ends)
     count = min(len(configs), len(partitions))
     tasks = []
@@ -122,18 +116,20 @@ def _plan_sink(props: Mapping[str, Any], configs: Sequence[dict[str, str]],
     return tasks
 
 
-def _end_offsets(consumer: Consumer, props: Mapping[str, Any]) -> dict[TopicPartition, int]:
-    metadata = consumer.list_topics(timeout=30)
-    ends = {}
-    for topic in sink_topics(props, metadata.topics):
-        described = metadata.topics.get(topic)
-        if described is None or described.error is not None:
+def _end_offsets(props: Mapping[str, Any], worker_props: Mapping[str, Any]) -> dict[TopicPartition, int]:
+    """Each input partition's end as the sink's consumer can read it (the last stable offset for
+    read_committed), all partitions in one ListOffsets round."""
+    admin = AdminClient(client_config(worker_props, props, "admin"))
+    counts = partition_counts(admin, f"the Kafka cluster at {worker_props.get('bootstrap.servers')}")
+    keys = []
+    for topic in sink_topics(props, counts):
+        if topic not in counts:
             log.warning("Topic %s does not exist (yet): nothing to copy from it", topic)
             continue
-        for partition in sorted(described.partitions):
-            _, high = consumer.get_watermark_offsets(KafkaTopicPartition(topic, partition), timeout=30)
-            ends[TopicPartition(topic, partition)] = high
-    return ends
+        keys += [(topic, partition) for partition in range(counts[topic])]
+    isolation = isolation_of(client_config(worker_props, props, "consumer"))
+    return {TopicPartition(topic, partition): end
+            for (topic, partition), end in end_offsets(admin, keys, isolation).items()}
 
 
 def _label(config: Mapping[str, str], index: int) -> str:

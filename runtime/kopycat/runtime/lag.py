@@ -28,17 +28,15 @@ Other source connectors (JDBC, files...) read no Kafka topic, so they have no la
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
-from concurrent.futures import Future
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from confluent_kafka import IsolationLevel, KafkaException
-from confluent_kafka import TopicPartition as KafkaTopicPartition
-from confluent_kafka.admin import AdminClient, OffsetSpec
+from confluent_kafka import IsolationLevel
+from confluent_kafka.admin import AdminClient
 
 from kopycat.api.connector import SinkConnector
-from kopycat.api.errors import ConfigError, ConnectError
+from kopycat.api.errors import ConfigError
 from kopycat.kafka import client_config
 from kopycat.plugins import connector_class
 from kopycat.runtime.connector_config import (
@@ -54,6 +52,7 @@ from kopycat.runtime.offsets_admin import (
     KAFKA_TOPIC_KEY,
     get_offsets,
 )
+from kopycat.runtime.topic_offsets import earliest_and_end_offsets, isolation_of, partition_counts
 
 __all__ = ["ConnectorLag", "LagInput", "PartitionLag", "connector_lag", "lag_input_kind"]
 
@@ -63,7 +62,6 @@ LagInput = Literal["sink", "mirror"]
 """Where a connector's input position lives: a sink's consumer group, or the mirror's source offsets."""
 
 MIRROR_SOURCE_CLASS: Final = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
-_TIMEOUT_S: Final = 30.0
 
 
 @dataclass(frozen=True)
@@ -167,10 +165,10 @@ def _sink_lag(name: str, props: Mapping[str, str], worker_props: Mapping[str, An
         partition = entry["partition"]
         committed[(partition[KAFKA_TOPIC_KEY], partition[KAFKA_PARTITION_KEY])] = entry["offset"][KAFKA_OFFSET_KEY]
     admin = AdminClient(client_config(worker_props, props, "admin"))
-    counts = _partition_counts(admin, f"the Kafka cluster at {worker_props.get('bootstrap.servers')}")
+    counts = partition_counts(admin, f"the Kafka cluster at {worker_props.get('bootstrap.servers')}")
     topics = _sink_topics(name, props, counts)
     consumer = client_config(worker_props, props, "consumer")
-    rows = _partition_lags(admin, {t: counts[t] for t in topics}, committed, _isolation(consumer))
+    rows = _partition_lags(admin, {t: counts[t] for t in topics}, committed, isolation_of(consumer))
     return ConnectorLag(name, "sink", rows)
 
 
@@ -201,59 +199,21 @@ def _mirror_lag(name: str, props: Mapping[str, str], worker_props: Mapping[str, 
         if partition.get("cluster") == settings.source_alias and isinstance(offset.get("offset"), int):
             committed[(partition.get("topic"), partition.get("partition"))] = offset["offset"] + 1
     admin = AdminClient(settings.source_admin_config("lag-source-admin"))
-    counts = _partition_counts(admin, f"the source cluster {settings.source_alias} at {settings.source_bootstrap}")
+    counts = partition_counts(admin, f"the source cluster {settings.source_alias} at {settings.source_bootstrap}")
     wanted = {t: n for t, n in sorted(counts.items()) if settings.topic_filter.should_replicate(t)}
-    rows = _partition_lags(admin, wanted, committed, _isolation(settings.source_consumer_config()))
+    rows = _partition_lags(admin, wanted, committed, isolation_of(settings.source_consumer_config()))
     return ConnectorLag(name, "mirror", rows)
 
 
 # ------------------------------------------------------------------------ offsets, batched
 
-def _isolation(consumer_config: Mapping[str, Any]) -> IsolationLevel:
-    """The connector consumer's isolation level (librdkafka's default is read_committed)."""
-    level = str(consumer_config.get("isolation.level", "read_committed")).lower()
-    return IsolationLevel.READ_UNCOMMITTED if level == "read_uncommitted" else IsolationLevel.READ_COMMITTED
-
-
-def _partition_counts(admin: AdminClient, cluster: str) -> dict[str, int]:
-    try:
-        metadata = admin.list_topics(timeout=_TIMEOUT_S)
-    except KafkaException as exc:
-        raise ConnectError(f"Could not list the topics of {cluster} within {_TIMEOUT_S:.0f} s: {exc}. Check "
-                           f"the bootstrap servers and security settings") from None
-    return {name: len(topic.partitions) for name, topic in metadata.topics.items()
-            if topic.error is None and topic.partitions}
-
-
 def _partition_lags(admin: AdminClient, counts: Mapping[str, int], committed: Mapping[tuple[Any, Any], int],
                     isolation: IsolationLevel) -> tuple[PartitionLag, ...]:
     keys = [(topic, p) for topic, n in counts.items() for p in range(n)]
-    if not keys:
-        return ()
-    earliest_futures = _request_offsets(admin, keys, OffsetSpec.earliest(), isolation)
-    end_futures = _request_offsets(admin, keys, OffsetSpec.latest(), isolation)  # both rounds in flight
-    earliest, ends = _offsets(earliest_futures), _offsets(end_futures)
+    earliest, ends = earliest_and_end_offsets(admin, keys, isolation)
     rows = []
     for key in sorted(keys):
         start, end, next_offset = earliest[key], ends[key], committed.get(key)
         from_offset = start if next_offset is None else max(next_offset, start)
         rows.append(PartitionLag(key[0], key[1], next_offset, end, max(0, end - from_offset)))
     return tuple(rows)
-
-
-def _request_offsets(admin: AdminClient, keys: Iterable[tuple[str, int]], spec: OffsetSpec,
-                     isolation: IsolationLevel) -> dict[KafkaTopicPartition, Future[Any]]:
-    """One ``ListOffsets`` round for every partition (the admin client groups them by leader)."""
-    request = {KafkaTopicPartition(topic, partition): spec for topic, partition in keys}
-    return admin.list_offsets(request, isolation_level=isolation, request_timeout=_TIMEOUT_S)
-
-
-def _offsets(futures: Mapping[KafkaTopicPartition, Future[Any]]) -> dict[tuple[str, int], int]:
-    out = {}
-    for tp, future in futures.items():
-        try:
-            out[(tp.topic, tp.partition)] = future.result(_TIMEOUT_S).offset
-        except (KafkaException, TimeoutError) as exc:
-            raise ConnectError(f"Could not read the offsets of {tp.topic}-{tp.partition} within {_TIMEOUT_S:.0f} s: "
-                               f"{exc or 'no answer'}") from None
-    return out
