@@ -66,3 +66,24 @@ def test_cluster_ids_never_start_with_a_dash_the_storage_tool_would_read_as_an_o
     assert not [i for i in ids if i.startswith("-")]
     assert all(len(i) == 22 for i in ids)
     assert len(set(ids)) == 2000
+
+
+def test_new_demo_orders_are_never_stamped_before_the_orders_already_there(tmp_path: Path) -> None:
+    """timestamp+incrementing skips a new row stamped before what it copied: the demo lost 49 orders
+    when its second batch (stamped over the minute before) came less than a minute after the seed."""
+    import datetime as dt
+
+    from sqlalchemy import select
+
+    from kopycat.dev.shop_db import add_orders, seed_shop, shop_metadata
+
+    seeded_at = dt.datetime(2026, 11, 24, 0, 43, 46)
+    engine = seed_shop(f"sqlite:///{tmp_path / 'shop.db'}", customers=5, orders=50, now=seeded_at)
+    ids = add_orders(engine, 250, now=seeded_at + dt.timedelta(seconds=12))
+    orders = shop_metadata().tables["orders"]
+    with engine.connect() as conn:
+        stamps = [row.updated_at for row in conn.execute(select(orders.c.id, orders.c.updated_at)
+                                                         .where(orders.c.id.in_(ids)).order_by(orders.c.id))]
+    assert len(stamps) == 250 and stamps == sorted(stamps)
+    assert stamps[0] >= seeded_at and stamps[-1] == seeded_at + dt.timedelta(seconds=12)
+    engine.dispose()

@@ -60,13 +60,19 @@ def seed_shop(url: str, customers: int = 200, orders: int = 2_000, *, now: dt.da
 
 def add_orders(engine: Engine, count: int, *, now: dt.datetime | None = None, seed: int = 11,
                spread: dt.timedelta = dt.timedelta(minutes=1)) -> list[int]:
-    """Insert ``count`` orders with ``updated_at`` in ``(now - spread, now]``; their ids."""
+    """Insert ``count`` orders with ``updated_at`` in ``(now - spread, now]``, never before the latest
+    order's, so stamps grow with ids as a live application's do (timestamp+incrementing mode, as
+    Confluent's, skips a new row stamped before what it already copied); their ids."""
     now = now or dt.datetime.now(dt.UTC).replace(tzinfo=None, microsecond=0)
     rng = random.Random(seed)
     metadata = shop_metadata()
     orders, products, customers = (metadata.tables[t] for t in ("orders", "products", "customers"))
     with engine.begin() as conn:
         first = (conn.execute(select(func.max(orders.c.id))).scalar() or 0) + 1
+        latest = conn.execute(select(func.max(orders.c.updated_at))).scalar()
+        if latest is not None and now - spread < latest:
+            now = max(now, latest)
+            spread = now - latest
         prices = dict(conn.execute(select(products.c.id, products.c.price)).all())
         customer_count = conn.execute(select(func.count()).select_from(customers)).scalar() or 1
         rows = []
