@@ -67,7 +67,15 @@ def kill_and_restart_ten_times(worker: Path, connector: Path, log: Path,
 
 
 def finish(worker: Path, connector: Path, log: Path, committed_line: Callable[[], int]) -> None:
+    seen = log.stat().st_size if log.exists() else 0
     process = start_worker(worker, connector, log)
+    # SIGTERM is only handled once the worker runs (before, Python's default ends it): the last
+    # killed run may have committed every line already, so wait for this run to be up first
+    deadline = time.monotonic() + 180
+    while b"standalone worker running" not in log.read_bytes()[seen:]:
+        assert process.poll() is None, f"worker exited early: {log.read_text()[-3000:]}"
+        assert time.monotonic() < deadline, f"the worker did not start: {log.read_text()[-3000:]}"
+        time.sleep(0.1)
     last, stalled_since = -1, time.monotonic()
     while (line := committed_line()) < LINES:
         assert process.poll() is None, f"worker exited early: {log.read_text()[-3000:]}"
