@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 
@@ -32,6 +32,11 @@ def produce(bootstrap: str, topic: str, values: list[bytes], *, partition: int |
 
 def consume_all(bootstrap: str, topic: str, *, committed_only: bool = False) -> list[bytes | None]:
     """Every value in ``topic`` (all partitions, partition by partition order kept), read to the end."""
+    return [message.value() for message in consume_records(bootstrap, topic, committed_only=committed_only)]
+
+
+def consume_records(bootstrap: str, topic: str, *, committed_only: bool = False) -> list[Message]:
+    """Every record of ``topic`` (all partitions, partition by partition order kept), read to the end."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4().hex}",
                          "enable.auto.commit": False, "auto.offset.reset": "earliest",
                          "enable.partition.eof": True,
@@ -40,15 +45,15 @@ def consume_all(bootstrap: str, topic: str, *, committed_only: bool = False) -> 
         metadata = consumer.list_topics(topic, timeout=30)
         partitions = [TopicPartition(topic, p, 0) for p in metadata.topics[topic].partitions]
         consumer.assign(partitions)
-        left, values = {p.partition for p in partitions}, []
+        left, records = {p.partition for p in partitions}, []
         while left:
             message = consumer.poll(10)
             assert message is not None, f"timed out reading {topic}"
             if message.error():
                 left.discard(message.partition())
                 continue
-            values.append(message.value())
-        return values
+            records.append(message)
+        return records
     finally:
         consumer.close()
 

@@ -43,7 +43,6 @@ def run_planned_task(connector_props: Mapping[str, Any], planned: PlannedTask | 
     ``observe`` gets the run's live summary before the copy starts (the CLI's progress bar
     reads its counters while the task runs).
     """
-    watch = _Watch(progress_interval_s, observe)
     task = planned if isinstance(planned, PlannedTask) else PlannedTask.from_dict(planned)
     name = str(connector_props.get("name", ""))
     task_id = TaskId(name, task.index)
@@ -54,14 +53,15 @@ def run_planned_task(connector_props: Mapping[str, Any], planned: PlannedTask | 
         bounds = Bounds(idle_ms=idle_ms, max_records=max_records, max_seconds=max_seconds)
         if window is not None:
             task_props.update(window.to_props())
-            return watch.run(build_source_runner(task_id, task_class, task_props, props, worker_props,
-                                                 MemoryOffsetStore(), bounds))
+            return _run(build_source_runner(task_id, task_class, task_props, props, worker_props, MemoryOffsetStore(),
+                                            bounds), progress_interval_s, observe)
         store = offset_store or KafkaOffsetStore.from_config(worker_props)
         owned = offset_store is None
         if owned:
             store.start()
         try:
-            return watch.run(build_source_runner(task_id, task_class, task_props, props, worker_props, store, bounds))
+            return _run(build_source_runner(task_id, task_class, task_props, props, worker_props, store, bounds),
+                        progress_interval_s, observe)
         finally:
             if owned:
                 store.stop()
@@ -72,20 +72,15 @@ def run_planned_task(connector_props: Mapping[str, Any], planned: PlannedTask | 
                               f"`kopycat offsets reset`", key="window")
         bounds = Bounds(end_offsets=task.end_offsets_by_partition(), max_records=max_records,
                         max_seconds=max_seconds)
-        return watch.run(build_sink_runner(task_id, task_class, task_props, props, worker_props, bounds))
+        return _run(build_sink_runner(task_id, task_class, task_props, props, worker_props, bounds),
+                    progress_interval_s, observe)
     raise ConnectError(f"Task class {task_class.__qualname__} of connector {name} is neither a SourceTask "
                        f"nor a SinkTask")
 
 
-class _Watch:
-    """Progress lines in the log, and the live summary handed to an observer."""
-
-    def __init__(self, interval_s: float, observe: Callable[[RunSummary], None] | None) -> None:
-        self.interval_s, self.observe = interval_s, observe
-
-    def run(self, runner: Any) -> RunSummary:
-        if self.observe is not None:
-            self.observe(runner.summary)
-        with ProgressLogger(runner.summary, self.interval_s):
-            summary: RunSummary = runner.run()
-        return summary
+def _run(runner: Any, progress_interval_s: float, observe: Callable[[RunSummary], None] | None) -> RunSummary:
+    if observe is not None:
+        observe(runner.summary)
+    with ProgressLogger(runner.summary, progress_interval_s):
+        summary: RunSummary = runner.run()
+    return summary

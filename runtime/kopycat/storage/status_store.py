@@ -277,11 +277,15 @@ class StatusTable:
                 self._tasks.pop(connector, None)
 
     def remove_task(self, connector: str, task: int) -> None:
+        self._remove(self._tasks, connector, task)
+
+    def _remove(self, table: dict[str, dict[Any, Any]], connector: str, key: object) -> None:
+        """Drop one task's or topic's entry, and the connector's map once it is empty."""
         with self._lock:
-            tasks = self._tasks.get(connector, {})
-            tasks.pop(task, None)
-            if not tasks:
-                self._tasks.pop(connector, None)
+            entries = table.get(connector, {})
+            entries.pop(key, None)
+            if not entries:
+                table.pop(connector, None)
 
     def apply(self, key: bytes | None, value: bytes | None) -> None:
         """Replay one status-topic record (Kafka's ``read``); unusable records are logged and skipped."""
@@ -301,11 +305,8 @@ class StatusTable:
         elif name.startswith(TOPIC_STATUS_PREFIX) and (topic_id := _parse_topic_status_key(name)) is not None:
             if value is None:
                 self.remove_topic(*topic_id)
-                return
-            try:
-                self.put_topic(decode_topic_status(value, self.topic))
-            except DataError as exc:
-                log.error("Failed to deserialize topic status '%s' on topic '%s': %s", name, self.topic, exc)
+            elif (topic_status := self._decode_topic(name, value)) is not None:
+                self.put_topic(topic_status)
         else:
             log.warning("Discarding record with invalid key %r on status topic '%s'", name, self.topic)
 
@@ -314,6 +315,13 @@ class StatusTable:
             return decode_status(value, self.topic)
         except DataError as exc:
             log.error("Failed to deserialize status '%s' on topic '%s': %s", name, self.topic, exc)
+            return None
+
+    def _decode_topic(self, name: str, value: bytes) -> TopicStatus | None:
+        try:
+            return decode_topic_status(value, self.topic)
+        except DataError as exc:
+            log.error("Failed to deserialize topic status '%s' on topic '%s': %s", name, self.topic, exc)
             return None
 
     def _put_read_task(self, status: TaskStatus) -> None:
@@ -332,11 +340,7 @@ class StatusTable:
             self._topics.setdefault(status.connector, {})[status.topic] = status
 
     def remove_topic(self, connector: str, topic: str) -> None:
-        with self._lock:
-            topics = self._topics.get(connector, {})
-            topics.pop(topic, None)
-            if not topics:
-                self._topics.pop(connector, None)
+        self._remove(self._topics, connector, topic)
 
     def get_connector(self, connector: str) -> ConnectorStatus | None:
         with self._lock:

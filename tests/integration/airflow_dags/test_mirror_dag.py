@@ -17,7 +17,7 @@ from kopycat.connectors.mirror.checkpoint import decode_checkpoint
 from kopycat.connectors.mirror.offset_sync import decode_offset_sync
 from kopycat.dev.kafka_broker import LocalKafkaBroker
 from kopycat_airflow.local import LocalAirflow
-from tests.support.kafka import committed_offsets, consume_all, create_topic, produce
+from tests.support.kafka import committed_offsets, consume_all, consume_records, create_topic, produce
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800)]
 
@@ -40,38 +40,18 @@ def _by_partition(bootstrap: str, topic: str) -> dict[int, list[str]]:
 def _checkpoints(bootstrap: str, group: str) -> dict[tuple[str, int], int]:
     """The last checkpoint per (remote topic, partition) of ``group``: its downstream offset."""
     found = {}
-    for key, value in _read("primary.checkpoints.internal", bootstrap):
-        checkpoint = decode_checkpoint(key, value)
+    for record in consume_records(bootstrap, "primary.checkpoints.internal"):
+        checkpoint = decode_checkpoint(record.key(), record.value())
         if checkpoint.group == group:
             found[(checkpoint.topic, checkpoint.partition)] = checkpoint.downstream_offset
     return found
 
 
-def _read(topic: str, bootstrap: str) -> list[tuple[bytes, bytes]]:
-    """Every (key, value) of ``topic``, read to its end."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4().hex}",
-                         "enable.partition.eof": True})
-    try:
-        partitions = consumer.list_topics(topic, timeout=30).topics[topic].partitions
-        consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
-        left, records = set(partitions), []
-        while left:
-            message = consumer.poll(10)
-            assert message is not None, f"timed out reading {topic}"
-            if message.error():
-                left.discard(message.partition())
-            else:
-                records.append((message.key(), message.value()))
-        return records
-    finally:
-        consumer.close()
-
-
 def _offset_syncs(bootstrap: str, topic: str) -> dict[int, list[tuple[int, int]]]:
     """(upstream, downstream) offset syncs per partition of ``topic``, from the primary's syncs topic."""
     syncs: dict[int, list[tuple[int, int]]] = {p: [] for p in range(PARTITIONS)}
-    for key, value in _read("mm2-offset-syncs.backup.internal", bootstrap):
-        sync = decode_offset_sync(key, value)
+    for record in consume_records(bootstrap, "mm2-offset-syncs.backup.internal"):
+        sync = decode_offset_sync(record.key(), record.value())
         if sync.topic == topic:
             syncs[sync.partition].append((sync.upstream_offset, sync.downstream_offset))
     return syncs

@@ -75,7 +75,7 @@ class MirrorCheckpointConnector(SourceConnector):
         self._props: dict[str, str] = {}
         self._settings: CheckpointSettings | None = None
         self._groups: RefreshMonitor[str] = RefreshMonitor(
-            "checkpoints", self._refind_groups, lambda: self.context.request_task_reconfiguration(),
+            self._refind_groups, lambda: self.context.request_task_reconfiguration(),
             retried=(ConnectError,))
 
     def start(self, props: Mapping[str, str]) -> None:
@@ -89,9 +89,8 @@ class MirrorCheckpointConnector(SourceConnector):
         groups = self._find_groups(settings)
         log.info("Started checkpoints %s (%s -> %s) with %d consumer groups", settings.mirror.name,
                  settings.mirror.source_alias, settings.mirror.target_alias, len(groups))
-        self._groups.label = f"Checkpoints {settings.mirror.name}: consumer groups"
-        self._groups.start(groups, settings[REFRESH_GROUPS_INTERVAL_SECONDS]
-                           if settings[REFRESH_GROUPS_ENABLED] else None)
+        self._groups.start(f"Checkpoints {settings.mirror.name}: consumer groups", groups,
+                           settings[REFRESH_GROUPS_INTERVAL_SECONDS] if settings[REFRESH_GROUPS_ENABLED] else None)
 
     def _refind_groups(self) -> list[str]:
         assert self._settings is not None

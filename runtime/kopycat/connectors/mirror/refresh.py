@@ -27,9 +27,10 @@ class RefreshMonitor(Generic[T]):
     ``read`` failures of the ``retried`` types are logged and retried at the next interval.
     """
 
-    def __init__(self, label: str, read: Callable[[], list[T]], on_change: Callable[[], None],
+    def __init__(self, read: Callable[[], list[T]], on_change: Callable[[], None],
                  retried: tuple[type[Exception], ...] = (Exception,)) -> None:
-        self.label, self.read, self.on_change, self.retried = label, read, on_change, retried
+        self.read, self.on_change, self.retried = read, on_change, retried
+        self.label = "refresh"
         self._items: list[T] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -45,8 +46,10 @@ class RefreshMonitor(Generic[T]):
             changed, self._items = list(items) != self._items, list(items)
         return changed
 
-    def start(self, items: Sequence[T], interval_s: float | None) -> None:
-        """Hold ``items``; with an interval, re-read them every ``interval_s`` until :meth:`stop`."""
+    def start(self, label: str, items: Sequence[T], interval_s: float | None) -> None:
+        """Hold ``items``; with an interval, re-read them every ``interval_s`` until :meth:`stop`.
+        ``label`` names the connector and the list in log lines and the thread's name."""
+        self.label = label
         self._stopping.clear()
         self.replace(items)
         if interval_s is not None:

@@ -92,7 +92,7 @@ class MirrorSourceConnector(SourceConnector):
         self._props: dict[str, str] = {}
         self._settings: MirrorSettings | None = None
         self._partitions: RefreshMonitor[_Partition] = RefreshMonitor(
-            "mirror", self._replan, lambda: self.context.request_task_reconfiguration())
+            self._replan, lambda: self.context.request_task_reconfiguration())
 
     def start(self, props: Mapping[str, str]) -> None:
         self._props = dict(props)
@@ -100,9 +100,8 @@ class MirrorSourceConnector(SourceConnector):
         partitions = self._plan(settings)
         log.info("Started mirror %s (%s -> %s) with %d topic-partitions", settings.name, settings.source_alias,
                  settings.target_alias, len(partitions))
-        self._partitions.label = f"Mirror {settings.name}: source topic-partitions"
-        self._partitions.start(partitions, settings[REFRESH_TOPICS_INTERVAL_SECONDS]
-                               if settings[REFRESH_TOPICS_ENABLED] else None)
+        self._partitions.start(f"Mirror {settings.name}: source topic-partitions", partitions,
+                               settings[REFRESH_TOPICS_INTERVAL_SECONDS] if settings[REFRESH_TOPICS_ENABLED] else None)
 
     def _replan(self) -> list[_Partition]:
         assert self._settings is not None

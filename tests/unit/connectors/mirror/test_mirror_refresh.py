@@ -24,8 +24,8 @@ def test_a_changed_list_reconfigures_once_a_failed_read_is_retried_and_stop_ends
         seen.append(monitor.current())
         changed.set()
 
-    monitor: RefreshMonitor[str] = RefreshMonitor("test", read, on_change, retried=(ConnectError,))
-    monitor.start(["a"], interval_s=0.01)
+    monitor: RefreshMonitor[str] = RefreshMonitor(read, on_change, retried=(ConnectError,))
+    monitor.start("test", ["a"], interval_s=0.01)
     assert changed.wait(5)
     time.sleep(0.1)  # ten more rounds, all reading the same list
     monitor.stop()
@@ -35,7 +35,7 @@ def test_a_changed_list_reconfigures_once_a_failed_read_is_retried_and_stop_ends
 
 
 def test_without_an_interval_there_is_no_thread() -> None:
-    monitor: RefreshMonitor[int] = RefreshMonitor("quiet", lambda: [2], lambda: None)
-    monitor.start([1], interval_s=None)
+    monitor: RefreshMonitor[int] = RefreshMonitor(lambda: [2], lambda: None)
+    monitor.start("quiet", [1], interval_s=None)
     assert monitor.current() == [1] and not any(t.name == "refresh-quiet" for t in threading.enumerate())
     monitor.stop()
