@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import collections
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
+from kopycat.api.bounded import RunComplete
 from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.api.records import RecordMetadata, SourceRecord
 from kopycat.runtime.bounds import Bounds, StopReason
@@ -91,6 +92,72 @@ def test_commit_record_is_called_once_per_record_with_where_kafka_stored_it(
     stored = [(m.topic, m.partition, m.offset) for _, m in AckCountingTask.acked if m is not None]
     assert len(set(stored)) == 500 and {t for t, _, _ in stored} == {created_topic}
 
+
+
+class BatchAckTask(CountingSourceTask):
+    """Acks in batches; p0-42 fails conversion, p1-7 is a tombstone the Filter drops."""
+
+    acked: list[tuple[tuple[int, int], RecordMetadata | None]] = []
+    unacked_at_commit: list[int] = []
+    polled = 0
+
+    def poll(self) -> list[SourceRecord] | None:
+        records = super().poll()
+        if records is None:
+            return None
+        BatchAckTask.polled += len(records)
+        return [r.new_record(value=42) if r.value == "p0-42" else r.new_record(value=None) if r.value == "p1-7"
+                else r for r in records]
+
+    def commit_records(self, records: Sequence[SourceRecord], metadata: Sequence[RecordMetadata | None]) -> None:
+        BatchAckTask.acked.extend(((r.source_partition["p"], r.source_offset["i"]), m)  # type: ignore[index]
+                                  for r, m in zip(records, metadata, strict=True))
+
+    def commit(self) -> None:
+        BatchAckTask.unacked_at_commit.append(BatchAckTask.polled - len(BatchAckTask.acked))
+
+
+def test_commit_records_hears_of_every_record_once_before_each_commit(
+        bootstrap_servers: str, created_topic: str) -> None:
+    BatchAckTask.acked, BatchAckTask.unacked_at_commit, BatchAckTask.polled = [], [], 0
+    props = connector_props(created_topic, partitions=2, total=3000, batch=250,
+                            **{"value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                               "value.converter.schemas.enable": "false", "errors.tolerance": "all",
+                               "transforms": "dropTombstones",
+                               "transforms.dropTombstones.type": "org.apache.kafka.connect.transforms.Filter",
+                               "transforms.dropTombstones.predicate": "isTombstone",
+                               "predicates": "isTombstone",
+                               "predicates.isTombstone.type":
+                                   "org.apache.kafka.connect.transforms.predicates.RecordIsTombstone"})
+    summary = run(bootstrap_servers, props, MemoryOffsetStore(), task_class=BatchAckTask)
+    assert summary.records == 5998 and summary.skipped == 1 and summary.filtered == 1
+    assert collections.Counter(key for key, _ in BatchAckTask.acked) == collections.Counter(
+        (p, i) for p in range(2) for i in range(3000))
+    assert {key for key, m in BatchAckTask.acked if m is None} == {(0, 42), (1, 7)}
+    stored = {(m.partition, m.offset) for _, m in BatchAckTask.acked if m is not None}
+    assert len(stored) == 5998
+    assert BatchAckTask.unacked_at_commit and set(BatchAckTask.unacked_at_commit) == {0}
+
+
+class CompletingTask(CountingSourceTask):
+    """Says so once it returned its last record, instead of returning None."""
+
+    def poll(self) -> list[SourceRecord] | None:
+        records = super().poll()
+        if records is None:
+            raise RunComplete
+        return records
+
+
+def test_a_task_that_raises_run_complete_ends_its_bounded_run_caught_up_and_committed(
+        bootstrap_servers: str, created_topic: str) -> None:
+    store = MemoryOffsetStore()
+    props = connector_props(created_topic, partitions=2, total=1000, batch=300)
+    summary = run(bootstrap_servers, props, store, Bounds(max_seconds=300), task_class=CompletingTask)
+    assert summary.stop_reason is StopReason.CAUGHT_UP  # not max_seconds: no idle clock ran out
+    assert summary.records == 2000 and len(consume_all(bootstrap_servers, created_topic)) == 2000
+    assert {text: entry["after"] for text, entry in summary.offsets.items()} == {
+        '{"p":0}': {"i": 999}, '{"p":1}': {"i": 999}}
 
 class BadValueTask(CountingSourceTask):
     """Record 42 of partition 0 carries an int where its schema says string."""

@@ -10,6 +10,11 @@ engine marks such runs with one key in the task config::
         self.commit_at_every_pre_commit = True
 
 A task that does not look at the key behaves as in a continuous run.
+
+A source task that knows where its planned range ends (MirrorMaker's task snapshots each
+partition's end offset) raises :class:`RunComplete` from ``poll()`` once it returned the last
+record of that range, so the run commits and ends at once instead of waiting ``idle.ms`` to
+learn the same from an empty poll.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-__all__ = ["BOUNDED_RUN_CONFIG", "is_bounded_run"]
+__all__ = ["BOUNDED_RUN_CONFIG", "RunComplete", "is_bounded_run"]
 
 BOUNDED_RUN_CONFIG: Final = "kopycat.run.bounded"
 
@@ -25,3 +30,11 @@ BOUNDED_RUN_CONFIG: Final = "kopycat.run.bounded"
 def is_bounded_run(props: Mapping[str, Any]) -> bool:
     """True when the engine runs this task to a bound (an Airflow copy task), not forever."""
     return str(props.get(BOUNDED_RUN_CONFIG, "false")).strip().lower() == "true"
+
+
+class RunComplete(Exception):  # noqa: N818 - a signal, like StopIteration, not an error
+    """Raised by ``SourceTask.poll()`` in a bounded run: every record of the planned range was returned.
+
+    The engine commits what was sent and ends the run (stop reason ``caught_up``). In a
+    continuous run it counts as an empty poll, so a task may raise it whenever it is done.
+    """

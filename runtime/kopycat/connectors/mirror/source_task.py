@@ -13,8 +13,8 @@ copied offsets are committed to a consumer group on the source cluster for lag m
 Kafka source proposal's behaviour); they are never read back.
 
 Bounded runs (:mod:`kopycat.api.bounded`): the task snapshots each partition's end offset (high
-watermark) at start, copies up to it, pauses the partition, and once all are there returns empty
-batches, so the run ends caught up with a known range.
+watermark) at start, copies up to it, pauses the partition, and once all are there raises
+``RunComplete``, so the run ends caught up with a known range, at once.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from confluent_kafka import (
@@ -34,7 +34,7 @@ from confluent_kafka import (
     TopicPartition,
 )
 
-from kopycat.api.bounded import is_bounded_run
+from kopycat.api.bounded import RunComplete, is_bounded_run
 from kopycat.api.data import Schema
 from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.api.records import Header, Headers, RecordMetadata, SourceRecord
@@ -180,8 +180,7 @@ class MirrorSourceTask(SourceTask):
             if self._stopping or self._consumer is None:
                 return None
             if self._bounded and len(self._done) == len(self._parts):
-                time.sleep(min(0.1, self._poll_timeout_s))  # caught up: the runner's idle clock ends the run
-                return []
+                raise RunComplete
             if self._bounded:
                 return self._poll_bounded(self._consumer)
             return self._records(self._consumer.consume(num_messages=self._batch, timeout=self._poll_timeout_s))
@@ -253,17 +252,19 @@ class MirrorSourceTask(SourceTask):
         if len(self._done) == len(self._parts):
             log.info("%s: every partition reached its planned end offset", self._settings.name)
 
-    def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
-        """Queue an offset sync for the copied record (``MirrorSourceTask.commitRecord``)."""
-        if metadata is None or self._stopping:
+    def commit_records(self, records: Sequence[SourceRecord], metadata: Sequence[RecordMetadata | None]) -> None:
+        """Queue offset syncs for the copied records (``MirrorSourceTask.commitRecord``, a batch at a time)."""
+        if self._stopping:
             return
-        partition, offset = record.source_partition, record.source_offset
-        assert partition is not None and offset is not None
-        key = (partition["topic"], partition["partition"])
-        upstream = self._acked[key] = offset["offset"]
-        writer = self._writer
-        if writer is not None and writer.maybe_queue(key, upstream, metadata.offset):
-            writer.fire_pending()
+        acked, writer = self._acked, self._writer
+        for record, where in zip(records, metadata, strict=True):
+            if where is None:
+                continue
+            partition = record.source_partition
+            key = (partition["topic"], partition["partition"])  # type: ignore[index]
+            upstream = acked[key] = record.source_offset["offset"]  # type: ignore[index]
+            if writer is not None and writer.maybe_queue(key, upstream, where.offset):
+                writer.fire_pending()
 
     def commit(self) -> None:
         """Send delayed offset syncs, then commit the copied offsets to the source group."""
