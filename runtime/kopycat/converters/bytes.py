@@ -16,6 +16,8 @@ from kopycat.api.errors import DataError
 
 __all__ = ["ByteArrayConverter"]
 
+_PLAIN: Final = frozenset({bytes, type(None)})  # values a batch passes through as they are
+
 CONFIG: Final = ConfigDef()
 
 
@@ -47,7 +49,7 @@ class ByteArrayConverter(Converter, HeaderConverter):
         """As the single-record method, with the schema checked once."""
         if schema is not None and schema.type is not Type.BYTES:
             raise DataError(f"Invalid schema type for ByteArrayConverter: {schema.type.name}")
-        if all(value is None or value.__class__ is bytes for value in values):
+        if set(map(type, values)) <= _PLAIN:  # one C pass, not a generator step per value
             return list(values)
         return [self.from_connect_data(topic, None, value) for value in values]
 

@@ -352,14 +352,21 @@ class SourceTaskRunner:
                 if wants_acks:
                     original = record if origin is None else origin[id(record)]
                     callback = lambda error, message, original=original: acks((original, error, message))  # noqa: E731
-                partition, timestamp = record.kafka_partition, record.timestamp
-                args = (topic, value, key, _PARTITION_ANY if partition is None else partition, callback, None,
-                        timestamp or _TIMESTAMP_NOW) + ((headers,) if headers else ())
+                partition = record.kafka_partition
+                if partition is None:
+                    partition = _PARTITION_ANY
+                if headers:
+                    args = (topic, value, key, partition, callback, None, record.timestamp or _TIMESTAMP_NOW, headers)
+                else:
+                    args = (topic, value, key, partition, callback, None, record.timestamp or _TIMESTAMP_NOW)
                 try:
                     send(*args)
                 except BufferError:
                     self._produce_when_room(producer, args)
-                size += (len(key) if key else 0) + (len(value) if value else 0)
+                if key:
+                    size += len(key)
+                if value:
+                    size += len(value)
         self.summary.records += count
         self.summary.bytes += size
 

@@ -253,18 +253,29 @@ class MirrorSourceTask(SourceTask):
             log.info("%s: every partition reached its planned end offset", self._settings.name)
 
     def commit_records(self, records: Sequence[SourceRecord], metadata: Sequence[RecordMetadata | None]) -> None:
-        """Queue offset syncs for the copied records (``MirrorSourceTask.commitRecord``, a batch at a time)."""
+        """Queue offset syncs for the copied records (``MirrorSourceTask.commitRecord``), a partition at a time.
+
+        Each partition's acknowledgements keep their order; grouping them first lets the sync
+        writer run its per-record decisions in one tight loop per partition.
+        """
         if self._stopping:
             return
-        acked, writer = self._acked, self._writer
+        runs: dict[int, tuple[dict[str, Any], list[int], list[int]]] = {}
         for record, where in zip(records, metadata, strict=True):
             if where is None:
                 continue
             partition = record.source_partition
-            key = (partition["topic"], partition["partition"])  # type: ignore[index]
-            upstream = acked[key] = record.source_offset["offset"]  # type: ignore[index]
-            if writer is not None and writer.maybe_queue(key, upstream, where.offset):
-                writer.fire_pending()
+            run = runs.get(id(partition))
+            if run is None:
+                run = runs[id(partition)] = (partition, [], [])  # type: ignore[assignment]
+            run[1].append(record.source_offset["offset"])  # type: ignore[index]
+            run[2].append(where.offset)
+        writer = self._writer
+        for partition, upstreams, downstreams in runs.values():
+            key = (partition["topic"], partition["partition"])
+            self._acked[key] = upstreams[-1]
+            if writer is not None:
+                writer.queue_acknowledged(key, upstreams, downstreams)
 
     def commit(self) -> None:
         """Send delayed offset syncs, then commit the copied offsets to the source group."""

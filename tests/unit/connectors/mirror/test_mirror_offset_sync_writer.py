@@ -8,6 +8,7 @@ partitions were first delayed (LinkedHashMap). The producer is never asked to se
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 
 import pytest
@@ -52,3 +53,40 @@ def test_a_due_sync_drops_its_partitions_delayed_one_and_later_offsets_wait_agai
     assert writer.pending == {key: OffsetSync("orders", 0, 260, 1260)}
     writer.promote_delayed()  # nothing delayed: the pending sync stays as it is
     assert writer.pending == {key: OffsetSync("orders", 0, 260, 1260)}
+
+
+def _fields(writer: OffsetSyncWriter) -> tuple[object, ...]:
+    states = {key: (state.previous_upstream, state.previous_downstream, state.last_sync_downstream)
+              for key, state in writer.states.items()}
+    return dict(writer.pending), list(writer.delayed), writer.outstanding, states
+
+
+def test_queue_acknowledged_decides_and_fires_as_maybe_queue_record_by_record() -> None:
+    """The batch form against the one-record form (firing each due sync), over runs with skipped
+    upstream offsets, a truncated target and more due syncs than may be in flight."""
+    rng = random.Random(8)
+    config = {"bootstrap.servers": "127.0.0.1:1", "log_level": 0, "message.timeout.ms": 600_000}
+    one, batch = OffsetSyncWriter(config, "syncs", 100), OffsetSyncWriter(config, "syncs", 100)
+    try:
+        upstream = {("orders", 0): 0, ("orders", 1): 500}
+        downstream = dict(upstream)
+        for _ in range(60):
+            key = rng.choice(list(upstream))
+            ups, downs = [], []
+            for _ in range(rng.randrange(0, 400)):
+                upstream[key] += 3 if rng.random() < 0.003 else 1  # compaction skips some
+                downstream[key] = downstream[key] + 1 if rng.random() > 0.002 else 0  # rarely truncated
+                ups.append(upstream[key])
+                downs.append(downstream[key])
+            for up, down in zip(ups, downs, strict=True):
+                if one.maybe_queue(key, up, down):
+                    one.fire_pending()
+            batch.queue_acknowledged(key, ups, downs)
+            assert _fields(batch) == _fields(one)
+            if rng.random() < 0.2:
+                one.promote_delayed()
+                batch.promote_delayed()
+        assert one.outstanding == 10  # nothing is delivered on port 1: the in-flight limit was reached
+    finally:
+        one.close(0)
+        batch.close(0)
