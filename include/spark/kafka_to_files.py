@@ -16,7 +16,8 @@ Options:
   --store-url URL            file:///dir, hdfs://..., s3a://bucket/prefix (s3a endpoint and
                              credentials as ``--conf spark.hadoop.fs.s3a.*``; see s3a_conf())
   --topics-dir DIR           directory under the store holding one directory per topic (topics)
-  --connector-name NAME      the consumer group committed is ``connect-NAME``
+  --connector-name NAME      names the job; the consumer group committed is ``connect-NAME``
+  --group-id GROUP           the consumer group to commit instead (a consumer.override.group.id)
   --bootstrap-servers HOSTS  the Kafka cluster
   --run-id ID                names this run's temporary directory (default: random)
   --behavior-on-null-values  fail (default) or ignore tombstones
@@ -90,6 +91,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--store-url", required=True)
     parser.add_argument("--topics-dir", default="topics")
     parser.add_argument("--connector-name", required=True)
+    parser.add_argument("--group-id", default=None)
     parser.add_argument("--bootstrap-servers", required=True)
     parser.add_argument("--run-id", default=None)
     parser.add_argument("--behavior-on-null-values", choices=(NULL_VALUES_FAIL, NULL_VALUES_IGNORE),
@@ -306,7 +308,7 @@ def _commit_parts(store: Store, topic: str, temp: str, stats: dict[int, list[int
 def run(spark: SparkSession, args: argparse.Namespace) -> ExportResult:
     store = Store(spark, args.store_url, args.topics_dir)
     kafka = Kafka(args.bootstrap_servers, args.client_option)
-    group = f"connect-{args.connector_name}"
+    group = args.group_id or f"connect-{args.connector_name}"
     requested = read_ranges(args.ranges)
     files: list[ExportedFile] = []
     read: list[OffsetRange] = []

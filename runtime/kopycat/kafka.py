@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 __all__ = [
-    "SINK_CONSUMER_DEFAULTS", "SOURCE_PRODUCER_DEFAULTS", "SOURCE_PRODUCER_FORCED", "client_config",
-    "ensure_properties",
+    "GROUP_ID_OVERRIDE_CONFIG", "SINK_CONSUMER_DEFAULTS", "SOURCE_PRODUCER_DEFAULTS", "SOURCE_PRODUCER_FORCED",
+    "client_config", "consumer_group_id", "ensure_properties",
 ]
 
 log = logging.getLogger(__name__)
@@ -50,6 +50,16 @@ SINK_CONSUMER_DEFAULTS: Final[Mapping[str, Any]] = {
     "fetch.queue.backoff.ms": 10,  # librdkafka's default stalls ~1 s whenever the queue fills
 }
 
+
+GROUP_ID_OVERRIDE_CONFIG = "consumer.override.group.id"
+
+
+def consumer_group_id(connector: str, connector_props: Mapping[str, Any] | None = None) -> str:
+    """A sink connector's consumer group: ``connect-<name>`` (``SinkUtils.consumerGroupId``) unless
+    the connector sets ``consumer.override.group.id``, which Kafka's ``Worker`` honours for the
+    task's consumer and for the offsets endpoints alike (KIP-458, KIP-875)."""
+    override = str((connector_props or {}).get(GROUP_ID_OVERRIDE_CONFIG) or "").strip()
+    return override or f"connect-{connector}"
 
 def _translated(props: Mapping[str, Any], prefix: str) -> dict[str, Any]:
     found: dict[str, Any] = {}

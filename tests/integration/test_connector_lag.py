@@ -19,11 +19,14 @@ import pytest
 from airflow.sdk.exceptions import TaskDeferred
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from kopycat.runtime.lag import connector_lag
-from kopycat.runtime.offsets_admin import alter_offsets
+from kopycat.kafka import consumer_group_id
+from kopycat.runtime.bounded_plan import plan_bounded_run
+from kopycat.runtime.bounded_run import run_planned_task
+from kopycat.runtime.offsets_admin import alter_offsets, get_offsets
 from kopycat_airflow.sensors.connector import ConnectorSensor
 from kopycat_airflow.triggers.connector import ConnectorLagTrigger
 
-from tests.support.kafka import create_topic, produce
+from tests.support.kafka import committed_offsets, create_topic, produce
 
 CONN_ID = "kopycat_lag_test"
 PER_PARTITION = {0: 10, 1: 7, 2: 5}
@@ -121,6 +124,29 @@ def test_a_sink_lag_counts_each_partition_from_its_committed_offset_or_its_whole
     event = first_event(deferred.value.trigger)
     assert deferring.execute_complete({}, event) == {"total_lag": 0, "topics": {topic_name: 0}}  # type: ignore[arg-type]
 
+
+def test_a_sink_with_a_group_override_commits_reads_and_measures_that_group(
+        bootstrap_servers: str, topic_name: str, tmp_path: Path) -> None:
+    """``consumer.override.group.id`` replaces ``connect-<name>`` everywhere, as in Kafka's Worker."""
+    create_topic(bootstrap_servers, topic_name, partitions=2)
+    fill(bootstrap_servers, topic_name, {0: 6, 1: 4})
+    name = f"export-{uuid.uuid4().hex[:8]}"
+    group = f"custom-{name}"
+    sink = {"name": name, "connector.class": "FileStreamSink", "topics": topic_name,
+            "file": str(tmp_path / "out.txt"), "consumer.override.group.id": group,
+            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "value.converter": "org.apache.kafka.connect.storage.StringConverter"}
+    worker = {"bootstrap.servers": bootstrap_servers}
+
+    summaries = [run_planned_task(sink, planned, worker) for planned in plan_bounded_run(sink, worker)]
+
+    assert sum(s.records for s in summaries) == 10 and len((tmp_path / "out.txt").read_text().splitlines()) == 10
+    assert committed_offsets(bootstrap_servers, group, topic_name, 2) == {0: 6, 1: 4}
+    assert set(committed_offsets(bootstrap_servers, f"connect-{name}", topic_name, 2).values()) == {-1001}
+    assert [(row["committed"], row["lag"]) for row in connector_lag(sink, worker).rows()] == [(6, 0), (4, 0)]
+    assert get_offsets(name, worker, sink=True, group=consumer_group_id(name, sink))["offsets"] == [
+        {"partition": {"kafka_topic": topic_name, "kafka_partition": p}, "offset": {"kafka_offset": o}}
+        for p, o in ((0, 6), (1, 4))]
 
 def test_a_mirror_lag_comes_from_its_stored_source_offsets(bootstrap_servers: str, topic_name: str,
                                                            tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from kopycat.connectors.files.spark_export import (
     parse_result,
 )
 from kopycat.connectors.files.spark_plan import export_ranges, plan_spark_export
+from kopycat.kafka import consumer_group_id
 from kopycat_airflow.connector_config import resolve_connector_config
 from kopycat_airflow.hooks.kopycat import KopycatHook
 
@@ -113,15 +114,16 @@ class SparkExportOperator(BaseOperator):
 
     def _check_committed(self, props: Mapping[str, Any], name: str, ends: Mapping[TopicPartition, int],
                          result: ExportResult | None) -> dict[str, Any]:
-        """The group ``connect-<name>`` must sit at every planned end: the job's own proof of commit."""
+        """The sink's group must sit at every planned end: the job's own proof of commit."""
+        group = consumer_group_id(name, props)
         after = {r.topic_partition: r.start for r in export_ranges(name, self.hook.worker_props, props, ends)}
         behind = [f"{tp.topic}-{tp.partition} at {after[tp]} < {ends[tp]}" for tp in sorted(ends) if after[tp] < ends[tp]]
         if behind:
-            raise AirflowException(f"The Spark export of {name} finished but its group connect-{name} is behind the "
+            raise AirflowException(f"The Spark export of {name} finished but its group {group} is behind the "
                                    f"planned ends ({'; '.join(behind)}); the retry resumes behind the committed files")
         summary = _summary(result.read if result else [], ends, result)
-        self.log.info("Exported %d records of %s in %d files; group connect-%s at %s", summary["records"], name,
-                      len(summary["files"]), name, summary["offsets"])
+        self.log.info("Exported %d records of %s in %d files; group %s at %s", summary["records"], name,
+                      len(summary["files"]), group, summary["offsets"])
         return summary
 
 

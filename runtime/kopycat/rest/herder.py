@@ -31,6 +31,7 @@ from typing import Any, Final, ParamSpec, TypeVar
 from kopycat import __version__
 from kopycat.api.connector import SinkConnector, SourceConnector
 from kopycat.api.errors import ConfigError
+from kopycat.kafka import consumer_group_id
 from kopycat.plugins import connector_class, list_plugins
 from kopycat.rest.errors import CONFLICT, ConnectRestError
 from kopycat.rest.masking import (
@@ -466,7 +467,8 @@ class RestHerder:
     def connector_offsets(self, name: str) -> dict[str, Any]:
         """``GET /connectors/{name}/offsets`` (KIP-875): by the connector's type, as Kafka."""
         config = self._config(name, self.config_store.snapshot())
-        return get_offsets(name, self.worker_props, sink=connector_type(config) == "sink")
+        return get_offsets(name, self.worker_props, sink=connector_type(config) == "sink",
+                           group=consumer_group_id(name, config))
 
     def connector_lag(self, name: str) -> dict[str, Any]:
         """``GET /connectors/{name}/lag`` (Kopycat's): the ConnectorSensor's measure, per partition.
@@ -506,6 +508,7 @@ class RestHerder:
             raise ConnectRestError.bad_request(_NOT_STOPPED.format(name=name))
         connector = connector_class(config[CONNECTOR_CLASS_CONFIG])()
         return alter_offsets(name, offsets, self.worker_props, sink=isinstance(connector, SinkConnector),
+                             group=consumer_group_id(name, config),
                              check=lambda parsed: bool(connector.alter_offsets(config, parsed)))
 
 

@@ -37,7 +37,7 @@ from confluent_kafka.admin import AdminClient
 
 from kopycat.api.connector import SinkConnector
 from kopycat.api.errors import ConfigError
-from kopycat.kafka import client_config
+from kopycat.kafka import client_config, consumer_group_id
 from kopycat.plugins import connector_class
 from kopycat.runtime.connector_config import (
     CONNECTOR_CLASS_CONFIG,
@@ -161,7 +161,7 @@ def connector_lag(config: Mapping[str, Any], worker_props: Mapping[str, Any]) ->
 
 def _sink_lag(name: str, props: Mapping[str, str], worker_props: Mapping[str, Any]) -> ConnectorLag:
     committed = {}
-    for entry in get_offsets(name, worker_props, sink=True)["offsets"]:
+    for entry in get_offsets(name, worker_props, sink=True, group=consumer_group_id(name, props))["offsets"]:
         partition = entry["partition"]
         committed[(partition[KAFKA_TOPIC_KEY], partition[KAFKA_PARTITION_KEY])] = entry["offset"][KAFKA_OFFSET_KEY]
     admin = AdminClient(client_config(worker_props, props, "admin"))

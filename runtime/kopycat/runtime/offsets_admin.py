@@ -25,7 +25,7 @@ from confluent_kafka.admin import AdminClient
 from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.api.records import TopicPartition
 from kopycat.group_offsets import list_group_offsets
-from kopycat.kafka import client_config
+from kopycat.kafka import client_config, consumer_group_id
 from kopycat.storage.config import OFFSET_STORAGE_FILE_FILENAME_CONFIG
 from kopycat.storage.file_offset_store import FileOffsetStore
 from kopycat.storage.kafka_offset_store import KafkaOffsetStore
@@ -55,9 +55,6 @@ OffsetsCheck = Callable[[Mapping[Any, Any]], bool]
 """A connector's ``alter_offsets(props, offsets)`` bound to its props: True if it handled them."""
 
 
-def consumer_group_id(connector: str) -> str:
-    """A sink connector's consumer group (Kafka's ``SinkUtils.consumerGroupId``)."""
-    return f"connect-{connector}"
 
 
 def offset_store_for(worker_props: Mapping[str, Any]) -> OffsetBackingStore:
@@ -72,8 +69,7 @@ def _admin(worker_props: Mapping[str, Any]) -> AdminClient:
     return AdminClient(client_config(worker_props, {}, "admin"))
 
 
-def _group_offsets(admin: AdminClient, connector: str) -> list[dict[str, Any]]:
-    group = consumer_group_id(connector)
+def _group_offsets(admin: AdminClient, group: str) -> list[dict[str, Any]]:
     result = list_group_offsets(admin, group, _TIMEOUT_S)
     return [{"partition": {KAFKA_TOPIC_KEY: tp.topic, KAFKA_PARTITION_KEY: tp.partition},
              "offset": {KAFKA_OFFSET_KEY: tp.offset}}
@@ -87,21 +83,24 @@ def _source_offsets(connector: str, worker_props: Mapping[str, Any]) -> list[dic
     return [{"partition": p, "offset": o} for p, o in found if o is not None]
 
 
-def get_offsets(connector: str, worker_props: Mapping[str, Any], *, sink: bool | None = None) -> dict[str, Any]:
+def get_offsets(connector: str, worker_props: Mapping[str, Any], *, sink: bool | None = None,
+                group: str | None = None) -> dict[str, Any]:
     """KIP-875's ``GET /connectors/{name}/offsets`` body.
 
     ``sink`` says where to look, as Kafka decides by the connector's type: True reads the
     consumer group, False the offset store; None (the CLI, which knows no type) reads the
-    offset store and falls back to the consumer group when it holds nothing.
+    offset store and falls back to the consumer group when it holds nothing. ``group`` is the
+    sink's group (:func:`consumer_group_id` of its config; ``connect-<name>`` by default).
     """
     offsets = [] if sink else _source_offsets(connector, worker_props)
     if sink or (sink is None and not offsets and worker_props.get("bootstrap.servers")):
-        offsets = _group_offsets(_admin(worker_props), connector)
+        offsets = _group_offsets(_admin(worker_props), group or consumer_group_id(connector))
     return {"offsets": offsets}
 
 
-def reset_offsets(connector: str, worker_props: Mapping[str, Any]) -> dict[str, Any]:
+def reset_offsets(connector: str, worker_props: Mapping[str, Any], *, group: str | None = None) -> dict[str, Any]:
     """Forget every offset of ``connector`` (tombstones; the sink group is deleted). KIP-875's DELETE."""
+    group = group or consumer_group_id(connector)
     with offset_store_for(worker_props) as store:
         partitions = [p for p in store.connector_partitions(connector) if p is not None]
         store.set({encode_key(connector, p): None for p in partitions}).result(60)
@@ -109,7 +108,7 @@ def reset_offsets(connector: str, worker_props: Mapping[str, Any]) -> dict[str, 
     if worker_props.get("bootstrap.servers"):
         admin = _admin(worker_props)
         try:
-            admin.delete_consumer_groups([f"connect-{connector}"])[f"connect-{connector}"].result(30)
+            admin.delete_consumer_groups([group])[group].result(30)
             groups = 1
         except Exception:  # noqa: BLE001 - no such group: nothing to reset
             groups = 0
@@ -180,12 +179,12 @@ def _modified(reset: bool, handled_by_connector: bool) -> dict[str, str]:
 
 
 def alter_offsets(connector: str, offsets: Sequence[Mapping[str, Any]] | None, worker_props: Mapping[str, Any],
-                  *, sink: bool = False, check: OffsetsCheck | None = None) -> dict[str, str]:
+                  *, sink: bool = False, check: OffsetsCheck | None = None, group: str | None = None) -> dict[str, str]:
     """Write KIP-875 offsets (a PATCH body's ``offsets`` list), or reset them all when None.
 
     Source connectors: each entry becomes an offsets-store record (a null offset a tombstone);
     a reset tombstones every partition the store holds for ``connector``. Sink connectors:
-    the consumer group ``connect-<connector>`` is altered; a reset deletes the group. ``check``
+    the consumer group (``group``, else ``connect-<connector>``) is altered; a reset deletes it. ``check``
     is the connector's ``alter_offsets`` hook, called first with the parsed offsets (source
     partitions as compact JSON text, sink ones as TopicPartition); a ConfigError it raises
     refuses the request. Returns Kafka's ``{"message": ...}``; raises ConfigError for malformed
@@ -194,7 +193,7 @@ def alter_offsets(connector: str, offsets: Sequence[Mapping[str, Any]] | None, w
     if offsets is not None and not offsets:
         raise ConfigError("Partitions / offsets need to be provided for an alter offsets request")
     if sink:
-        return _alter_sink_offsets(connector, offsets, worker_props, check)
+        return _alter_sink_offsets(connector, offsets, worker_props, check, group or consumer_group_id(connector))
     return _alter_source_offsets(connector, offsets, worker_props, check)
 
 
@@ -224,10 +223,9 @@ def _json_text(partition: Mapping[str, Any] | None) -> str:
 
 
 def _alter_sink_offsets(connector: str, offsets: Sequence[Mapping[str, Any]] | None,
-                        worker_props: Mapping[str, Any], check: OffsetsCheck | None) -> dict[str, str]:
+                        worker_props: Mapping[str, Any], check: OffsetsCheck | None, group: str) -> dict[str, str]:
     requested = None if offsets is None else parse_sink_offsets(offsets)  # 400s before any I/O
     admin = _admin(worker_props)
-    group = consumer_group_id(connector)
     if requested is None:  # a reset: the hook sees every committed partition, as in Kafka
         handled = check(dict.fromkeys(_current_group_offsets(admin, group))) if check else False
         _delete_group(admin, group, connector, "reset")

@@ -16,7 +16,7 @@ from kopycat.api.errors import ConfigError
 from kopycat.api.records import TopicPartition
 from kopycat.api.task import SinkTask, SourceTask
 from kopycat.kafka import (
-    SINK_CONSUMER_DEFAULTS, SOURCE_PRODUCER_DEFAULTS, SOURCE_PRODUCER_FORCED, client_config,
+    SINK_CONSUMER_DEFAULTS, SOURCE_PRODUCER_DEFAULTS, SOURCE_PRODUCER_FORCED, client_config, consumer_group_id,
 )
 from kopycat.runtime.bounds import Bounds
 from kopycat.plugins import connector_class
@@ -166,9 +166,11 @@ def build_sink_runner(task_id: TaskId, task_class: type[SinkTask], task_props: M
 
 def sink_consumer_config(task_id: TaskId, worker_props: Mapping[str, Any],
                          connector_props: Mapping[str, Any]) -> dict[str, Any]:
-    """The sink consumer: group ``connect-<connector>`` (Kafka's name), manual commits only."""
+    """The sink consumer: group ``connect-<connector>`` (Kafka's name, or the connector's
+    ``consumer.override.group.id``), manual commits only."""
     return client_config(worker_props, connector_props, "consumer",
                          defaults={**SINK_CONSUMER_DEFAULTS, "client.id": f"kopycat-{task_id}"},
-                         forced={"group.id": f"connect-{task_id.connector}", "enable.auto.commit": False,
+                         forced={"group.id": consumer_group_id(task_id.connector, connector_props),
+                                 "enable.auto.commit": False,
                                  "enable.auto.offset.store": False})
 

@@ -392,11 +392,12 @@ def spark_export_job(ranges: Iterable[OffsetRange], *, store_url: str, connector
                      client_options: Mapping[str, str] | None = None,
                      null_values: str = NULL_VALUES_FAIL, run_id: str | None = None,
                      parquet_codec: str = "snappy", python: str = sys.executable,
-                     jars_root: Path | None = None) -> SparkExportJob:
+                     jars_root: Path | None = None, group_id: str | None = None) -> SparkExportJob:
     """The spark-submit that exports ``ranges`` to ``<store_url>/<topics_dir>``.
 
     ``kafka_options`` go to Spark's Kafka source (as ``kafka.<key>``), ``client_options`` to the
-    driver's confluent-kafka clients (schema peek, group commit); ``conf`` adds Spark conf, e.g.
+    driver's confluent-kafka clients (schema peek, group commit); ``group_id`` is the group the job
+    commits when not ``connect-<connector_name>``; ``conf`` adds Spark conf, e.g.
     :func:`s3a_conf`. Jars come from the ``spark-kafka`` set, plus the ``spark-s3a`` set when the
     store is ``s3a://`` (include/jars/<set>/pom.xml, fetched on first use; ``jars_root/<set>``
     instead when given). A ``local`` master gets ``SPARK_LOCAL_IP=127.0.0.1`` and the jars on the
@@ -413,6 +414,8 @@ def spark_export_job(ranges: Iterable[OffsetRange], *, store_url: str, connector
             "--run-id", run_id or uuid.uuid4().hex, "--behavior-on-null-values", null_values]
     if parquet_codec != "snappy":
         args += ["--parquet-codec", parquet_codec]
+    if group_id:
+        args += ["--group-id", group_id]
     for flag, options in (("--kafka-option", kafka_options), ("--client-option", client_options)):
         for key, value in (options or {}).items():
             args += [flag, f"{key}={value}"]

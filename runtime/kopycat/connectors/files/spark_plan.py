@@ -41,7 +41,7 @@ from kopycat.connectors.files.store import (
     StoreLocation,
     locate_store,
 )
-from kopycat.kafka import client_config
+from kopycat.kafka import client_config, consumer_group_id
 
 __all__ = ["export_ranges", "plan_spark_export", "spark_store"]
 
@@ -69,12 +69,13 @@ def plan_spark_export(props: Mapping[str, Any], worker_props: Mapping[str, Any],
         raise ConfigError.for_key("bootstrap.servers", "", "the worker config must name the Kafka cluster")
     return spark_export_job(ranges, store_url=url, connector_name=name, bootstrap_servers=bootstrap,
                             topics_dir=settings.topics_dir, master=master, conf=conf, null_values=null_values,
-                            run_id=run_id, parquet_codec=str(values.get(PARQUET_CODEC_CONFIG) or "snappy"))
+                            run_id=run_id, parquet_codec=str(values.get(PARQUET_CODEC_CONFIG) or "snappy"),
+                            group_id=consumer_group_id(name, props))
 
 
 def export_ranges(connector_name: str, worker_props: Mapping[str, Any], props: Mapping[str, Any],
                   end_offsets: Mapping[TopicPartition, int]) -> list[OffsetRange]:
-    """Each partition from the group ``connect-<name>``'s offset (else the log start) to its end.
+    """Each partition from the sink group's offset (``connect-<name>``, else the log start) to its end.
 
     A committed offset below the log start (records deleted by retention) starts at the log
     start, with a warning naming what was lost, as a sink with ``auto.offset.reset=earliest``.
@@ -83,7 +84,8 @@ def export_ranges(connector_name: str, worker_props: Mapping[str, Any], props: M
     if not partitions:
         return []
     consumer = Consumer(client_config(worker_props, props, "consumer",
-                                      forced={"group.id": f"connect-{connector_name}", "enable.auto.commit": False}))
+                                      forced={"group.id": consumer_group_id(connector_name, props),
+                                              "enable.auto.commit": False}))
     try:
         committed = {TopicPartition(tp.topic, tp.partition): tp.offset for tp in consumer.committed(
             [KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions], timeout=30)}
