@@ -15,7 +15,7 @@ from kopycat.api.window import TimeWindow
 from kopycat.runtime.bounded_plan import PlannedTask
 from kopycat.runtime.bounds import RunSummary
 from kopycat_airflow.assets import kafka_asset
-from kopycat.runtime.stored_connectors import report_task, report_topics
+from kopycat.runtime.stored_connectors import TaskStatusReporter
 from kopycat.storage.status_store import State
 from kopycat_airflow.connector_config import ConnectorConfigArg, StoredConnector, resolve_connector_config
 from kopycat_airflow.hooks.kopycat import KopycatHook
@@ -39,6 +39,14 @@ class CopyTaskOperator(BaseOperator):
     Backfills: with ``window="auto"`` a backfill run (or a run triggered with
     ``{"kopycat_window": true}``) copies exactly its data interval ``[start, end)`` without
     reading or moving the live offsets; ``"always"`` windows every run, ``"never"`` none.
+    A sink's window is, per planned partition, the offset range from the first record stamped
+    at/after ``start`` to the first at/after ``end`` (``offsets_for_times``), keeping only records
+    stamped inside the interval (the others count as ``filtered``); the consumer group is not
+    committed. The storage sink overwrites the window's directories, so it needs
+    ``partitioner.class=TimeBasedPartitioner`` (or Hourly/Daily) with ``timestamp.extractor=Record``
+    and a data interval of whole ``partition.duration.ms`` buckets; otherwise the task fails with a
+    ConfigError before anything is deleted. Keep backfills and scheduled runs of one connector
+    apart (``max_active_runs=1``): both write the same partitions' files.
 
     Map with ``CopyTaskOperator.partial(connector_config=..., task_id="copy").expand(task_config=plan.output)``;
     the UI names each mapped task by its tables or topic-partitions.
@@ -88,35 +96,44 @@ class CopyTaskOperator(BaseOperator):
             self.log.info("Windowed run: copying [%s, %s) without touching the live offsets",
                           context.get("data_interval_start"), context.get("data_interval_end"))
         if stored:
-            report_task(self.hook.worker_props, props["name"], planned.index, State.RUNNING)
-        try:
-            summary = self.hook.run_task(props, planned, window=window, idle_ms=self.idle_ms,
-                                         max_records=self.max_records, max_seconds=self.max_seconds)
-        except Exception as exc:
-            if stored:
-                report_task(self.hook.worker_props, props["name"], planned.index, State.FAILED,
-                            traceback.format_exc())
-            if isinstance(exc, ConfigError):
-                raise AirflowFailException(
-                    f"Task {planned.index} ({planned.label}) of {props.get('name')}: {exc}") from exc
-            raise
-        if stored:
-            self._report_topics(props["name"], planned.index, summary)
+            with TaskStatusReporter(self.hook.worker_props, props["name"], planned.index) as reporter:
+                summary = self._copy(props, planned, window, reporter)
+        else:
+            summary = self._copy(props, planned, window, None)
         self._emit_assets(context, summary)
         self.log.info("Copied %d records (%d skipped, %d filtered) in %.1f s, stopped: %s; offsets: %s",
                       summary.records, summary.skipped, summary.filtered, summary.duration_s,
                       summary.stop_reason.value, summary.offsets)
         return summary.to_dict()
 
-    def _report_topics(self, name: str, task: int, summary: RunSummary) -> None:
+    def _copy(self, props: Mapping[str, str], planned: PlannedTask, window: TimeWindow | None,
+              reporter: TaskStatusReporter | None) -> RunSummary:
+        """The bounded run; a stored connector's task reports RUNNING, then its topics or FAILED."""
+        if reporter is not None:
+            reporter.report(State.RUNNING)
+        try:
+            summary = self.hook.run_task(props, planned, window=window, idle_ms=self.idle_ms,
+                                         max_records=self.max_records, max_seconds=self.max_seconds)
+        except Exception as exc:
+            if reporter is not None:
+                reporter.report(State.FAILED, traceback.format_exc())
+            if isinstance(exc, ConfigError):
+                raise AirflowFailException(
+                    f"Task {planned.index} ({planned.label}) of {props.get('name')}: {exc}") from exc
+            raise
+        if reporter is not None:
+            self._report_topics(reporter, summary)
+        return summary
+
+    def _report_topics(self, reporter: TaskStatusReporter, summary: RunSummary) -> None:
         """KIP-558 topic tracking; a failure is logged: the copy itself is done and committed."""
         try:
-            new = report_topics(self.hook.worker_props, name, task, summary.topics_used())
+            new = reporter.record_topics(summary.topics_used())
         except Exception as exc:  # noqa: BLE001 -- bookkeeping must not fail a committed copy
-            self.log.warning("Could not record the topics task %d of %s used: %s", task, name, exc)
+            self.log.warning("Could not record the topics task %d of %s used: %s", reporter.task, reporter.name, exc)
             return
         if new:
-            self.log.info("First use of topic(s) %s by %s recorded", ", ".join(new), name)
+            self.log.info("First use of topic(s) %s by %s recorded", ", ".join(new), reporter.name)
 
     def _connector_props(self) -> dict[str, str]:
         """The connector's config: given, or read from the config topic for a stored connector.

@@ -15,7 +15,9 @@ builds one DAG per stored connector, and each run does the herder's share itself
   ``WorkerSourceTask``/``WorkerSinkTask`` do on first use), for ``GET /connectors/{name}/topics``.
 
 Each call opens the stores, reads them to their end and closes them: a bounded run has no
-thread to keep them warm, and a second or so per task is small beside a scheduled run.
+thread to keep them warm, and a second or so per task is small beside a scheduled run. A copy
+task reports twice (RUNNING before, its topics or FAILED after), so it opens the status store
+once for both through :class:`TaskStatusReporter`.
 """
 
 from __future__ import annotations
@@ -32,8 +34,8 @@ from kopycat.storage.config_store import KafkaConfigBackingStore, TargetState
 from kopycat.runtime.worker_config import TOPIC_TRACKING_ENABLE_CONFIG, WORKER_CONFIG
 from kopycat.storage.status_store import ConnectorStatus, KafkaStatusBackingStore, State, TaskStatus, TopicStatus
 
-__all__ = ["StoredConnectorState", "airflow_worker_id", "load_stored_connector", "publish_task_configs",
-           "report_connector", "report_task", "report_topics"]
+__all__ = ["StoredConnectorState", "TaskStatusReporter", "airflow_worker_id", "load_stored_connector",
+           "publish_task_configs", "report_connector"]
 
 log = logging.getLogger(__name__)
 
@@ -84,27 +86,43 @@ def report_connector(worker_props: Mapping[str, Any], name: str, state: State, t
     _put(worker_props, ConnectorStatus(name, state, trace, airflow_worker_id()))
 
 
-def report_task(worker_props: Mapping[str, Any], name: str, task: int, state: State,
-                trace: str | None = None) -> None:
-    """Write one task's status record (``status-task-<name>-<task>``)."""
-    _put(worker_props, TaskStatus(name, task, state, trace, airflow_worker_id()))
+class TaskStatusReporter:
+    """One copy task's status reports (Kafka's ``WorkerTask`` status listener), through one store.
 
+    Use as a context manager around the copy: the status store is opened (read to its end) on
+    entry and closed on exit.
+    """
 
-def report_topics(worker_props: Mapping[str, Any], name: str, task: int, topics: Iterable[str]) -> list[str]:
-    """Record the topics a task used that the status topic does not list for the connector yet;
-    returns them. Nothing when ``topic.tracking.enable`` is false."""
-    wanted = set(topics)
-    if not wanted or not WORKER_CONFIG.parse(worker_props)[TOPIC_TRACKING_ENABLE_CONFIG]:
-        return []
-    with KafkaStatusBackingStore.from_config(worker_props, timeout_s=30.0) as store:
-        new = sorted(wanted - {status.topic for status in store.get_all_topics(name)})
+    def __init__(self, worker_props: Mapping[str, Any], name: str, task: int) -> None:
+        self.name, self.task = name, task
+        self._tracking = WORKER_CONFIG.parse(worker_props)[TOPIC_TRACKING_ENABLE_CONFIG]
+        self._store = KafkaStatusBackingStore.from_config(worker_props, timeout_s=30.0)
+
+    def __enter__(self) -> TaskStatusReporter:
+        self._store.__enter__()
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self._store.__exit__(*exc_info)
+
+    def report(self, state: State, trace: str | None = None) -> None:
+        """Write the task's status record (``status-task-<name>-<task>``)."""
+        self._store.put(TaskStatus(self.name, self.task, state, trace, airflow_worker_id())).result(30.0)
+
+    def record_topics(self, topics: Iterable[str]) -> list[str]:
+        """Record the topics the task used that the status topic does not list for the connector
+        yet; returns them. Nothing when ``topic.tracking.enable`` is false."""
+        wanted = set(topics)
+        if not wanted or not self._tracking:
+            return []
+        new = sorted(wanted - {status.topic for status in self._store.get_all_topics(self.name)})
         now_ms = int(time.time() * 1000)
         for topic in new:
-            store.put_topic(TopicStatus(topic, name, task, now_ms))
-        store.flush()
-    return new
+            self._store.put_topic(TopicStatus(topic, self.name, self.task, now_ms))
+        self._store.flush()
+        return new
 
 
-def _put(worker_props: Mapping[str, Any], status: ConnectorStatus | TaskStatus) -> None:
+def _put(worker_props: Mapping[str, Any], status: ConnectorStatus) -> None:
     with KafkaStatusBackingStore.from_config(worker_props, timeout_s=30.0) as store:
         store.put(status).result(30.0)
