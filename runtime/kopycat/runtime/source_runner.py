@@ -40,7 +40,7 @@ from kopycat.api.bounded import RunComplete
 from kopycat.api.errors import ConnectError, RetriableError
 from kopycat.api.records import RecordMetadata, SourceRecord
 from kopycat.api.task import OffsetStorageReader, SourceTask, SourceTaskContext
-from kopycat.gc_pause import gc_paused
+from kopycat.gc_pause import gc_paused, young_collections_deferred
 from kopycat.runtime.bounds import Bounds, RunSummary, StopReason, StopWatch
 from kopycat.runtime.errors import ProcessingContext, Stage
 from kopycat.runtime.task_parts import TaskId, TaskParts
@@ -128,7 +128,8 @@ class SourceTaskRunner:
         try:
             self._start()
             watch.touch()  # a slow start (producer, offsets, task.start) must not count as idle time
-            self.summary.stop_reason = self._loop(watch)
+            with young_collections_deferred():
+                self.summary.stop_reason = self._loop(watch)
             self._final_commit()
         except BaseException as exc:
             self.summary.stop_reason = StopReason.FAILED
