@@ -39,10 +39,12 @@ class CopyTaskOperator(BaseOperator):
     Backfills: with ``window="auto"`` a backfill run (or a run triggered with
     ``{"kopycat_window": true}``) copies exactly its data interval ``[start, end)`` without
     reading or moving the live offsets; ``"always"`` windows every run, ``"never"`` none.
-    A sink's window is, per planned partition, the offset range from the first record stamped
-    at/after ``start`` to the first at/after ``end`` (``offsets_for_times``), keeping only records
-    stamped inside the interval (the others count as ``filtered``); the consumer group is not
-    committed. The storage sink overwrites the window's directories, so it needs
+    A sink's window is, per planned partition, every record stamped inside the interval that the
+    partition holds when the run starts: it reads from the first record stamped at/after ``start``
+    (``offsets_for_times``) to the partition's end, since a late record stamped inside the interval
+    may be stored after later ones (records stamped outside count as ``filtered``); neither the
+    consumer group nor the sink's own offsets move. The JDBC sink upserts the rows again (a window
+    needs ``insert.mode`` upsert or update). The storage sink overwrites the window's directories, so it needs
     ``partitioner.class=TimeBasedPartitioner`` (or Hourly/Daily) with ``timestamp.extractor=Record``
     and a data interval of whole ``partition.duration.ms`` buckets; otherwise the task fails with a
     ConfigError before anything is deleted. Keep backfills and scheduled runs of one connector

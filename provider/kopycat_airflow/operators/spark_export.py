@@ -6,7 +6,7 @@ import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from functools import cached_property
-from typing import Any
+from typing import Any, Literal
 
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.sdk import BaseOperator, Context
@@ -26,6 +26,7 @@ from kopycat.connectors.files.spark_plan import export_ranges, plan_spark_export
 from kopycat.kafka import consumer_group_id
 from kopycat_airflow.connector_config import resolve_connector_config
 from kopycat_airflow.hooks.kopycat import KopycatHook
+from kopycat_airflow.operators.copy import window_of
 
 __all__ = ["SparkExportOperator"]
 
@@ -41,11 +42,17 @@ class SparkExportOperator(BaseOperator):
     files are committed. A retry resumes behind the files already committed, so nothing is
     written twice. The task fails unless the group reached every planned end.
 
+    Backfills: the Spark job copies offset ranges, not time windows, so a backfill run (as
+    :func:`kopycat_airflow.operators.copy.window_of` sees it with ``window="auto"``) fails with a
+    message saying so instead of exporting the live range under a past interval; backfill with
+    ``CopyTaskOperator`` over the same config, or pass ``window="never"`` to export the live range.
+
     :param connector_config: the sink's properties (dict, Jinja-templated) or file path.
     :param kopycat_conn_id: the Kafka cluster and worker keys (:class:`KopycatHook`).
     :param spark_conn_id: the Spark connection (master, deploy mode); ``spark_default``.
     :param spark_conf: extra Spark conf (executor memory, ``spark.sql.shuffle.partitions``...).
     :param worker_overrides: worker.properties keys that win over the connection's.
+    :param window: ``auto`` (refuse backfill runs, see above) or ``never``.
     """
 
     template_fields: Sequence[str] = ("connector_config", "spark_conf")
@@ -54,8 +61,11 @@ class SparkExportOperator(BaseOperator):
     def __init__(self, *, connector_config: Mapping[str, Any] | str | os.PathLike[str],
                  kopycat_conn_id: str = KopycatHook.default_conn_name, spark_conn_id: str = "spark_default",
                  spark_conf: Mapping[str, str] | None = None, worker_overrides: Mapping[str, Any] | None = None,
-                 **kwargs: Any) -> None:
+                 window: Literal["auto", "never"] = "auto", **kwargs: Any) -> None:
+        if window not in ("auto", "never"):
+            raise ValueError(f"window={window!r}: use 'auto' or 'never' (Spark exports do not copy time windows)")
         super().__init__(**kwargs)
+        self.window = window
         self.connector_config = connector_config
         self.kopycat_conn_id = kopycat_conn_id
         self.spark_conn_id = spark_conn_id
@@ -69,6 +79,12 @@ class SparkExportOperator(BaseOperator):
     def execute(self, context: Context) -> dict[str, Any]:
         props = resolve_connector_config(self.connector_config)
         name = str(props.get("name") or "")
+        if window_of(context, self.window) is not None:
+            raise AirflowFailException(
+                f"Connector {name}: this is a backfill (windowed) run, and the Spark export copies offset ranges, "
+                f"not time windows, so it would export the live range under a past interval. Backfill with "
+                f"CopyTaskOperator over the same connector config (the storage sink overwrites the window's "
+                f"directories), or set window='never' on this task to export the live range")
         ends = self._planned_ends(props)
         if not ends:
             self.log.warning("Connector %s: no partitions to export", name)

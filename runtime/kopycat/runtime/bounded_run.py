@@ -4,8 +4,10 @@ The same runners as the standalone worker (Kafka's WorkerSourceTask / WorkerSink
 from a :class:`PlannedTask`: a source resumes from the offsets topic and stops when caught up
 (or at a budget); a sink copies its planned partitions up to the planned end offsets. A run with
 a :class:`TimeWindow` (an Airflow backfill) copies exactly that window: a source task is told the
-window and runs against an empty in-memory offset store, so the live offsets are neither read nor
-moved and the scheduled runs carry on where they were.
+window and runs against an empty in-memory offset store; a sink task is told the window too and
+copies each planned partition's records stamped in it (found with ``offsets_for_times``) without
+committing the consumer group. Either way the live offsets are not moved and the scheduled runs
+carry on where they were.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kopycat.api.errors import ConfigError, ConnectError
+from kopycat.api.errors import ConnectError
 from kopycat.api.task import SinkTask, SourceTask
 from kopycat.api.window import TimeWindow
 from kopycat.runtime.bounded_plan import PlannedTask, with_passwords
@@ -66,14 +68,16 @@ def run_planned_task(connector_props: Mapping[str, Any], planned: PlannedTask | 
             if owned:
                 store.stop()
     if issubclass(task_class, SinkTask):
-        if window is not None:
-            raise ConfigError(f"Connector {name} is a sink: windowed (backfill) runs of sinks are not supported "
-                              f"yet; re-run the interval as a normal run, or reset the sink's offsets with "
-                              f"`kopycat offsets reset`", key="window")
-        bounds = Bounds(end_offsets=task.end_offsets_by_partition(), max_records=max_records,
+        planned_ends = task.end_offsets_by_partition()
+        if window is None:
+            bounds = Bounds(end_offsets=planned_ends, max_records=max_records, max_seconds=max_seconds)
+            return _run(build_sink_runner(task_id, task_class, task_props, props, worker_props, bounds),
+                        progress_interval_s, observe)
+        task_props.update(window.to_props())
+        bounds = Bounds(window_start_ms=window.start_ms, window_end_ms=window.end_ms, max_records=max_records,
                         max_seconds=max_seconds)
-        return _run(build_sink_runner(task_id, task_class, task_props, props, worker_props, bounds),
-                    progress_interval_s, observe)
+        return _run(build_sink_runner(task_id, task_class, task_props, props, worker_props, bounds,
+                                      assignment=list(planned_ends) or None), progress_interval_s, observe)
     raise ConnectError(f"Task class {task_class.__qualname__} of connector {name} is neither a SourceTask "
                        f"nor a SinkTask")
 

@@ -10,6 +10,10 @@ conditions are Kopycat's:
   so a run copies a known range however much arrives meanwhile;
 - ``window_end_ms``: a sink copies records with a timestamp before this (the data interval's end);
   it is turned into end offsets with ``offsets_for_times`` when the run starts;
+- ``window_start_ms`` (with ``window_end_ms``): a *windowed* sink run (an Airflow backfill). Each
+  partition is copied over the offset range from the first record at/after the start to the first
+  at/after the end, keeping only records stamped inside ``[start, end)``; the consumer group is
+  neither read for positions nor committed, so the live offsets stay where they were;
 - ``max_records`` / ``max_seconds``: budgets; the run stops at the next batch boundary past them.
 """
 
@@ -47,12 +51,26 @@ class Bounds:
     idle_ms: int | None = None
     end_offsets: Mapping[TopicPartition, int] | None = None
     window_end_ms: int | None = None
+    window_start_ms: int | None = None
 
     def __post_init__(self) -> None:
-        for name in ("max_records", "max_seconds", "idle_ms", "window_end_ms"):
+        for name in ("max_records", "max_seconds", "idle_ms", "window_end_ms", "window_start_ms"):
             value = getattr(self, name)
             if value is not None and value < 0:
                 raise ConfigError.for_key(name, value, "must be zero or more, or None for no limit")
+        start, end = self.window_start_ms, self.window_end_ms
+        if start is not None and end is None:
+            raise ConfigError.for_key("window_start_ms", start, "a window needs its end too: set window_end_ms")
+        if start is not None and end is not None and end < start:
+            raise ConfigError.for_key("window_end_ms", end, f"must not be before window_start_ms={start}")
+        if start is not None and self.end_offsets is not None:
+            raise ConfigError.for_key("end_offsets", dict(self.end_offsets),
+                                      "a windowed run finds its offsets from the window: give one or the other")
+
+    @property
+    def windowed(self) -> bool:
+        """A backfill of ``[window_start_ms, window_end_ms)``: no committed offsets read or written."""
+        return self.window_start_ms is not None
 
     @property
     def bounded(self) -> bool:
@@ -103,7 +121,9 @@ class RunSummary:
     """What one run of one task did; JSON-able through :meth:`to_dict` (Airflow XCom).
 
     ``offsets`` holds, per source partition (JSON text of the partition dict) or sink
-    topic-partition (``topic-partition``), the committed offset before and after the run.
+    topic-partition (``topic-partition``), the committed offset before and after the run. A
+    windowed sink run commits nothing: its ``before``/``after`` are the offset range it copied and
+    ``committed`` the consumer group's offset, left as it was.
     ``topics`` are the topics a source wrote to (Airflow outlets / assets).
     """
 

@@ -13,6 +13,18 @@ Two ways to get partitions:
 - *assigned* (bounded Airflow runs): the plan gives the partitions and their end offsets; the
   run starts at the group's committed offsets and stops when every partition reached its end.
 
+A *windowed* run (``Bounds.window_start_ms``, an Airflow backfill of ``[start, end)``) copies, per
+partition, every record stamped inside the window that the partition holds when the run starts:
+it reads from the first record stamped at/after ``start`` (``offsets_for_times``: no earlier
+record is stamped that late) to the end of the partition (the high watermark, or the last stable
+offset under read_committed), keeping only the records stamped inside the window. Timestamps need
+not grow with offsets, so a record stamped inside the window may be stored after records stamped
+past its end; reading on to the end is what makes the copy exact, at the price of reading what
+came after the window. Records stamped outside it are counted as ``filtered``. The consumer group is never
+committed and seeks asked for in ``open`` are ignored (the window placed the consumer);
+``pre_commit`` is still called, at the end (and when the task requests a commit) rather than
+every ``offset.flush.interval.ms``, so the task writes what it holds at the same points each time.
+
 A ``RetriableError`` from ``put`` pauses fetching and hands the *same* batch to ``put`` again
 after ``context.timeout`` (or a backoff), as Kafka does; any other error fails the task with the
 batch's topic, partitions and offsets in the message. Bad records in conversion and
@@ -36,6 +48,7 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 from kopycat.api.errors import ConnectError, RetriableError
 from kopycat.api.records import Header, Headers, SinkRecord, TimestampType, TopicPartition
 from kopycat.api.task import SinkTask
+from kopycat.gc_pause import young_collections_deferred
 from kopycat.runtime.bounds import Bounds, RunSummary, StopReason, StopWatch
 from kopycat.runtime.errors import ProcessingContext, Stage
 from kopycat.runtime.sink_task_context import WorkerSinkTaskContext
@@ -47,6 +60,8 @@ log = logging.getLogger(__name__)
 
 _TIMESTAMP_TYPES = (TimestampType.NO_TIMESTAMP_TYPE, TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
 _RETRY_BACKOFF_S = 1.0
+_COORDINATOR_NOT_READY = frozenset({KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_NOT_AVAILABLE,
+                                    KafkaError.COORDINATOR_LOAD_IN_PROGRESS})
 
 
 class SinkTaskRunner:
@@ -82,6 +97,7 @@ class SinkTaskRunner:
         self._task_started = False
         self._finished: set[TopicPartition] = set()
         self._at_eof: set[TopicPartition] = set()
+        self._group_offsets: dict[TopicPartition, int | None] = {}  # a windowed run's untouched group offsets
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -91,7 +107,8 @@ class SinkTaskRunner:
         try:
             self._start()
             watch.touch()  # a slow start (consumer, task.start) must not count as idle time
-            self.summary.stop_reason = self._loop(watch)
+            with young_collections_deferred():  # see kopycat.gc_pause: records die once committed
+                self.summary.stop_reason = self._loop(watch)
             self._commit(final=True)
         except BaseException as exc:
             self.summary.stop_reason = StopReason.FAILED
@@ -142,16 +159,45 @@ class SinkTaskRunner:
     def _assign(self, partitions: Sequence[TopicPartition]) -> None:
         consumer = self._consumer
         assert consumer is not None
-        committed = consumer.committed([KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions],
-                                       timeout=self.commit_timeout_s * 6)
-        starts = {TopicPartition(c.topic, c.partition): (c.offset if c.offset >= 0 else None) for c in committed}
-        consumer.assign(self._opened(partitions, starts))
+        consumer.assign(self._opened(partitions, self._start_offsets(partitions)))
 
     def _on_assign(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
         tps = [TopicPartition(p.topic, p.partition) for p in partitions]
-        committed = consumer.committed(partitions, timeout=self.commit_timeout_s * 6)
-        consumer.assign(self._opened(tps, {TopicPartition(c.topic, c.partition): (c.offset if c.offset >= 0 else None)
-                                           for c in committed}))
+        consumer.assign(self._opened(tps, self._start_offsets(tps)))
+
+    def _start_offsets(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int | None]:
+        """Where each partition starts: the group's committed offset, or a window's first offset.
+
+        A windowed run reads the committed offsets only to report them (they do not move).
+        """
+        committed = self._committed([KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions])
+        starts = {TopicPartition(c.topic, c.partition): (c.offset if c.offset >= 0 else None) for c in committed}
+        if not self.bounds.windowed:
+            return starts
+        for tp in partitions:
+            self._group_offsets.setdefault(tp, starts.get(tp))
+        assert self.bounds.window_start_ms is not None
+        return dict(self._offsets_at(partitions, self.bounds.window_start_ms))
+
+    def _committed(self, partitions: list[KafkaTopicPartition]) -> list[KafkaTopicPartition]:
+        """The group's committed offsets; retried while the group coordinator is not ready yet.
+
+        On a fresh cluster the first lookup can answer NOT_COORDINATOR while ``__consumer_offsets``
+        is being created (measured on a just-started single broker); Kafka's consumer retries those.
+        """
+        consumer = self._consumer
+        assert consumer is not None
+        deadline = time.monotonic() + self.commit_timeout_s * 6
+        while True:
+            try:
+                return list(consumer.committed(partitions, timeout=max(0.1, deadline - time.monotonic())))
+            except KafkaException as exc:
+                error = exc.args[0]
+                not_ready = error.code() in _COORDINATOR_NOT_READY or error.retriable()
+                if not not_ready or time.monotonic() >= deadline or self._stopping.is_set():
+                    raise
+                log.info("Task %s: the consumer group is not ready, retrying: %s", self.id, exc)
+                time.sleep(0.2)
 
     def _opened(self, partitions: Sequence[TopicPartition],
                 starts: Mapping[TopicPartition, int | None]) -> list[KafkaTopicPartition]:
@@ -160,14 +206,21 @@ class SinkTaskRunner:
         Seeks asked for in open() become the assignment's offsets (librdkafka cannot seek a
         partition before it is fetching).
         """
+        windowed = self.bounds.windowed
         for tp in partitions:
             self._before.setdefault(tp, starts.get(tp))
             if starts.get(tp) is not None:
-                self.current[tp] = self.committed[tp] = starts[tp]  # type: ignore[assignment]
+                self.current[tp] = starts[tp]  # type: ignore[assignment]
+                if not windowed:
+                    self.committed[tp] = starts[tp]  # type: ignore[assignment]
         self.context.assigned.update(partitions)
         self._resolve_end_offsets(partitions)
         self.task.open(list(partitions))
         seeks = {tp: offset for tp, offset in self.context.take_seeks().items() if tp in partitions}
+        if windowed and seeks:
+            log.info("Task %s: windowed run, ignoring the seeks open() asked for (%s): the window places "
+                     "the consumer", self.id, ", ".join(f"{tp.topic}-{tp.partition}@{o}" for tp, o in seeks.items()))
+            seeks = {}
         self.current.update(seeks)
         offsets = {**{tp: o for tp, o in starts.items() if o is not None}, **seeks}
         return [KafkaTopicPartition(tp.topic, tp.partition, offsets.get(tp, OFFSET_INVALID)) for tp in partitions]
@@ -189,14 +242,35 @@ class SinkTaskRunner:
         if bounds.end_offsets is not None:
             for tp in partitions:
                 self.end_offsets[tp] = bounds.end_offsets.get(tp, 0)
+        elif bounds.windowed:  # late records stamped inside the window may sit anywhere after its start
+            self.end_offsets.update(self._log_ends(partitions))
         elif bounds.window_end_ms is not None:
-            asked = [KafkaTopicPartition(tp.topic, tp.partition, bounds.window_end_ms) for tp in partitions]
-            for found in consumer.offsets_for_times(asked, timeout=self.commit_timeout_s * 6):
-                tp = TopicPartition(found.topic, found.partition)
-                if found.offset < 0:  # no record at or after the window's end yet: up to the high watermark
-                    found.offset = consumer.get_watermark_offsets(
-                        KafkaTopicPartition(tp.topic, tp.partition), timeout=self.commit_timeout_s * 6)[1]
-                self.end_offsets[tp] = found.offset
+            self.end_offsets.update(self._offsets_at(partitions, bounds.window_end_ms))
+
+    def _log_ends(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int]:
+        """Where each partition ends now, as this consumer can read it (LSO under read_committed)."""
+        consumer = self._consumer
+        assert consumer is not None
+        return {tp: consumer.get_watermark_offsets(KafkaTopicPartition(tp.topic, tp.partition),
+                                                   timeout=self.commit_timeout_s * 6, cached=False)[1]
+                for tp in partitions}
+
+    def _offsets_at(self, partitions: Sequence[TopicPartition], timestamp_ms: int) -> dict[TopicPartition, int]:
+        """Per partition, the first offset stamped at/after ``timestamp_ms``, else the high watermark."""
+        consumer = self._consumer
+        assert consumer is not None
+        asked = [KafkaTopicPartition(tp.topic, tp.partition, timestamp_ms) for tp in partitions]
+        offsets: dict[TopicPartition, int] = {}
+        for found in consumer.offsets_for_times(asked, timeout=self.commit_timeout_s * 6):
+            tp = TopicPartition(found.topic, found.partition)
+            if found.error is not None:
+                raise ConnectError(f"Task {self.id} could not find the offset of time {timestamp_ms} in "
+                                   f"{tp.topic}-{tp.partition}: {found.error}")
+            if found.offset < 0:  # no record at or after that time (yet): the high watermark
+                found.offset = consumer.get_watermark_offsets(
+                    KafkaTopicPartition(tp.topic, tp.partition), timeout=self.commit_timeout_s * 6)[1]
+            offsets[tp] = found.offset
+        return offsets
 
     # ------------------------------------------------------------------ the loop
 
@@ -215,7 +289,9 @@ class SinkTaskRunner:
             reason = watch.after_batch(delivered)
             if reason is not None:
                 return reason
-            if self.context.commit_requested or time.monotonic() >= next_commit:
+            # a windowed run commits no offsets: pre_commit only at the end, so files are cut the same every run
+            timed = not self.bounds.windowed and time.monotonic() >= next_commit
+            if self.context.commit_requested or timed:
                 self.context.commit_requested = False
                 self._commit()
                 next_commit = time.monotonic() + self.commit_interval_s
@@ -297,9 +373,10 @@ class SinkTaskRunner:
         """Convert, transform and put one batch; returns how many records were consumed."""
         if not messages:
             return 0
-        records = self._convert(messages)
+        inside = self._inside_window(messages) if self.bounds.windowed else messages
+        records = self._convert(inside) if inside else []
         outgoing = self._transform(records)
-        self.summary.filtered += len(records) - len(outgoing)
+        self.summary.filtered += len(messages) - len(inside) + len(records) - len(outgoing)
         if outgoing:
             self._put(outgoing)
         last = {(m.topic(), m.partition()): m.offset() for m in messages}  # the last per partition wins
@@ -310,6 +387,17 @@ class SinkTaskRunner:
         self.summary.records += len(outgoing)
         self.summary.bytes += sum(len(m.value() or b"") + len(m.key() or b"") for m in messages)
         return len(messages)
+
+    def _inside_window(self, messages: list[Message]) -> list[Message]:
+        """The messages stamped inside ``[window_start_ms, window_end_ms)``; unstamped ones are outside."""
+        start, end = self.bounds.window_start_ms, self.bounds.window_end_ms
+        assert start is not None and end is not None
+        inside = []
+        for message in messages:
+            timestamp_type, timestamp = message.timestamp()
+            if timestamp_type and start <= timestamp < end:
+                inside.append(message)
+        return inside
 
     def _convert(self, messages: list[Message]) -> list[SinkRecord]:
         parts = self.parts
@@ -430,6 +518,10 @@ class SinkTaskRunner:
                    if tp in self.context.assigned and (only is None or tp in only)}
         self.parts.retry.flush(self.commit_timeout_s)
         safe = self.task.pre_commit(dict(current))
+        if self.bounds.windowed:  # the task wrote what it holds; the group keeps the live offsets
+            if final or only:
+                self._report_window(current)
+            return
         to_commit = {TopicPartition(*tp): o for tp, o in (safe or {}).items()
                      if TopicPartition(*tp) in self.context.assigned and self.committed.get(TopicPartition(*tp)) != o}
         if to_commit:
@@ -447,6 +539,13 @@ class SinkTaskRunner:
                 self.summary.offsets[f"{tp.topic}-{tp.partition}"] = {
                     "topic": tp.topic, "partition": tp.partition, "before": self._before.get(tp),
                     "after": self.committed.get(tp)}
+
+    def _report_window(self, current: Mapping[TopicPartition, int]) -> None:
+        """A windowed run's offsets: the range copied (before/after) and the untouched group offset."""
+        for tp in current:
+            self.summary.offsets[f"{tp.topic}-{tp.partition}"] = {
+                "topic": tp.topic, "partition": tp.partition, "before": self._before.get(tp),
+                "after": current[tp], "committed": self._group_offsets.get(tp)}
 
 
 def _context_of(record: SinkRecord) -> ProcessingContext:

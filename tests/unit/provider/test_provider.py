@@ -7,6 +7,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from airflow.sdk.exceptions import AirflowFailException
 
 from kopycat.api.window import WINDOW_END_MS_CONFIG, WINDOW_START_MS_CONFIG, TimeWindow
 from kopycat.api.errors import ConfigError
@@ -15,6 +16,7 @@ from kopycat_airflow.connector_config import resolve_connector_config
 from kopycat_airflow.get_provider_info import get_provider_info
 from kopycat_airflow.operators.copy import window_of
 from kopycat_airflow.operators.plan import config_errors
+from kopycat_airflow.operators.spark_export import SparkExportOperator
 
 UTC = dt.timezone.utc
 
@@ -65,6 +67,17 @@ def test_a_window_needs_a_data_interval() -> None:
         window_of({"dag_run": SimpleNamespace(run_type="backfill", conf={}), "data_interval_start": at,
                    "data_interval_end": at}, "auto")
 
+
+def test_the_spark_export_refuses_a_backfill_instead_of_exporting_the_live_range() -> None:
+    start, end = dt.datetime(2026, 11, 20, 1, tzinfo=UTC), dt.datetime(2026, 11, 20, 2, tzinfo=UTC)
+    context = {"dag_run": SimpleNamespace(run_type="backfill", conf={}), "data_interval_start": start,
+               "data_interval_end": end}
+    export = SparkExportOperator(task_id="export", connector_config={
+        "name": "lake", "connector.class": "FileSinkConnector", "topics": "orders", "store.url": "file:///lake"})
+    with pytest.raises(AirflowFailException, match="CopyTaskOperator.*window='never'"):
+        export.execute(context)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="window='always'"):
+        SparkExportOperator(task_id="always", connector_config={}, window="always")  # type: ignore[arg-type]
 
 def test_the_window_keys_must_come_in_pairs_of_integers() -> None:
     assert TimeWindow.of({}) is None

@@ -9,25 +9,47 @@ round a crash cut short, clears stale temporary files and seeks every partition 
 committed end offset + 1, whatever the consumer group says (Confluent's HDFS sink does the
 same; its S3 sink trusts the group). ``pre_commit`` hands the group only offsets whose records
 are in committed files, so the group is a lagging mirror, never ahead of the store.
+
+Windowed (backfill) runs (DESIGN.md §4, :class:`~kopycat.api.window.TimeWindow`): the engine
+hands the task the records stamped in ``[start, end)`` and commits no offsets. The destination
+is made deterministic by overwriting the window's directories: only a TimeBasedPartitioner on
+record time (``timestamp.extractor`` Record or RecordField) with a window of whole
+``partition.duration.ms`` buckets may run so (``start`` raises ConfigError otherwise). ``open``
+does not seek; before a partition's first file commit, its committed files in the window's
+bucket directories are deleted; then the new files are committed. Files are cut by
+``flush.size``/``rotate.interval.ms`` only, so the same window gives the same names and bytes.
+Other partitions' files and other buckets are never touched. Run a window while no live run of
+the connector writes the same partitions (an Airflow DAG with ``max_active_runs=1``).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import posixpath
 import time
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
 
 from kopycat.api.bounded import is_bounded_run
 from kopycat.api.config import ConfigDef
 from kopycat.api.connector import SinkConnector
-from kopycat.api.errors import ConnectError
+from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.api.records import SinkRecord, TopicPartition
 from kopycat.api.task import SinkTask
-from kopycat.connectors.files.committed_files import TEMP_DIR, next_offsets
+from kopycat.api.window import WINDOW_END_MS_CONFIG, WINDOW_START_MS_CONFIG, TimeWindow
+from kopycat.connectors.files.committed_files import TEMP_DIR, CommittedFile, next_offsets, parse_committed_name
 from kopycat.connectors.files.partition_writer import TopicPartitionWriter
-from kopycat.connectors.files.partitioners import Partitioner, partitioner_from_config
+from kopycat.connectors.files.partitioners import (
+    PARTITIONER_CLASS_CONFIG,
+    PATH_FORMAT_CONFIG,
+    TIMESTAMP_EXTRACTOR_CONFIG,
+    Partitioner,
+    TimeBasedPartitioner,
+    WallclockTimestampExtractor,
+    partitioner_from_config,
+)
 from kopycat.connectors.files.record_formats import RecordFormat, format_from_config
 from kopycat.connectors.files.sink_config import (
     FILE_SINK_CONFIG,
@@ -79,28 +101,40 @@ class FileSinkTask(SinkTask):
         self._format: RecordFormat | None = None
         self._timezone: str | None = None
         self._bounded = False
+        self._window: TimeWindow | None = None
+        self._window_partitions: list[str] = []
         self._writers: dict[TopicPartition, TopicPartitionWriter] = {}
 
     def start(self, props: Mapping[str, str]) -> None:
+        """Parse the config; a windowed run is checked here, before anything is written or deleted."""
         settings = self.settings = parse_file_sink_config(props)
-        self._store = open_store(settings.values)
         self._partitioner = partitioner_from_config(props)
+        self._window = TimeWindow.of(props)
+        if self._window is not None:
+            self._window_partitions = window_partitions(self._partitioner, self._window, settings.values)
+        self._store = open_store(settings.values)
         self._format = format_from_config(settings.values)
         self._timezone = str(settings.values.get(TIMEZONE_CONFIG) or "") or None
         self._bounded = is_bounded_run(props)
+        if self._window is not None:
+            log.info("Windowed run [%d, %d): overwriting %s", self._window.start_ms, self._window.end_ms,
+                     ", ".join(self._window_partitions) or "no directory (an empty window)")
         log.info("Storage sink task writing %s files to %s/%s (flush.size=%d%s)", self._format.extension,
                  self._store.url, settings.topics_dir, settings.flush_size,
                  ", bounded run: every commit writes files" if self._bounded else "")
 
     def open(self, partitions: Collection[TopicPartition]) -> None:
-        """Recover each partition from the store and seek it past its last committed file."""
+        """Recover each partition from the store and seek it past its last committed file.
+
+        A windowed run recovers the same way but does not seek: the engine placed the consumer
+        at the window's first offset.
+        """
         store, settings = self._running_store(), self._settings()
         by_topic: dict[str, list[TopicPartition]] = defaultdict(list)
         for tp in partitions:
             tp = TopicPartition(*tp)
             by_topic[tp.topic].append(tp)
-            self._writers[tp] = TopicPartitionWriter(tp, store, settings, self._running_partitioner(),
-                                                     self._running_format(), self._timezone)
+            self._writers[tp] = self._new_writer(tp)
         seeks: dict[TopicPartition, int] = {}
         for topic, tps in by_topic.items():
             for tp in tps:
@@ -109,15 +143,24 @@ class FileSinkTask(SinkTask):
             found = next_offsets(posixpath.basename(path) for path in committed)
             for tp in tps:
                 self._writers[tp].delete_temp_files(temps)
-                if tp in found:
+                if tp in found and self._window is None:
                     self._writers[tp].next_offset = seeks[tp] = found[tp]
         if seeks:
             log.info("Resuming after the committed files: %s",
                      ", ".join(f"{tp.topic}-{tp.partition}@{o}" for tp, o in sorted(seeks.items())))
             self.context.offset(seeks)
 
+    def _new_writer(self, tp: TopicPartition) -> TopicPartitionWriter:
+        args = (tp, self._running_store(), self._settings(), self._running_partitioner(), self._running_format(),
+                self._timezone)
+        if self._window is None:
+            return TopicPartitionWriter(*args)
+        return WindowedPartitionWriter(*args, window_partitions=self._window_partitions)
+
     def put(self, records: Sequence[SinkRecord]) -> None:
         now_ms = int(time.time() * 1000)
+        if self._window is not None:
+            records = self._inside_window(records, now_ms)
         for tp, batch in _by_partition(records).items():
             writer = self._writers.get(tp)
             if writer is None:
@@ -126,6 +169,18 @@ class FileSinkTask(SinkTask):
         if not records:
             for writer in self._writers.values():
                 writer.commit_if_scheduled(now_ms)
+
+    def _inside_window(self, records: Sequence[SinkRecord], now_ms: int) -> list[SinkRecord]:
+        """Records whose partitioning time is in the window: only its directories may be written.
+
+        The engine chose them by Kafka time; with RecordField the field's time decides the
+        directory, and a record whose field lies outside the window belongs to a bucket this
+        run must not touch.
+        """
+        window, partitioner = self._window, self._running_partitioner()
+        assert window is not None
+        stamps = [partitioner.record_timestamp(r, now_ms) for r in records]
+        return [r for r, stamp in zip(records, stamps, strict=True) if stamp is not None and window.contains(stamp)]
 
     def flush(self, current_offsets: Mapping[TopicPartition, int]) -> None:
         """Nothing: files are committed by rotation (pre_commit reports what is committed)."""
@@ -176,6 +231,103 @@ class FileSinkTask(SinkTask):
         if self._format is None:
             raise ConnectError("The storage sink task was not started")
         return self._format
+
+
+class WindowedPartitionWriter(TopicPartitionWriter):
+    """A partition's writer in a windowed run: overwrites the partition's files in the window's directories.
+
+    Before its first commit it deletes the partition's committed files in the directories of the
+    window's buckets (other partitions' files, other buckets and ``+tmp`` are left alone), so
+    after the run those directories hold exactly this run's files for the partition. A crash
+    between the delete and the commit leaves the window short until the task is retried.
+    """
+
+    def __init__(self, *args: Any, window_partitions: Sequence[str]) -> None:
+        super().__init__(*args)
+        self.window_partitions = list(window_partitions)
+        self._cleared = False
+
+    def commit(self) -> None:
+        if not self._cleared and self.has_open_files:
+            self._clear_window()
+            self._cleared = True
+        super().commit()
+
+    def _clear_window(self) -> None:
+        """Delete the partition's committed files in the window's directories; refuse to lose data.
+
+        A file there whose first offset is before the window's first record holds records this
+        run cannot write again (gone from Kafka by retention, or stamped outside the window in
+        Kafka time with RecordField): nothing is deleted and the run fails.
+        """
+        current = self._round
+        assert current is not None
+        first = current.start_offset
+        doomed = self._committed_in_window()
+        older = [path for path, name in doomed if name.start_offset < first]
+        if older:
+            raise ConnectError(
+                f"Windowed run of {self.tp.topic}-{self.tp.partition}: {', '.join(older)} hold(s) offsets before "
+                f"{first}, the window's first record, which this run cannot copy again (removed from Kafka by "
+                f"retention, or stamped outside the window in Kafka time); none of its files was deleted. Leave this "
+                f"window as it is, or move those files away and re-run it")
+        for path, _ in doomed:
+            self.store.delete(path)
+        log.info("Windowed run: deleted %d committed file(s) of %s-%d in %s", len(doomed), self.tp.topic,
+                 self.tp.partition, ", ".join(self.window_partitions))
+
+    def _committed_in_window(self) -> list[tuple[str, CommittedFile]]:
+        """(path, parsed name) of this partition's committed files directly in the window's directories."""
+        found = []
+        for encoded in self.window_partitions:
+            directory = self.store.path(self.settings.topics_dir,
+                                        self.partitioner.partitioned_path(self.tp.topic, encoded))
+            for path in self.store.list_files(directory):
+                name = parse_committed_name(posixpath.basename(path))
+                if posixpath.dirname(path) == directory and name is not None and name.topic_partition == self.tp:
+                    found.append((path, name))
+        return found
+
+
+def window_partitions(partitioner: Partitioner, window: TimeWindow, values: Mapping[str, Any]) -> list[str]:
+    """The encoded partitions a windowed run overwrites; ConfigError (key, value, fix) if it cannot.
+
+    The window must map to whole directories: a TimeBasedPartitioner on record time, a window
+    of whole buckets, and a ``path.format`` that prints no directory shared with a bucket
+    outside the window.
+    """
+    if not isinstance(partitioner, TimeBasedPartitioner):
+        raise ConfigError.for_key(PARTITIONER_CLASS_CONFIG, values.get(PARTITIONER_CLASS_CONFIG), _OVERWRITE_FIX)
+    if isinstance(partitioner.extractor, WallclockTimestampExtractor):
+        raise ConfigError.for_key(TIMESTAMP_EXTRACTOR_CONFIG, values.get(TIMESTAMP_EXTRACTOR_CONFIG),
+                                  "windowed (backfill) runs overwrite the directories of the records' own time; "
+                                  "the wall clock would put a past window in today's: set "
+                                  "timestamp.extractor=Record (or RecordField)")
+    for key, at in ((WINDOW_START_MS_CONFIG, window.start_ms), (WINDOW_END_MS_CONFIG, window.end_ms)):
+        bucket = partitioner.bucket_start(at)
+        if bucket != at:
+            raise ConfigError.for_key(key, at, f"({_iso(at)}) is inside the bucket starting {_iso(bucket)} "
+                                      f"(partition.duration.ms={partitioner.duration_ms}, timezone "
+                                      f"{partitioner.zone}): a windowed run overwrites whole directories, so the "
+                                      f"window must start and end on bucket boundaries; make the DAG's data "
+                                      f"interval a multiple of the bucket, aligned to it")
+    inside = partitioner.encoded_between(window.start_ms, window.end_ms)
+    shared = {partitioner.encode_timestamp(window.start_ms - 1), partitioner.encode_timestamp(window.end_ms)}
+    if inside and shared & set(inside):
+        raise ConfigError.for_key(PATH_FORMAT_CONFIG, partitioner.path_format,
+                                  f"prints {sorted(shared & set(inside))[0]} for buckets inside and outside the "
+                                  f"window, so overwriting it would delete records of other buckets: make "
+                                  f"path.format as fine as partition.duration.ms={partitioner.duration_ms}")
+    return inside
+
+
+_OVERWRITE_FIX = ("windowed (backfill) runs overwrite the time-based directories the window covers: set "
+                  "partitioner.class=TimeBasedPartitioner (or HourlyPartitioner, DailyPartitioner) with "
+                  "timestamp.extractor=Record")
+
+
+def _iso(epoch_ms: int) -> str:
+    return dt.datetime.fromtimestamp(epoch_ms / 1000, dt.UTC).isoformat().replace("+00:00", "Z")
 
 
 def _split_temp(paths: Iterable[str]) -> tuple[list[str], list[str]]:

@@ -621,6 +621,29 @@ class TimeBasedPartitioner(Partitioner):
         except DataError as exc:
             raise _located(record, exc) from exc
 
+    def bucket_start(self, utc_ms: int) -> int:
+        """Start (epoch ms) of the bucket holding ``utc_ms`` (see :func:`time_bucket`)."""
+        return self._clock.local_to_utc(_truncate(utc_ms + self._clock.offset_ms(utc_ms), self.duration_ms))
+
+    def encoded_between(self, start_ms: int, end_ms: int) -> list[str]:
+        """The encoded partitions of the buckets meeting ``[start_ms, end_ms)``, in time order.
+
+        Steps bucket by bucket; a bucket a DST change made longer than ``partition.duration.ms``
+        is left in smaller steps (a quarter hour at most), so no bucket is skipped.
+        """
+        step = min(self.duration_ms, _HOUR_MS // 4)
+        paths: list[str] = []
+        at = start_ms
+        while at < end_ms:
+            path = self.encode_timestamp(at)
+            if not paths or paths[-1] != path:
+                paths.append(path)
+            begin = self.bucket_start(at)
+            at = max(at + step, begin + self.duration_ms)
+            while at < end_ms and self.bucket_start(at) == begin:
+                at += step
+        return paths
+
 
 class HourlyPartitioner(TimeBasedPartitioner):
     """``'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH`` per hour (``HourlyPartitioner``)."""

@@ -6,6 +6,11 @@ same batch again) and adds exactly-once through the ``kopycat_offsets`` table (s
 :mod:`kopycat.connectors.jdbc.sink_offsets`): ``open`` seeks to the stored offsets, ``put``
 commits rows and next offsets together, ``pre_commit`` returns what the database holds.
 
+A windowed run (an Airflow backfill, :mod:`kopycat.api.window`) re-writes the window's rows and
+leaves ``kopycat_offsets`` alone: it neither seeks to the stored offsets nor moves them, so the
+live runs resume where they were. Re-written rows must replace themselves, so a windowed run
+needs ``insert.mode`` upsert or update (a primary key); with plain inserts it fails at start.
+
 A record that does not fit its table fails the whole put(): the transaction rolls back, so
 nothing of the batch and no offset is written, and the :class:`DataError` names the record's
 topic/partition/offset, the table, the column and the value. To find that record after a
@@ -25,11 +30,13 @@ import sqlalchemy as sa
 from sqlalchemy import Engine
 
 from kopycat.api.data import Struct
-from kopycat.api.errors import ConnectError, DataError, RetriableError
+from kopycat.api.errors import ConfigError, ConnectError, DataError, RetriableError
 from kopycat.api.records import SinkRecord, TopicPartition
 from kopycat.api.task import SinkTask
+from kopycat.api.window import TimeWindow
 from kopycat.connectors.jdbc.connection import connect_engine, redacted_url
 from kopycat.connectors.jdbc.sink_config import (
+    INSERT_MODE_CONFIG,
     MAX_RETRIES_CONFIG,
     JdbcSinkSettings,
     parse_sink_config,
@@ -58,12 +65,18 @@ class JdbcSinkTask(SinkTask):
         self._writer: JdbcDbWriter | None = None
         self._offsets: OffsetsTable | None = None
         self._stored: dict[TopicPartition, int] = {}   # next offsets the database holds
+        self._windowed = False  # a backfill run: writes rows, never reads or moves kopycat_offsets
         self._remaining_retries = 0
 
     # ------------------------------------------------------------------ lifecycle
 
     def start(self, props: Mapping[str, str]) -> None:
         settings = self.settings = parse_sink_config(props)
+        self._windowed = TimeWindow.of(props) is not None
+        if self._windowed and settings.insert_mode == "insert":
+            raise ConfigError.for_key(INSERT_MODE_CONFIG, settings.insert_mode,
+                                      "a windowed (backfill) run writes the window's rows again; use "
+                                      "insert.mode=upsert with a pk.mode so they replace themselves")
         self._engine = connect_engine(settings.values)
         self._offsets = OffsetsTable(settings.connector_name)
         self._ensure_offsets_table(self._engine, self._offsets)
@@ -88,6 +101,8 @@ class JdbcSinkTask(SinkTask):
 
     def open(self, partitions: Collection[TopicPartition]) -> None:
         """Seek every partition with stored offsets to them: the database, not the group, decides."""
+        if self._windowed:  # the window placed the consumer; the live offsets stay as they are
+            return
         with self._running_engine().connect() as conn:
             stored = self._offsets_table().read(conn, partitions)
         self._stored.update(stored)
@@ -118,7 +133,8 @@ class JdbcSinkTask(SinkTask):
         try:
             with engine.begin() as conn:
                 writer.write(conn, fresh)
-                self._offsets_table().write(conn, next_offsets)
+                if not self._windowed:
+                    self._offsets_table().write(conn, next_offsets)
         except WriteFailed as exc:
             writer.forget()
             if exc.retriable:
@@ -145,6 +161,8 @@ class JdbcSinkTask(SinkTask):
         Every put() committed before returning, so ``current_offsets`` are all written: a
         partition ahead of the stored offset only passed records that produced no rows.
         """
+        if self._windowed:
+            return {}
         ahead = {TopicPartition(*tp): offset for tp, offset in current_offsets.items()
                  if offset > self._stored.get(TopicPartition(*tp), -1)}
         if ahead:
