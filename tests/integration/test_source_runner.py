@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import collections
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
+from confluent_kafka import Consumer, Producer
+from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from kopycat.api.bounded import RunComplete
 from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.api.records import RecordMetadata, SourceRecord
+from kopycat.runtime.bounded_plan import plan_bounded_run
 from kopycat.runtime.bounds import Bounds, StopReason
 from kopycat.runtime.task_factory import build_source_runner
 from kopycat.runtime.task_parts import TaskId
@@ -212,6 +216,41 @@ def test_exactly_once_writes_records_and_offsets_in_one_transaction(
     assert collections.Counter(values) == collections.Counter(
         f"p{p}-{i}" for p in range(2) for i in range(1500))
 
+
+def test_the_plan_of_an_exactly_once_source_aborts_a_killed_tasks_open_transaction(
+        bootstrap_servers: str, created_topic: str) -> None:
+    """A zombie of task 1 left a transaction open on the offsets topic: until it is fenced, a
+    read_committed reader (task 0 reading its offsets) cannot see past it. The plan fences it."""
+    offsets_topic = f"offsets-{created_topic}"
+    props = connector_props(created_topic, **{"tasks.max": 2})
+    worker = {"bootstrap.servers": bootstrap_servers, "exactly.once.source.support": "enabled",
+              "group.id": "fence-test", "offset.storage.topic": offsets_topic}
+    with KafkaOffsetStore(bootstrap_servers, topic=offsets_topic, replication_factor=1):
+        pass
+    zombie = Producer({"bootstrap.servers": bootstrap_servers,
+                       "transactional.id": f"fence-test-{props['name']}-1"})
+    zombie.init_transactions(30)
+    zombie.begin_transaction()
+    zombie.produce(offsets_topic, key=b"zombie", value=b"{}", partition=0)
+    zombie.flush(30)
+    later = Producer({"bootstrap.servers": bootstrap_servers})
+    later.produce(offsets_topic, key=b"later", value=b"{}", partition=0)
+    later.flush(30)
+    reader = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": "fence-check",
+                       "isolation.level": "read_committed"})
+    partition = KafkaTopicPartition(offsets_topic, 0)  # a read_committed consumer's end is the stable offset
+    try:
+        assert reader.get_watermark_offsets(partition, timeout=30, cached=False)[1] == 0  # held by the zombie
+
+        planned = plan_bounded_run(props, worker)
+
+        assert len(planned) == 2
+        deadline = time.monotonic() + 30
+        while reader.get_watermark_offsets(partition, timeout=30, cached=False)[1] < 3:  # 2 records + abort marker
+            assert time.monotonic() < deadline, "the zombie's transaction was not aborted"
+            time.sleep(0.2)
+    finally:
+        reader.close()
 
 def test_exactly_once_required_on_a_worker_without_it_is_refused(bootstrap_servers: str) -> None:
     props = connector_props("unused", **{"exactly.once.support": "required"})

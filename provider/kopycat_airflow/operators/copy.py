@@ -164,9 +164,10 @@ def window_of(context: Context, mode: WindowMode) -> TimeWindow | None:
     if mode == "never":
         return None
     run = context.get("dag_run")
-    run_type = str(getattr(run, "run_type", "") or "")
+    run_type = getattr(run, "run_type", None)
+    kind = str(getattr(run_type, "value", run_type) or "")  # the task SDK's enum prints as DagRunType.BACKFILL
     conf = getattr(run, "conf", None) or {}
-    if mode == "auto" and not (run_type.endswith("backfill") or conf.get(WINDOW_CONF_KEY)):
+    if mode == "auto" and not (kind == "backfill" or conf.get(WINDOW_CONF_KEY)):
         return None
     start, end = context.get("data_interval_start"), context.get("data_interval_end")
     if start is None or end is None or start == end:

@@ -22,6 +22,7 @@ from kopycat.api.records import TopicPartition
 from kopycat.kafka import client_config
 from kopycat.runtime.connector_config import connector_definition, sink_topics
 from kopycat.runtime.planning import PlanningContext, plan_connector
+from kopycat.runtime.task_factory import fence_source_tasks
 from kopycat.runtime.topic_offsets import end_offsets, isolation_of, partition_counts
 from kopycat.storage.offset_storage import OffsetStorageReaderImpl
 from kopycat.storage.offset_store import OffsetBackingStore
@@ -69,7 +70,9 @@ def plan_bounded_run(connector_props: Mapping[str, Any], worker_props: Mapping[s
                      offset_store: OffsetBackingStore | None = None) -> list[PlannedTask]:
     """Validate and start the connector, take its task configs, stop it; one PlannedTask each.
 
-    Raises ConfigError (every bad key, with the fix) before anything is copied.
+    Raises ConfigError (every bad key, with the fix) before anything is copied. For an
+    exactly-once source it first fences the earlier transactions of all its task ids, as Kafka's
+    leader does before a new generation of tasks.
     """
     reader = OffsetStorageReaderImpl(offset_store, str(connector_props.get("name", ""))) if offset_store else None
     plan = plan_connector(connector_props, PlanningContext(reader))
@@ -77,10 +80,19 @@ def plan_bounded_run(connector_props: Mapping[str, Any], worker_props: Mapping[s
         secret = password_keys(plan.props)
         configs = [{k: v for k, v in c.items() if k not in secret} for c in plan.task_configs]
         if plan.is_source:
+            fence_source_tasks(plan.props, worker_props, max(len(configs), _tasks_max(plan.props)))
             return [PlannedTask(i, _label(c, i), c) for i, c in enumerate(configs)]
         return _plan_sink(plan.props, configs, worker_props)
     finally:
         plan.connector.stop()
+
+
+def _tasks_max(props: Mapping[str, Any]) -> int:
+    """``tasks.max``: how many task ids an earlier generation may have used (Kafka fences them all)."""
+    try:
+        return int(props.get("tasks.max", 1))
+    except (TypeError, ValueError):
+        return 1
 
 
 def password_keys(connector_props: Mapping[str, Any]) -> set[str]:

@@ -32,7 +32,7 @@ from kopycat.runtime.task_parts import TaskId, TaskParts
 from kopycat.runtime.topic_creation import TopicCreator
 from kopycat.storage.kafka_offset_store import KafkaOffsetStore
 
-__all__ = ["ExactlyOnceSourceTaskRunner", "transactional_id"]
+__all__ = ["ExactlyOnceSourceTaskRunner", "fence_zombies", "transactional_id"]
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +41,28 @@ def transactional_id(group_id: str, task_id: TaskId) -> str:
     """Kafka Connect's ``<group.id>-<connector>-<task>`` (``Worker.taskTransactionalId``)."""
     return f"{group_id}-{task_id.connector}-{task_id.task}"
 
+
+
+def fence_zombies(producer_config: Mapping[str, Any], group_id: str, connector: str, tasks: int,
+                  timeout_s: float = 60.0) -> None:
+    """Fence every task of ``connector`` before a new generation of its tasks starts.
+
+    Kafka's leader does this (``DistributedHerder.fenceZombieSourceTasks``) because a task only
+    fences its own transactional id when it starts: a killed sibling's open transaction would
+    hide later committed offsets in the offsets topic from read_committed readers, and the new
+    task could resume from stale ones. Under Airflow the plan task runs before the mapped copy
+    tasks, so it fences here: ``init_transactions`` with each task's id aborts what is open.
+    """
+    for task in range(tasks):
+        producer = Producer({**producer_config, "transactional.id": transactional_id(group_id, TaskId(connector, task))})
+        try:
+            producer.init_transactions(timeout_s)
+        except KafkaException as exc:
+            raise ConnectError(f"Could not fence the earlier transactions of task {task} of {connector} before "
+                               f"starting it again: {exc}") from exc
+        finally:
+            producer.flush(0)
+    log.info("Fenced the transactional producers of tasks 0..%d of %s", tasks - 1, connector)
 
 class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
     """A :class:`SourceTaskRunner` whose commits are Kafka transactions. Same threading rules."""

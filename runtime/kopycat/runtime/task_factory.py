@@ -12,6 +12,7 @@ from typing import Any
 
 from kopycat.api.bounded import BOUNDED_RUN_CONFIG
 from kopycat.api.config import parse_type
+from kopycat.api.connector import ExactlyOnceSupport, SourceConnector
 from kopycat.api.errors import ConfigError
 from kopycat.api.records import TopicPartition
 from kopycat.api.task import SinkTask, SourceTask
@@ -26,7 +27,7 @@ from kopycat.runtime.connector_config import (
 )
 from kopycat.runtime.error_reporters import build_reporters
 from kopycat.runtime.errors import RetryWithToleranceOperator
-from kopycat.runtime.exactly_once_source_runner import ExactlyOnceSourceTaskRunner
+from kopycat.runtime.exactly_once_source_runner import ExactlyOnceSourceTaskRunner, fence_zombies
 from kopycat.runtime.sink_runner import SinkTaskRunner
 from kopycat.runtime.source_runner import SourceTaskRunner
 from kopycat.runtime.task_parts import TaskId, TaskParts
@@ -41,7 +42,7 @@ from kopycat.storage.offset_store import OffsetBackingStore
 from kopycat.transforms.chain import TransformationChain
 
 __all__ = [
-    "build_sink_runner", "build_source_runner", "build_task_parts", "exactly_once_enabled",
+    "build_sink_runner", "build_source_runner", "build_task_parts", "exactly_once_enabled", "fence_source_tasks",
     "sink_consumer_config", "with_converter_defaults",
 ]
 
@@ -95,7 +96,26 @@ def exactly_once_enabled(worker_props: Mapping[str, Any], connector_props: Mappi
                           f"{EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG}=disabled: set "
                           f"{EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG}=enabled in the worker config, or "
                           f"{EXACTLY_ONCE_SUPPORT_CONFIG}=requested", key=EXACTLY_ONCE_SUPPORT_CONFIG)
+    if required:
+        _check_exactly_once_support(connector_props)
     return worker
+
+
+def _check_exactly_once_support(connector_props: Mapping[str, Any]) -> None:
+    """``exactly.once.support=required`` asks the connector first, as Kafka's herder validation does
+    (``AbstractHerder.validateExactlyOnceSupport``): unknown or UNSUPPORTED is refused."""
+    props = {str(k): str(v) for k, v in connector_props.items() if v is not None}
+    connector = connector_class(props.get(CONNECTOR_CLASS_CONFIG, ""))()
+    support = connector.exactly_once_support(props) if isinstance(connector, SourceConnector) else None
+    if support is ExactlyOnceSupport.SUPPORTED:
+        return
+    reason = ("does not support exactly-once delivery guarantees with the provided configuration"
+              if support is ExactlyOnceSupport.UNSUPPORTED else
+              "does not say whether it supports exactly-once delivery (no exactly_once_support answer)")
+    raise ConfigError(f"{EXACTLY_ONCE_SUPPORT_CONFIG}=required, but connector {props.get(CONNECTOR_CLASS_CONFIG)} "
+                      f"{reason}: fix its configuration (its docs say how; a MirrorSourceConnector needs "
+                      f"consumer.isolation.level=read_committed), or set {EXACTLY_ONCE_SUPPORT_CONFIG}=requested",
+                      key=EXACTLY_ONCE_SUPPORT_CONFIG)
 
 
 def build_source_runner(task_id: TaskId, task_class: type[SourceTask], task_props: Mapping[str, str],
@@ -137,6 +157,19 @@ def build_source_runner(task_id: TaskId, task_class: type[SourceTask], task_prop
         transaction_boundary=str(connector_props.get(TRANSACTION_BOUNDARY_CONFIG, "poll")),
         transaction_interval_ms=int(interval) if interval not in (None, "") else None, **common)
 
+
+
+def fence_source_tasks(connector_props: Mapping[str, Any], worker_props: Mapping[str, Any], tasks: int) -> None:
+    """Before a run of an exactly-once source: fence its tasks' earlier transactions (see
+    :func:`kopycat.runtime.exactly_once_source_runner.fence_zombies`); nothing otherwise.
+
+    Raises ConfigError, as a task would, when exactly-once is required but impossible.
+    """
+    if tasks <= 0 or not exactly_once_enabled(worker_props, connector_props):
+        return
+    producer_config = client_config(worker_props, connector_props, "producer", forced=SOURCE_PRODUCER_FORCED)
+    fence_zombies(producer_config, WORKER_CONFIG.parse(worker_props)[GROUP_ID_CONFIG],
+                  str(connector_props.get("name", "")), tasks)
 
 def build_sink_runner(task_id: TaskId, task_class: type[SinkTask], task_props: Mapping[str, str],
                       connector_props: Mapping[str, Any], worker_props: Mapping[str, Any],
