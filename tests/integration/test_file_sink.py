@@ -12,8 +12,6 @@ import datetime as dt
 import decimal
 import random
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -30,6 +28,7 @@ from kopycat.runtime.bounded_plan import plan_bounded_run
 from kopycat.runtime.bounded_run import run_planned_task
 
 from tests.support.kafka import committed_offsets, create_topic
+from tests.support.standalone import start_worker, write_props
 
 pytestmark = pytest.mark.timeout(1800)
 
@@ -70,17 +69,6 @@ def read_back(filesystem: pafs.FileSystem, root: str) -> dict[str, list[int]]:
         assert {i % PARTITIONS for i in ids} == {name.partition}
         found[info.path] = ids
     return found
-
-
-def write_props(path: Path, props: dict[str, str]) -> Path:
-    path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
-    return path
-
-
-def start_worker(worker: Path, connector: Path, log: Path) -> subprocess.Popen[bytes]:
-    with log.open("ab") as out:
-        return subprocess.Popen([sys.executable, "-m", "kopycat.cli", "standalone", str(worker), str(connector)],
-                                stdout=out, stderr=subprocess.STDOUT, cwd=Path(__file__).parents[2])
 
 
 def committed_count(root: Path, topic: str) -> int:

@@ -27,6 +27,7 @@ from kopycat.storage.offset_store import MemoryOffsetStore
 
 from tests.support.kafka import committed_offsets, create_topic
 from tests.support.sql import query_rows
+from tests.support.standalone import write_props
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -105,11 +106,6 @@ def test_upsert_by_key_deletes_tombstones_and_a_rerun_without_data_changes_nothi
 RECORDS = 50_000
 EVENT = (SchemaBuilder.struct().name("event").field("event_id", Schema.INT64_SCHEMA)
          .field("payload", Schema.STRING_SCHEMA).build())
-
-
-def write_props(path: Path, props: dict[str, str]) -> Path:
-    path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
-    return path
 
 
 def test_a_sigkilled_insert_sink_resumes_from_the_database_without_duplicates_or_loss(

@@ -18,7 +18,6 @@ from __future__ import annotations
 import random
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -33,23 +32,13 @@ from kopycat.storage.file_offset_store import loads_offsets
 from kopycat.storage.kafka_offset_store import KafkaOffsetStore
 from kopycat.storage.offset_storage import OffsetStorageReaderImpl
 from tests.support.mirror import PARTITIONS, Record, create_topics, produce, read_partitions
+from tests.support.standalone import start_worker, write_props
 
 pytestmark = pytest.mark.timeout(900)  # a ceiling for a loaded 2-core machine; runs take far less
 
 Partition = tuple[str, int]
 Positions = dict[Partition, int]  # the next source offset a run copies, per source partition
 KILLS = 3
-
-
-def write_props(path: Path, props: dict[str, str]) -> Path:
-    path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
-    return path
-
-
-def start_worker(worker: Path, connector: Path, log: Path) -> subprocess.Popen[bytes]:
-    with log.open("ab") as out:
-        return subprocess.Popen([sys.executable, "-m", "kopycat.cli", "standalone", str(worker), str(connector)],
-                                stdout=out, stderr=subprocess.STDOUT, cwd=Path(__file__).parents[2])
 
 
 class Mirror:

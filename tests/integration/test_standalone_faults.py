@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import random
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +21,7 @@ from kopycat.storage.file_offset_store import FileOffsetStore
 from kopycat.storage.kafka_offset_store import KafkaOffsetStore
 from kopycat.storage.offset_storage import OffsetStorageReaderImpl
 from tests.support.kafka import consume_all, create_topic
+from tests.support.standalone import start_worker, write_props
 
 pytestmark = pytest.mark.timeout(2400)  # ten restarts of a Python worker; slow on a loaded machine
 
@@ -33,17 +32,6 @@ KILLS = 10
 
 def write_input(path: Path) -> None:
     path.write_bytes(b"".join(b"line-%07d\n" % i for i in range(LINES)))
-
-
-def write_props(path: Path, props: dict[str, str]) -> Path:
-    path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
-    return path
-
-
-def start_worker(worker: Path, connector: Path, log: Path) -> subprocess.Popen[bytes]:
-    with log.open("ab") as out:
-        return subprocess.Popen([sys.executable, "-m", "kopycat.cli", "standalone", str(worker), str(connector)],
-                                stdout=out, stderr=subprocess.STDOUT, cwd=Path(__file__).parents[2])
 
 
 def kill_and_restart_ten_times(worker: Path, connector: Path, log: Path,

@@ -7,6 +7,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from airflow.sdk.api.datamodels._generated import DagRunType as SdkDagRunType
 from airflow.sdk.exceptions import AirflowFailException
 
 from kopycat.api.window import WINDOW_END_MS_CONFIG, WINDOW_START_MS_CONFIG, TimeWindow
@@ -49,13 +50,15 @@ def test_passwords_stay_out_of_the_plan_and_come_back_for_the_run() -> None:
 def test_a_windowed_run_is_a_backfill_or_asked_for_in_the_run_conf() -> None:
     start, end = dt.datetime(2026, 11, 20, 1, tzinfo=UTC), dt.datetime(2026, 11, 20, 2, tzinfo=UTC)
 
-    def context(run_type: str, conf: dict[str, object] | None = None) -> dict[str, object]:
+    def context(run_type: object, conf: dict[str, object] | None = None) -> dict[str, object]:
         return {"dag_run": SimpleNamespace(run_type=run_type, conf=conf or {}),
                 "data_interval_start": start, "data_interval_end": end}
 
     expected = TimeWindow(int(start.timestamp() * 1000), int(end.timestamp() * 1000))
     assert window_of(context("scheduled"), "auto") is None
     assert window_of(context("backfill"), "auto") == expected
+    assert window_of(context(SdkDagRunType.BACKFILL), "auto") == expected  # what a task's dag_run carries
+    assert window_of(context(SdkDagRunType.SCHEDULED), "auto") is None
     assert window_of(context("manual", {"kopycat_window": True}), "auto") == expected
     assert window_of(context("scheduled"), "always") == expected
     assert window_of(context("backfill"), "never") is None
