@@ -7,11 +7,11 @@ Central, include/jars/connect-runtime) on the same broker in the same run; goal 
 One broker (the shared one) is both clusters: it is mirrored into itself, source alias ``src``,
 target alias ``dst``, so remote topics are ``src.<topic>`` and the offset syncs go to
 ``mm2-offset-syncs.dst.internal`` on the same broker. Each engine gets its own source topic of one
-partition (MM2 two) holding the same N records (1,000,000 by default, ``--records`` to change): key
-``key-<n>`` (12 B), value 100 B, produced untimed with bench_raw_kafka's producer settings. Both
-run with MM2's defaults where they share a key, set explicitly: ``tasks.max=1``,
-``emit.offset-syncs.enabled=true``, ``offset.lag.max=100``, ``consumer.max.poll.records=500``,
-ByteArrayConverter for keys, values and headers. Then, in one run:
+partition (MM2 two) holding the same N records (2,000,000 by default, the issue's size;
+``--records`` to change): key ``key-<n>`` (12 B), value 100 B, produced untimed with
+bench_raw_kafka's producer settings. Both run with MM2's defaults where they share a key, set
+explicitly: ``tasks.max=1``, ``emit.offset-syncs.enabled=true``, ``offset.lag.max=100``,
+``consumer.max.poll.records=500``, ByteArrayConverter for keys, values and headers. Then, in one run:
 
 - *raw*: a raw confluent-kafka ``Consumer`` reading the N records of Kopycat's source topic
   (bench_raw_kafka's ``consume``): the physical limit of the read side;
@@ -70,7 +70,7 @@ from bench.common import (
     vm_hwm_mib,
 )
 
-RECORDS = 1_000_000
+RECORDS = 2_000_000
 VALUE_BYTES = 100
 GOAL_MM2 = 1.0
 SOURCE_ALIAS, TARGET_ALIAS = "src", "dst"
@@ -97,7 +97,7 @@ class Options:
 
 
 def parse_options(argv: Sequence[str]) -> Options:
-    """``--records N`` (default 1,000,000) and ``--profile`` (the cProfile report instead)."""
+    """``--records N`` (default 2,000,000) and ``--profile`` (the cProfile report instead)."""
     parser = argparse.ArgumentParser(prog="python -m bench mirror", description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=positive_count("--records"), default=RECORDS,
                         help="records in each source topic")
