@@ -39,6 +39,19 @@ def test_records_are_immutable() -> None:
         record.topic = "u"  # type: ignore[misc]
 
 
+def test_of_builds_the_same_record_positionally_in_kafkas_constructor_order() -> None:
+    headers = Headers([("trace", b"1")])
+    fast = SourceRecord.of({"table": "t"}, {"id": 7}, "orders", 2, Schema.STRING_SCHEMA, "k",
+                           Schema.INT64_SCHEMA, 42, 1000, headers)
+    assert fast == SourceRecord(source_partition={"table": "t"}, source_offset={"id": 7}, topic="orders",
+                                kafka_partition=2, key_schema=Schema.STRING_SCHEMA, key="k",
+                                value_schema=Schema.INT64_SCHEMA, value=42, timestamp=1000, headers=headers)
+    bare = SourceRecord.of(None, None, "orders", None, None, None, None, None)
+    assert bare == SourceRecord(topic="orders") and len(bare.headers) == 0
+    assert bare.headers is not SourceRecord.of(None, None, "t", None, None, None, None, None).headers
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.value = 43  # type: ignore[misc]
+
 def test_new_record_copies_headers_so_the_original_keeps_its_own() -> None:
     record = SourceRecord(topic="t", headers=Headers([("a", b"1")]))
 

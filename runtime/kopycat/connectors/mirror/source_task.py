@@ -204,7 +204,7 @@ class MirrorSourceTask(SourceTask):
 
     def _records(self, messages: list[Any]) -> list[SourceRecord]:
         """The batch as SourceRecords: the one per-record loop of the task."""
-        parts, headers_on, out = self._parts, self._headers, []
+        parts, headers_on, out, new_record = self._parts, self._headers, [], SourceRecord.of
         finished: list[tuple[str, int]] = []
         for message in messages:
             if message.error() is not None:
@@ -217,11 +217,10 @@ class MirrorSourceTask(SourceTask):
                 continue
             kind, timestamp = message.timestamp()
             raw = message.headers() if headers_on else None
-            out.append(SourceRecord(
-                source_partition=part.source_partition, source_offset={"offset": offset}, topic=part.remote,
-                kafka_partition=partition, key_schema=_BYTES, key=message.key(), value_schema=_BYTES,
-                value=message.value(), timestamp=timestamp if kind else None,
-                headers=Headers([Header(k, v, _HEADER_BYTES) for k, v in raw]) if raw else Headers()))
+            out.append(new_record(
+                part.source_partition, {"offset": offset}, part.remote, partition, _BYTES, message.key(), _BYTES,
+                message.value(), timestamp if kind else None,
+                Headers([Header(k, v, _HEADER_BYTES) for k, v in raw]) if raw else None))
             if offset + 1 >= part.end:
                 finished.append((topic, partition))
         if finished:
