@@ -59,7 +59,7 @@ def test_a_mirror_copies_partitions_exactly_resumes_from_mm2_offsets_and_picks_u
     run = uuid.uuid4().hex[:8]
     topics = [f"mir{run}-{name}" for name in ("orders", "users", "audit")]
     create_topics(source, topics, {"retention.ms": "86400000"})
-    produce(source, topics, 10_000)  # 30k records
+    produce(source, topics, 100_000)  # 300k records, as issue #8 asks
     name = f"mirror-{run}"
     connector = {"name": name, "connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector",
                  "tasks.max": "2", "source.cluster.alias": "b", "target.cluster.alias": "a",
@@ -75,7 +75,7 @@ def test_a_mirror_copies_partitions_exactly_resumes_from_mm2_offsets_and_picks_u
     copied = sum(s.records for s in first)
     print(f"mirror: {copied} records in {elapsed:.1f} s (plan + 2 bounded runs) = {copied / elapsed:,.0f} records/s; "
           f"task copy time {max(s.duration_s for s in first):.1f} s")
-    assert len(first) == 2 and copied == 30_000
+    assert len(first) == 2 and copied == 300_000
     for topic in topics:
         assert read_partitions(target, f"b.{topic}") == read_partitions(source, topic), topic
     admin = AdminClient({"bootstrap.servers": target})  # must outlive its futures
@@ -84,15 +84,15 @@ def test_a_mirror_copies_partitions_exactly_resumes_from_mm2_offsets_and_picks_u
 
     offsets = raw_offsets(target, f"offsets-{run}", name)
     key = f'["{name}",{{"cluster":"b","partition":1,"topic":"{topics[0]}"}}]'.encode()  # Java HashMap order
-    assert offsets[key] == {"offset": 2499}  # the last copied record's offset, as MM2 stores it
+    assert offsets[key] == {"offset": 24_999}  # the last copied record's offset, as MM2 stores it
     assert len(offsets) == 3 * PARTITIONS
     assert committed_offsets(source, f"kopycat-mirror-{name}", topics[0], PARTITIONS) == {
-        p: 2500 for p in range(PARTITIONS)}
+        p: 25_000 for p in range(PARTITIONS)}
     syncs = [decode_offset_sync(k, v) for k, v in read_raw(source, "mm2-offset-syncs.a.internal")]
     assert {(s.topic, s.partition) for s in syncs} == {(t, p) for t in topics for p in range(PARTITIONS)}
     assert all(s.upstream_offset == s.downstream_offset for s in syncs)  # fresh target: same offsets
 
-    produce(source, topics, 1000, start=10_000)
+    produce(source, topics, 1000, start=100_000)
     new_topic = f"mir{run}-payments"
     create_topics(source, [new_topic])
     produce(source, [new_topic], 400)
@@ -100,7 +100,7 @@ def test_a_mirror_copies_partitions_exactly_resumes_from_mm2_offsets_and_picks_u
     assert sum(s.records for s in second) == 3 * 1000 + 400  # only what is new
     for topic in [*topics, new_topic]:
         assert read_partitions(target, f"b.{topic}") == read_partitions(source, topic), topic
-    assert raw_offsets(target, f"offsets-{run}", name)[key] == {"offset": 2749}
+    assert raw_offsets(target, f"offsets-{run}", name)[key] == {"offset": 25_249}
 
 
 def read_raw(bootstrap: str, topic: str) -> list[tuple[bytes, bytes]]:
