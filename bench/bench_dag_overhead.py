@@ -30,13 +30,11 @@ standalone worker's log) for profiling.
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
 import os
 import resource
 import shutil
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -58,7 +56,7 @@ from kopycat_airflow.local import DagRunResult, LocalAirflow
 
 from bench.bench_file_pipeline import warm_up
 from bench.bench_jdbc import new_topic
-from bench.common import BenchResult, check_count, cpu_seconds, positive_count, shared_broker
+from bench.common import BenchResult, check_count, cpu_seconds, shared_broker, size_and_switch, stop_group
 
 ROWS = 1_000_000
 GOAL = 1.3  # DAG wall time / standalone wall time, at most
@@ -97,11 +95,8 @@ class Options:
 
 def parse_options(argv: Sequence[str]) -> Options:
     """``--rows N`` (default 1,000,000) and ``--keep`` (leave the work directory for profiling)."""
-    parser = argparse.ArgumentParser(prog="python -m bench dag_overhead", description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=positive_count("--rows"), default=ROWS, help="rows in the table")
-    parser.add_argument("--keep", action="store_true",
-                        help="keep the work directory (Airflow home and logs) and print its path")
-    args = parser.parse_args(list(argv))
+    args = size_and_switch(argv, bench="dag_overhead", doc=__doc__, size=("--rows", ROWS, "rows in the table"),
+                           switch=("--keep", "keep the work directory (Airflow home and logs) and print its path"))
     return Options(rows=args.rows, keep=args.keep)
 
 
@@ -197,18 +192,6 @@ def _write_properties(path: Path, props: Mapping[str, str]) -> Path:
     return path
 
 
-def _stop(process: subprocess.Popen[bytes]) -> int:
-    """SIGTERM (the worker commits and stops), SIGKILL after 60 s; the exit code."""
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-    return int(process.returncode)
-
-
 def standalone(bootstrap: str, props: Mapping[str, str], workdir: Path, topic: str, rows: int) -> Run:
     """``kopycat standalone`` from launch until ``topic`` holds ``rows`` records; then SIGTERM."""
     worker = _write_properties(workdir / "worker.properties", {
@@ -224,7 +207,7 @@ def standalone(bootstrap: str, props: Mapping[str, str], workdir: Path, topic: s
             try:
                 wall, cpu = _wait_for(process, watcher, topic, rows, launched, log)
             finally:
-                code = _stop(process)
+                code = stop_group(process, 60)
     finally:
         watcher.close()
     if code != 0:

@@ -42,7 +42,6 @@ import io
 import os
 import pstats
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -70,7 +69,7 @@ from kopycat.runtime.task_parts import TaskId
 from kopycat.storage.offset_store import MemoryOffsetStore
 
 from bench.bench_raw_kafka import PRODUCER_SETTINGS, consume
-from bench.common import BenchResult, Span, check_count, cpu_seconds, shared_broker, vm_hwm_mib
+from bench.common import BenchResult, Span, check_count, cpu_seconds, shared_broker, stop_group, vm_hwm_mib
 
 RECORDS = 1_000_000
 LINE_BYTES = 100
@@ -314,13 +313,7 @@ def standalone(bootstrap: str, connector: Mapping[str, str], workdir: Path
     try:
         yield process, port
     finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+        stop_group(process, 30)
         stdout.close()
 
 

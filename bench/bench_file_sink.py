@@ -31,7 +31,6 @@ instead (CPU µs per record, top 25 by cumulative time).
 
 from __future__ import annotations
 
-import argparse
 import cProfile
 import datetime as dt
 import io
@@ -69,7 +68,7 @@ from bench.common import (
     Span,
     check_count,
     per_row,
-    positive_count,
+    size_and_switch,
     shared_broker,
 )
 
@@ -108,12 +107,8 @@ class Options:
 
 def parse_options(argv: Sequence[str]) -> Options:
     """``--records N`` (default 1,000,000) and ``--profile`` (the cProfile report instead)."""
-    parser = argparse.ArgumentParser(prog="python -m bench file_sink",
-                                     description=__doc__.splitlines()[0])
-    parser.add_argument("--records", type=positive_count("--records"), default=RECORDS, help="records in the topic")
-    parser.add_argument("--profile", action="store_true",
-                        help="run the Kopycat sink under cProfile instead of the bench")
-    args = parser.parse_args(list(argv))
+    args = size_and_switch(argv, bench="file_sink", doc=__doc__, size=("--records", RECORDS, "records in the topic"),
+                           switch=("--profile", "run the Kopycat sink under cProfile instead of the bench"))
     return Options(records=args.records, profile=args.profile)
 
 

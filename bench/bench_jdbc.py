@@ -27,7 +27,6 @@ the Kopycat source (incrementing) and sink once more under cProfile (CPU µs per
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import cProfile
 import io
@@ -63,7 +62,7 @@ from bench.common import (
     Span,
     check_count,
     per_row,
-    positive_count,
+    size_and_switch,
     shared_broker,
     shared_postgres,
 )
@@ -100,11 +99,8 @@ class Options:
 
 def parse_options(argv: Sequence[str]) -> Options:
     """``--rows N`` (default 1,000,000) and ``--profile`` (only with ``python -m bench.bench_jdbc``)."""
-    parser = argparse.ArgumentParser(prog="python -m bench jdbc", description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=positive_count("--rows"), default=ROWS, help="rows in the table")
-    parser.add_argument("--profile", action="store_true",
-                        help="run the Kopycat source and sink under cProfile instead of the bench")
-    args = parser.parse_args(list(argv))
+    args = size_and_switch(argv, bench="jdbc", doc=__doc__, size=("--rows", ROWS, "rows in the table"),
+                           switch=("--profile", "run the Kopycat source and sink under cProfile instead of the bench"))
     return Options(rows=args.rows, profile=args.profile)
 
 

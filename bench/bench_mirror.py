@@ -38,7 +38,6 @@ reset before) and the worker JVM's at the end. ``python -m bench mirror --profil
 
 from __future__ import annotations
 
-import argparse
 import cProfile
 import sys
 import threading
@@ -65,7 +64,7 @@ from bench.common import (
     check_count,
     cpu_seconds,
     per_row,
-    positive_count,
+    size_and_switch,
     shared_broker,
     vm_hwm_mib,
 )
@@ -98,12 +97,9 @@ class Options:
 
 def parse_options(argv: Sequence[str]) -> Options:
     """``--records N`` (default 2,000,000) and ``--profile`` (the cProfile report instead)."""
-    parser = argparse.ArgumentParser(prog="python -m bench mirror", description=__doc__.splitlines()[0])
-    parser.add_argument("--records", type=positive_count("--records"), default=RECORDS,
-                        help="records in each source topic")
-    parser.add_argument("--profile", action="store_true",
-                        help="run Kopycat's mirror task under cProfile instead of the bench")
-    args = parser.parse_args(list(argv))
+    args = size_and_switch(argv, bench="mirror", doc=__doc__,
+                           size=("--records", RECORDS, "records in each source topic"),
+                           switch=("--profile", "run Kopycat's mirror task under cProfile instead of the bench"))
     return Options(records=args.records, profile=args.profile)
 
 
