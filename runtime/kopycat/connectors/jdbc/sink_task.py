@@ -42,7 +42,7 @@ from kopycat.connectors.jdbc.sink_config import (
     parse_sink_config,
 )
 from kopycat.connectors.jdbc.sink_offsets import OffsetsTable
-from kopycat.connectors.jdbc.sink_plan import describe_record, short
+from kopycat.connectors.jdbc.sink_rows import describe_record, short
 from kopycat.connectors.jdbc.sink_writer import JdbcDbWriter, WriteFailed, is_retriable
 
 __all__ = ["JdbcSinkTask"]

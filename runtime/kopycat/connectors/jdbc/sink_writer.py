@@ -19,6 +19,7 @@ failed statement so the task can name the bad one.
 from __future__ import annotations
 
 import logging
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -33,7 +34,8 @@ from kopycat.connectors.jdbc.sink_config import (
     TABLE_NAME_FORMAT_CONFIG,
     JdbcSinkSettings,
 )
-from kopycat.connectors.jdbc.sink_plan import WritePlan, delete_plan, describe_record, write_plan
+from kopycat.connectors.jdbc.sink_plan import WritePlan, delete_plan, write_plan
+from kopycat.connectors.jdbc.sink_rows import describe_record
 from kopycat.connectors.jdbc.sink_schema import DbStructure, TableId
 
 __all__ = ["JdbcDbWriter", "WriteFailed", "is_retriable"]
@@ -101,11 +103,16 @@ class _TableBuffer:
         if plan is None or not records:
             return
         self.records = []
-        rows = [plan.row(record) for record in records]
-        if plan.dedupe_key is not None:
-            rows = list({plan.dedupe_key(row): row for row in rows}.values())
+        rows = list(map(plan.row, records))
+        if plan.key_positions is not None:
+            key = operator.itemgetter(*plan.key_positions)
+            rows = list({key(row): row for row in rows}.values())
         try:
-            conn.execute(plan.statement, rows)
+            if plan.staged is not None:
+                plan.staged.write(conn, rows)
+            else:
+                binds = plan.binds
+                conn.execute(plan.statement, [dict(zip(binds, row, strict=True)) for row in rows])
         except sa.exc.DBAPIError as exc:
             raise WriteFailed(f"Writing {len(rows)} row(s) to table '{self.table_id}' failed: {_first_line(exc)}",
                               retriable=is_retriable(exc), records=records, table_id=self.table_id,
@@ -132,12 +139,23 @@ class JdbcDbWriter:
     def write(self, conn: Connection, records: Sequence[SinkRecord]) -> None:
         """Write every record through ``conn`` (the caller commits or rolls back)."""
         buffers: dict[TableId, _TableBuffer] = {}
+        by_topic: dict[str, _TableBuffer] = {}  # topics may share a table; a str hashes cheaper than a TableId
+        shape: tuple[Any, ...] = ()
+        plan: WritePlan | None = None
         for record in records:
-            table_id = self.table_id(record)
-            buffer = buffers.get(table_id)
+            buffer = by_topic.get(record.topic)
             if buffer is None:
-                buffer = buffers[table_id] = _TableBuffer(self, table_id)
-            plan = self._plan(conn, table_id, record)
+                table_id = self.table_id(record)
+                buffer = buffers.get(table_id) or buffers.setdefault(table_id, _TableBuffer(self, table_id))
+                by_topic[record.topic] = buffer
+            table_id = buffer.table_id
+            key_schema, value_schema = record.key_schema, record.value_schema
+            # A run of records of one shape (the usual batch) reuses the last plan without hashing schemas.
+            struct = value_schema is not None and record.value.__class__ is Struct
+            if not (struct and shape and shape[0] is table_id and shape[1] is key_schema
+                    and shape[2] is value_schema):
+                plan = self._plan(conn, table_id, record)
+                shape = (table_id, key_schema, value_schema) if struct else ()
             if plan is not None:
                 buffer.add(conn, record, plan)
         for buffer in buffers.values():
