@@ -47,8 +47,9 @@ class CopyTaskOperator(BaseOperator):
     needs ``insert.mode`` upsert or update). The storage sink overwrites the window's directories, so it needs
     ``partitioner.class=TimeBasedPartitioner`` (or Hourly/Daily) with ``timestamp.extractor=Record``
     and a data interval of whole ``partition.duration.ms`` buckets; otherwise the task fails with a
-    ConfigError before anything is deleted. Keep backfills and scheduled runs of one connector
-    apart (``max_active_runs=1``): both write the same partitions' files.
+    ConfigError before anything is deleted. Keep a storage sink's runs apart, as they write the
+    same partitions' files: ``max_active_runs=1`` on the DAG limits scheduled runs only, so create
+    backfills with ``airflow backfill create ... --max-active-runs 1`` too.
 
     Map with ``CopyTaskOperator.partial(connector_config=..., task_id="copy").expand(task_config=plan.output)``;
     the UI names each mapped task by its tables or topic-partitions.

@@ -14,11 +14,12 @@ from typing import Any
 
 import orjson
 import pytest
-from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, create_engine, insert
+from sqlalchemy import Table
 
 from kopycat.storage.kafka_offset_store import KafkaOffsetStore
 from kopycat_airflow.local import LocalAirflow
 from tests.support.kafka import consume_all
+from tests.support.sql import create_stamped_tables, insert_stamped
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(2400)]
 
@@ -43,21 +44,11 @@ with DAG({dag_id!r}, schedule=CronDataIntervalTimetable("0 * * * *", timezone="U
 
 
 def _create_tables(url: str, rows_per_table: int) -> Any:
-    engine = create_engine(url)
-    metadata = MetaData()
-    for name in TABLES:
-        Table(name, metadata, Column("id", Integer, primary_key=True), Column("label", String(40)),
-              Column("updated_at", DateTime, nullable=False))
-    metadata.create_all(engine)
-    for name in TABLES:
-        _insert(engine, metadata.tables[name], 1, rows_per_table)
-    return engine, metadata
+    return create_stamped_tables(url, TABLES, rows_per_table, T0)
 
 
 def _insert(engine: Any, table: Table, first: int, count: int) -> None:
-    with engine.begin() as conn:
-        conn.execute(insert(table), [{"id": i, "label": f"{table.name}-{i}",
-                                      "updated_at": T0 + dt.timedelta(minutes=i)} for i in range(first, first + count)])
+    insert_stamped(engine, table, first, count, T0)
 
 
 def _ids(bootstrap: str, topic: str) -> list[int]:
