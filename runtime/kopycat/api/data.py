@@ -24,19 +24,16 @@ Mapping to Arrow lives in :mod:`kopycat.api.arrow`.
 
 from __future__ import annotations
 
-import datetime as _dt
-import decimal as _decimal
-import functools
 from collections.abc import Callable, Mapping
 from enum import Enum
 from types import MappingProxyType
 from typing import Any, ClassVar, Final
 
-from kopycat.api.errors import DataError, SchemaBuilderError
+from kopycat.api.errors import DataError
 
 __all__ = [
-    "Date", "Decimal", "Field", "Schema", "SchemaBuilder", "Struct", "Time", "Timestamp", "Type",
-    "validate_value",
+    "LOGICAL_TYPES", "MILLIS_PER_DAY", "Date", "Decimal", "Field", "Schema", "SchemaBuilder", "Struct", "Time",
+    "Timestamp", "Type", "validate_value",
 ]
 
 
@@ -237,153 +234,6 @@ for _type in Type:
         setattr(Schema, f"OPTIONAL_{_type.name}_SCHEMA", Schema(_type, optional=True))
 
 
-class SchemaBuilder:
-    """Fluent, validating construction of a :class:`Schema` (Kafka's ``SchemaBuilder``).
-
-    ``SchemaBuilder.struct().name("order").field("id", Schema.INT64_SCHEMA).optional().build()``.
-    Setting an attribute twice to different values raises :class:`SchemaBuilderError`, and so
-    does a default that does not fit the schema built so far (as in Kafka).
-    """
-
-    def __init__(self, type: Type) -> None:
-        if type is None:
-            raise SchemaBuilderError("type cannot be null")
-        self.type = type
-        self._optional: bool | None = None
-        self._default: Any = None
-        self._name: str | None = None
-        self._version: int | None = None
-        self._doc: str | None = None
-        self._parameters: dict[str, str] | None = None
-        self._fields: dict[str, Field] | None = {} if type is Type.STRUCT else None
-        self._key_schema: Schema | None = None
-        self._value_schema: Schema | None = None
-
-    @staticmethod
-    def _check_can_set(attr: str, current: Any, value: Any) -> None:
-        if current is not None and current != value:
-            raise SchemaBuilderError(f"Invalid SchemaBuilder call: {attr} has already been set.")
-
-    def optional(self) -> SchemaBuilder:
-        """Allow null values."""
-        self._check_can_set("optional", self._optional, True)
-        self._optional = True
-        return self
-
-    def required(self) -> SchemaBuilder:
-        """Disallow null values (the default)."""
-        self._check_can_set("optional", self._optional, False)
-        self._optional = False
-        return self
-
-    def default_value(self, value: Any) -> SchemaBuilder:
-        """Set the default, validated against the schema as built so far."""
-        self._check_can_set("default", self._default, value)
-        try:
-            validate_value(self.build(), value, "default")
-        except DataError as exc:
-            raise SchemaBuilderError(f"Invalid default value: {exc}") from exc
-        self._default = value
-        return self
-
-    def name(self, name: str) -> SchemaBuilder:
-        """Set the schema's (fully qualified) name; logical types are recognised by it."""
-        self._check_can_set("name", self._name, name)
-        self._name = name
-        return self
-
-    def version(self, version: int) -> SchemaBuilder:
-        """Set the schema's version."""
-        self._check_can_set("version", self._version, version)
-        self._version = version
-        return self
-
-    def doc(self, doc: str) -> SchemaBuilder:
-        """Set the human-readable documentation."""
-        self._check_can_set("doc", self._doc, doc)
-        self._doc = doc
-        return self
-
-    def parameter(self, key: str, value: str) -> SchemaBuilder:
-        """Add a string parameter; insertion order is kept (Kafka uses a LinkedHashMap)."""
-        if self._parameters is None:
-            self._parameters = {}
-        self._parameters[key] = value
-        return self
-
-    def parameters(self, params: Mapping[str, str]) -> SchemaBuilder:
-        """Add several parameters; an empty mapping leaves parameters unset, as in Kafka."""
-        for key, value in params.items():
-            self.parameter(key, value)
-        return self
-
-    def field(self, name: str, schema: Schema | SchemaBuilder) -> SchemaBuilder:
-        """Append a field to a STRUCT; names must be unique and non-empty."""
-        if self._fields is None:
-            raise SchemaBuilderError(f"Cannot create fields on type {self.type.name}")
-        if not name:
-            raise SchemaBuilderError("fieldName cannot be null.")
-        if schema is None:
-            raise SchemaBuilderError(f"fieldSchema for field {name} cannot be null.")
-        if name in self._fields:
-            raise SchemaBuilderError(f"Cannot create field because of field name duplication {name}")
-        self._fields[name] = Field(name, len(self._fields), schema.schema())
-        return self
-
-    def build(self) -> Schema:
-        """The immutable schema."""
-        return Schema(self.type, bool(self._optional), self._default, self._name, self._version,
-                      self._doc, self._parameters,
-                      None if self._fields is None else list(self._fields.values()),
-                      self._key_schema, self._value_schema)
-
-    schema = build
-
-    @staticmethod
-    def type_(type: Type) -> SchemaBuilder:
-        """A builder for ``type`` (Kafka's ``SchemaBuilder.type``)."""
-        return SchemaBuilder(type)
-
-    # Kafka's SchemaBuilder.int8() ... bytes(), struct(): one factory per type, set below.
-    int8: ClassVar[Callable[[], SchemaBuilder]]
-    int16: ClassVar[Callable[[], SchemaBuilder]]
-    int32: ClassVar[Callable[[], SchemaBuilder]]
-    int64: ClassVar[Callable[[], SchemaBuilder]]
-    float32: ClassVar[Callable[[], SchemaBuilder]]
-    float64: ClassVar[Callable[[], SchemaBuilder]]
-    bool: ClassVar[Callable[[], SchemaBuilder]]
-    string: ClassVar[Callable[[], SchemaBuilder]]
-    bytes: ClassVar[Callable[[], SchemaBuilder]]
-    struct: ClassVar[Callable[[], SchemaBuilder]]
-
-    @staticmethod
-    def array(value_schema: Schema | SchemaBuilder) -> SchemaBuilder:
-        """An ARRAY of ``value_schema`` elements."""
-        if value_schema is None:
-            raise SchemaBuilderError("valueSchema cannot be null.")
-        builder = SchemaBuilder(Type.ARRAY)
-        builder._value_schema = value_schema.schema()
-        return builder
-
-    @staticmethod
-    def map(key_schema: Schema | SchemaBuilder, value_schema: Schema | SchemaBuilder) -> SchemaBuilder:
-        """A MAP from ``key_schema`` keys to ``value_schema`` values."""
-        if key_schema is None:
-            raise SchemaBuilderError("keySchema cannot be null.")
-        if value_schema is None:
-            raise SchemaBuilderError("valueSchema cannot be null.")
-        builder = SchemaBuilder(Type.MAP)
-        builder._key_schema = key_schema.schema()
-        builder._value_schema = value_schema.schema()
-        return builder
-
-
-for _type in Type:
-    if _type not in (Type.ARRAY, Type.MAP):
-        _factory = "bool" if _type is Type.BOOLEAN else _type.value
-        setattr(SchemaBuilder, _factory, staticmethod(functools.partial(SchemaBuilder, _type)))
-
-
 class Struct:
     """A record of named values following a STRUCT schema (Kafka's ``Struct``).
 
@@ -401,8 +251,12 @@ class Struct:
         self._values: list[Any] = [None] * len(schema.fields)
 
     @classmethod
-    def _trusted(cls, schema: Schema, values: list[Any]) -> Struct:
-        """A struct over already-validated values; for converters' hot paths only."""
+    def of_values(cls, schema: Schema, values: list[Any]) -> Struct:
+        """A struct over ``values`` in field order, kept (not copied) and not checked.
+
+        For hot paths whose values are known to fit: a converter's decoded fields, a transform's
+        copy of a valid struct, a row of a reflected table. :meth:`validate` checks it on demand.
+        """
         struct = cls.__new__(cls)
         struct.schema = schema
         struct._values = values
@@ -536,215 +390,23 @@ _EXPECTED: Final = {
 }
 
 
-class _Logical:
-    """What a logical type shares: its name, the Python class of its values, and conversions."""
-
-    LOGICAL_NAME: ClassVar[str]
-    PYTHON_TYPE: ClassVar[tuple[type, ...]]
-
-    @classmethod
-    def accepts(cls, value: Any) -> bool:
-        """True when ``value`` is of the Python class this logical type uses."""
-        return isinstance(value, cls.PYTHON_TYPE)
-
-    @classmethod
-    def validate(cls, schema: Schema, value: Any, path: str) -> None:
-        if not cls.accepts(value):
-            raise DataError(f"Invalid value{_at(path)}: expected {cls.PYTHON_TYPE[0].__name__} for "
-                            f"schema \"{cls.LOGICAL_NAME}\", got {type(value).__name__} {_short(value)}")
-        try:
-            cls.from_logical(schema, value)
-        except DataError as exc:
-            raise DataError(f"Invalid value{_at(path)}: {exc}") from None
-
-    @classmethod
-    def from_logical(cls, schema: Schema, value: Any) -> Any:
-        """The value as its schema's underlying type (Kafka's ``fromLogical``)."""
-        raise NotImplementedError
-
-    @classmethod
-    def to_logical(cls, schema: Schema, value: Any) -> Any:
-        """The logical value of an underlying value (Kafka's ``toLogical``)."""
-        raise NotImplementedError
+_LOGICAL: dict[str, Any] = {}
+"""Logical type classes by schema name; filled by :mod:`kopycat.api.logical` when it loads."""
 
 
-_EXACT: Final = _decimal.Context(prec=_decimal.MAX_PREC, Emax=_decimal.MAX_EMAX, Emin=_decimal.MIN_EMIN)
+def register_logical_types(types: Mapping[str, Any]) -> None:
+    """Called once by :mod:`kopycat.api.logical`, which defines the classes over this module's."""
+    _LOGICAL.update(types)
 
 
-class Decimal(_Logical):
-    """Arbitrary-precision decimals as BYTES: the unscaled value, two's complement big-endian.
-
-    Kafka's ``Decimal``; the ``scale`` parameter fixes the scale. Values are ``decimal.Decimal``;
-    one with fewer fractional digits than the scale is accepted, one with more is rejected
-    rather than rounded.
-    """
-
-    LOGICAL_NAME = "org.apache.kafka.connect.data.Decimal"
-    SCALE_FIELD = "scale"
-    PYTHON_TYPE = (_decimal.Decimal,)
-
-    @staticmethod
-    def builder(scale: int) -> SchemaBuilder:
-        return SchemaBuilder.bytes().name(Decimal.LOGICAL_NAME).parameter(Decimal.SCALE_FIELD, str(scale)).version(1)
-
-    @staticmethod
-    def schema(scale: int) -> Schema:
-        return Decimal.builder(scale).build()
-
-    @staticmethod
-    def scale(schema: Schema) -> int:
-        """The schema's scale parameter."""
-        text = (schema.parameters or {}).get(Decimal.SCALE_FIELD)
-        if text is None:
-            raise DataError("Invalid Decimal schema: scale parameter not found.")
-        try:
-            return int(text)
-        except ValueError:
-            raise DataError(f"Invalid scale parameter found in Decimal schema: {text!r}") from None
-
-    @staticmethod
-    def unscaled(value: _decimal.Decimal, scale: int) -> int:
-        """The integer ``value * 10**scale``; raises when that would need rounding.
-
-        Through the exact ratio (C arithmetic): five times faster than joining the digits of
-        ``as_tuple()``, and decimals are converted once per row on JDBC paths.
-        """
-        try:
-            numerator, denominator = value.as_integer_ratio()
-        except (ValueError, OverflowError):
-            raise DataError(f"Decimal value {value} is not finite") from None
-        if scale >= 0:
-            number, rest = divmod(numerator * 10**scale, denominator)
-        else:  # a negative scale (1E+3 at scale -3 is 1): divide instead of a float power
-            number, rest = divmod(numerator, denominator * 10**-scale)
-        if rest:
-            raise DataError(f"Decimal value {value} has more digits than the schema's scale {scale}")
-        return number
-
-    @staticmethod
-    def from_logical(schema: Schema, value: _decimal.Decimal) -> bytes:
-        number = Decimal.unscaled(value, Decimal.scale(schema))
-        bits = number.bit_length() if number >= 0 else (~number).bit_length()
-        return number.to_bytes(bits // 8 + 1, "big", signed=True)
-
-    @staticmethod
-    def to_logical(schema: Schema, value: bytes) -> _decimal.Decimal:
-        if not value:
-            raise DataError("Invalid Decimal bytes: zero length")
-        return Decimal.from_unscaled(int.from_bytes(value, "big", signed=True), Decimal.scale(schema))
-
-    @staticmethod
-    def from_unscaled(number: int, scale: int) -> _decimal.Decimal:
-        """``number * 10**-scale`` exactly, keeping the scale as the exponent.
-
-        ``scaleb`` in a context too wide to round: a third faster than parsing ``f"{n}E{-s}"``.
-        """
-        return _decimal.Decimal(number).scaleb(-scale, _EXACT)
-
-
-_EPOCH_DATE: Final = _dt.date(1970, 1, 1).toordinal()
-_EPOCH: Final = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
-_EPOCH_NAIVE: Final = _dt.datetime(1970, 1, 1)
-_MS: Final = _dt.timedelta(milliseconds=1)
-MILLIS_PER_DAY: Final = 86_400_000
-
-
-class Date(_Logical):
-    """A calendar date as INT32 days since 1970-01-01 (Kafka's ``Date``); values are ``datetime.date``."""
-
-    LOGICAL_NAME = "org.apache.kafka.connect.data.Date"
-    PYTHON_TYPE = (_dt.date,)
-
-    @staticmethod
-    def builder() -> SchemaBuilder:
-        return SchemaBuilder.int32().name(Date.LOGICAL_NAME).version(1)
-
-    SCHEMA: ClassVar[Schema]
-
-    @classmethod
-    def accepts(cls, value: Any) -> bool:
-        return isinstance(value, _dt.date) and not isinstance(value, _dt.datetime)
-
-    @staticmethod
-    def from_logical(schema: Schema, value: _dt.date) -> int:
-        return value.toordinal() - _EPOCH_DATE
-
-    @staticmethod
-    def to_logical(schema: Schema, value: int) -> _dt.date:
-        try:
-            return _dt.date.fromordinal(value + _EPOCH_DATE)
-        except (ValueError, OverflowError):
-            raise DataError(f"Date value {value} (days since epoch) is outside years 1-9999") from None
-
-
-class Time(_Logical):
-    """A time of day as INT32 milliseconds since midnight (Kafka's ``Time``).
-
-    Values are ``datetime.time``, naive or UTC; microseconds below a millisecond are dropped
-    when written, since Kafka's ``java.util.Date`` holds milliseconds.
-    """
-
-    LOGICAL_NAME = "org.apache.kafka.connect.data.Time"
-    PYTHON_TYPE = (_dt.time,)
-    SCHEMA: ClassVar[Schema]
-
-    @staticmethod
-    def builder() -> SchemaBuilder:
-        return SchemaBuilder.int32().name(Time.LOGICAL_NAME).version(1)
-
-    @staticmethod
-    def from_logical(schema: Schema, value: _dt.time) -> int:
-        offset = value.utcoffset()
-        if offset:
-            raise DataError(f"Time value {value} must be naive or UTC, not at offset {offset}")
-        return ((value.hour * 60 + value.minute) * 60 + value.second) * 1000 + value.microsecond // 1000
-
-    @staticmethod
-    def to_logical(schema: Schema, value: int) -> _dt.time:
-        if not 0 <= value < MILLIS_PER_DAY:
-            raise DataError(f"Time values must be milliseconds from 0 to 86399999, got {value}")
-        seconds, millis = divmod(value, 1000)
-        minutes, second = divmod(seconds, 60)
-        return _dt.time(minutes // 60, minutes % 60, second, millis * 1000)
-
-
-class Timestamp(_Logical):
-    """An instant as INT64 milliseconds since the epoch (Kafka's ``Timestamp``).
-
-    Values are ``datetime.datetime``: naive ones are taken as UTC; decoded ones are UTC-aware.
-    Microseconds below a millisecond are dropped (floor) when written.
-    """
-
-    LOGICAL_NAME = "org.apache.kafka.connect.data.Timestamp"
-    PYTHON_TYPE = (_dt.datetime,)
-    SCHEMA: ClassVar[Schema]
-    EXACT_FLOAT_MS: Final = 2**33 * 1000
-    """Below 2**33 s (year 2242) ms / 1000 as a double is exact to the microsecond."""
-
-    @staticmethod
-    def builder() -> SchemaBuilder:
-        return SchemaBuilder.int64().name(Timestamp.LOGICAL_NAME).version(1)
-
-    @staticmethod
-    def from_logical(schema: Schema, value: _dt.datetime) -> int:
-        return (value - (_EPOCH_NAIVE if value.tzinfo is None else _EPOCH)) // _MS
-
-    @staticmethod
-    def to_logical(schema: Schema, value: int) -> _dt.datetime:
-        if -Timestamp.EXACT_FLOAT_MS < value < Timestamp.EXACT_FLOAT_MS:  # faster than timedelta
-            return _dt.datetime.fromtimestamp(value / 1000, _dt.UTC)
-        try:
-            return _EPOCH + _dt.timedelta(milliseconds=value)
-        except OverflowError:
-            raise DataError(f"Timestamp value {value} ms is outside years 1-9999") from None
-
-
-Date.SCHEMA = Date.builder().build()
-Time.SCHEMA = Time.builder().build()
-Timestamp.SCHEMA = Timestamp.builder().build()
-
-_LOGICAL: Final[dict[str, type[_Logical]]] = {
-    cls.LOGICAL_NAME: cls for cls in (Decimal, Date, Time, Timestamp)
-}
-LOGICAL_TYPES: Final = MappingProxyType(_LOGICAL)
-"""Logical type classes by schema name, for converters that special-case them."""
+# SchemaBuilder and the logical types build on the classes above, so they load last; re-exported
+# here because they are part of Kafka's data package (org.apache.kafka.connect.data) too.
+from kopycat.api.schema_builder import SchemaBuilder  # noqa: E402  (see above)
+from kopycat.api.logical import (  # noqa: E402, I001  (after SchemaBuilder, which it uses)
+    LOGICAL_TYPES,
+    MILLIS_PER_DAY,
+    Date,
+    Decimal,
+    Time,
+    Timestamp,
+)

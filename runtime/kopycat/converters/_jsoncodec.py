@@ -35,7 +35,8 @@ from kopycat.api.data import (
 )
 from kopycat.api.errors import DataError
 from kopycat.converters._jsonfast import compile_struct_decoder, compile_struct_encoder
-from kopycat.converters._jsonformat import f32, java_big_decimal, json_double, json_float
+from kopycat.converters._jsonformat import json_double, json_float
+from kopycat.java_numbers import f32, java_big_decimal
 
 Encoder = Callable[[Any], Any]
 Decoder = Callable[[Any, str], Any]
@@ -444,7 +445,7 @@ def _struct_decoder(schema: Schema, options: Options) -> Decoder:
                             f"(field {path or 'value'})")
         values = [decode(value.get(name), f"{path}.{name}" if path else name)
                   for name, decode in zip(names, decoders, strict=True)]
-        return Struct._trusted(schema, values)
+        return Struct.of_values(schema, values)
     value_decoders = [_value_decoder(field.schema, options) for field in fields]
     return compile_struct_decoder(schema, value_decoders, decode_any_struct)
 

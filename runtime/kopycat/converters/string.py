@@ -17,7 +17,7 @@ from kopycat.api.config import ConfigDef, ConfigType, Importance, Width
 from kopycat.api.converter import Converter, HeaderConverter, SchemaAndValue
 from kopycat.api.data import Schema
 from kopycat.api.errors import ConfigError, DataError
-from kopycat.converters._jsonformat import java_double
+from kopycat.java_numbers import java_double
 
 __all__ = ["StringConverter"]
 

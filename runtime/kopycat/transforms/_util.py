@@ -20,7 +20,7 @@ from kopycat.api.records import ConnectRecord, SinkRecord
 
 __all__ = [
     "DeclaredConfig", "KeySide", "NonEmptyList", "SchemaCache", "Side", "ValueSide", "copy_schema_basics",
-    "java_split", "key_value_variants", "make_struct", "require_map", "require_map_or_null",
+    "java_split", "key_value_variants", "require_map", "require_map_or_null",
     "require_sink_record", "require_struct", "require_struct_or_null",
 ]
 
@@ -147,24 +147,6 @@ class SchemaCache:
 
     def __len__(self) -> int:
         return len(self._entries)
-
-
-_TRUSTED = getattr(Struct, "_trusted", None)
-
-
-def make_struct(schema: Schema, values: list[Any]) -> Struct:
-    """A Struct over values known to fit ``schema`` (copied from a valid struct or cast to type).
-
-    Skips per-field validation on the hot path; converters still validate before writing.
-    """
-    if _TRUSTED is not None:
-        trusted: Struct = _TRUSTED(schema, values)
-        return trusted
-    struct = Struct(schema)
-    for field, value in zip(schema.fields, values, strict=True):
-        if value is not None:
-            struct.put(field, value)
-    return struct
 
 
 def copy_schema_basics(source: Schema, builder: SchemaBuilder) -> SchemaBuilder:

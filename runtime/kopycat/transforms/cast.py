@@ -30,7 +30,7 @@ from kopycat.api.data import (
 from kopycat.api.errors import ConfigError, DataError
 from kopycat.api.records import ConnectRecord
 from kopycat.api.transforms import Transformation
-from kopycat.converters._jsonformat import f32, java_big_decimal, java_double, java_float
+from kopycat.java_numbers import f32, java_big_decimal, java_double, java_float
 from kopycat.transforms._java import date_format_for, java_int, parse_java_double, parse_java_int
 from kopycat.transforms._util import (
     REPLACE_NULL_WITH_DEFAULT,
@@ -41,7 +41,6 @@ from kopycat.transforms._util import (
     copy_schema_basics,
     java_split,
     key_value_variants,
-    make_struct,
     require_map,
     require_struct,
 )
@@ -294,7 +293,7 @@ class Cast(Side, DeclaredConfig, Transformation[R]):
             original = read(field)
             cast_to = self.casts.get(field.name)
             values.append(original if cast_to is None else cast_value_to_type(field.schema, original, cast_to))
-        return self.updated(record, updated_schema, make_struct(updated_schema, values))
+        return self.updated(record, updated_schema, Struct.of_values(updated_schema, values))
 
     def _updated_schema(self, schema: Schema) -> Schema:
         cached: Schema | None = self._schemas.get(schema)

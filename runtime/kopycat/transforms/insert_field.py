@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Final, NamedTuple, TypeVar
 
 from kopycat.api.config import ConfigDef, ConfigType, Importance
-from kopycat.api.data import Schema, SchemaBuilder, Timestamp
+from kopycat.api.data import Schema, SchemaBuilder, Struct, Timestamp
 from kopycat.api.errors import ConfigError
 from kopycat.api.records import ConnectRecord
 from kopycat.api.transforms import Transformation
@@ -21,7 +21,6 @@ from kopycat.transforms._util import (
     Side,
     copy_schema_basics,
     key_value_variants,
-    make_struct,
     require_map,
     require_sink_record,
     require_struct,
@@ -166,7 +165,7 @@ class InsertField(Side, DeclaredConfig, Transformation[R]):
             timestamp = Timestamp.to_logical(Timestamp.SCHEMA, record.timestamp)
         for name, inserted in self._insertions(record, timestamp):
             values[schema.field(name).index] = inserted
-        return self.updated(record, schema, make_struct(schema, values))
+        return self.updated(record, schema, Struct.of_values(schema, values))
 
     def _make_updated_schema(self, schema: Schema) -> Schema:
         builder = copy_schema_basics(schema, SchemaBuilder.struct())

@@ -12,11 +12,11 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final, TypeVar
 
 from kopycat.api.config import ConfigDef, ConfigType, Importance, NonEmptyString
-from kopycat.api.data import Date, Decimal, Schema, Time, Timestamp, Type, validate_value
+from kopycat.api.data import Date, Decimal, Schema, Struct, Time, Timestamp, Type, validate_value
 from kopycat.api.errors import DataError
 from kopycat.api.records import ConnectRecord
 from kopycat.api.transforms import Transformation
-from kopycat.converters._jsonformat import f32
+from kopycat.java_numbers import f32
 from kopycat.transforms._java import parse_java_double, wrap
 from kopycat.transforms._util import (
     REPLACE_NULL_WITH_DEFAULT,
@@ -25,7 +25,6 @@ from kopycat.transforms._util import (
     NonEmptyList,
     Side,
     key_value_variants,
-    make_struct,
     require_map,
     require_struct,
 )
@@ -199,7 +198,7 @@ class MaskField(Side, DeclaredConfig, Transformation[R]):
                 original = self._masked(original, _masking_for_schema(field.schema), field.name)
                 validate_value(field.schema, original, field.name)
             values.append(original)
-        return self.updated(record, schema, make_struct(schema, values))
+        return self.updated(record, schema, Struct.of_values(schema, values))
 
     def close(self) -> None:
         pass

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Final, TypeVar
 
 from kopycat.api.config import ConfigDef, ConfigType, Importance, LambdaValidator
-from kopycat.api.data import Schema, SchemaBuilder
+from kopycat.api.data import Schema, SchemaBuilder, Struct
 from kopycat.api.errors import ConfigError
 from kopycat.api.records import ConnectRecord
 from kopycat.api.transforms import Transformation
@@ -25,7 +25,6 @@ from kopycat.transforms._util import (
     copy_schema_basics,
     java_split,
     key_value_variants,
-    make_struct,
     require_map,
     require_struct,
 )
@@ -134,7 +133,7 @@ class ReplaceField(Side, DeclaredConfig, Transformation[R]):
             self._schemas.put(struct.schema, plan)
         schema, sources = plan
         read = struct.get if self.replace_null_with_default else struct.get_without_default
-        return self.updated(record, schema, make_struct(schema, [read(f) for f in sources]))
+        return self.updated(record, schema, Struct.of_values(schema, [read(f) for f in sources]))
 
     def _plan(self, schema: Schema) -> tuple[Schema, tuple[Any, ...]]:
         """The updated schema and, for each of its fields, the input field it is read from."""

@@ -73,13 +73,13 @@ class RowMapping:
 
     def structs(self, values: list[list[Any]]) -> list[Struct]:
         """Structs over already-converted values; no copy, no per-field validation."""
-        trusted, schema = Struct._trusted, self.schema
+        trusted, schema = Struct.of_values, self.schema
         return [trusted(schema, row_values) for row_values in values]
 
     def keys(self, values: list[list[Any]]) -> list[Struct | None]:
         if self.key_schema is None:
             return [None] * len(values)
-        trusted, schema, indexes = Struct._trusted, self.key_schema, self.key_indexes
+        trusted, schema, indexes = Struct.of_values, self.key_schema, self.key_indexes
         return [trusted(schema, [row_values[i] for i in indexes]) for row_values in values]
 
 
