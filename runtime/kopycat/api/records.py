@@ -199,6 +199,11 @@ class SinkRecord(ConnectRecord):
 
     ``original_*`` keep where the record was in Kafka even after transforms rename the topic
     (KIP-793), so offsets are committed against the real topic-partition.
+
+    ``SinkRecord.of(topic, kafka_partition, key_schema, key, value_schema, value, kafka_offset,
+    timestamp=None, timestamp_type=NO_TIMESTAMP_TYPE, headers=None)`` takes the fields of Kafka's
+    full constructor positionally, ``original_*`` from the first three: what the engine calls for
+    every consumed record (about half the cost of keyword construction).
     """
 
     kafka_offset: int = 0
@@ -206,6 +211,7 @@ class SinkRecord(ConnectRecord):
     original_topic: str | None = None
     original_kafka_partition: int | None = None
     original_kafka_offset: int | None = None
+    of: ClassVar[Callable[..., SinkRecord]]
 
     def __post_init__(self) -> None:
         # Fixed at consumption, so records made from this one by transforms keep them.
@@ -257,6 +263,41 @@ def _positional_source_record() -> Any:
 
 
 SourceRecord.of = _positional_source_record()
+
+
+def _positional_sink_record() -> Any:
+    """``SinkRecord.of``: Kafka's constructor order, each field stored through its slot's ``__set__``."""
+    new = object.__new__
+    no_timestamp = TimestampType.NO_TIMESTAMP_TYPE
+    (set_topic, set_kafka_partition, set_key_schema, set_key, set_value_schema, set_value, set_offset,
+     set_timestamp, set_timestamp_type, set_headers, set_original_topic, set_original_partition,
+     set_original_offset) = (getattr(SinkRecord, name).__set__ for name in (
+        "topic", "kafka_partition", "key_schema", "key", "value_schema", "value", "kafka_offset", "timestamp",
+        "timestamp_type", "headers", "original_topic", "original_kafka_partition", "original_kafka_offset"))
+
+    def of(cls: type[SinkRecord], topic: str, kafka_partition: int, key_schema: Schema | None, key: Any,
+           value_schema: Schema | None, value: Any, kafka_offset: int, timestamp: int | None = None,
+           timestamp_type: TimestampType = no_timestamp, headers: Headers | None = None) -> SinkRecord:
+        record = new(cls)
+        set_topic(record, topic)
+        set_kafka_partition(record, kafka_partition)
+        set_key_schema(record, key_schema)
+        set_key(record, key)
+        set_value_schema(record, value_schema)
+        set_value(record, value)
+        set_offset(record, kafka_offset)
+        set_timestamp(record, timestamp)
+        set_timestamp_type(record, timestamp_type)
+        set_headers(record, Headers() if headers is None else headers)
+        set_original_topic(record, topic)
+        set_original_partition(record, kafka_partition)
+        set_original_offset(record, kafka_offset)
+        return record
+
+    return classmethod(of)
+
+
+SinkRecord.of = _positional_sink_record()
 
 
 class RecordMetadata(NamedTuple):

@@ -14,6 +14,7 @@ from kopycat.api.records import (
     Headers,
     SinkRecord,
     SourceRecord,
+    TimestampType,
     TopicPartition,
 )
 from kopycat.api.task import SinkTask, SourceTask
@@ -51,6 +52,22 @@ def test_of_builds_the_same_record_positionally_in_kafkas_constructor_order() ->
     assert bare.headers is not SourceRecord.of(None, None, "t", None, None, None, None, None).headers
     with pytest.raises(dataclasses.FrozenInstanceError):
         fast.value = 43  # type: ignore[misc]
+
+def test_sink_record_of_builds_the_same_record_and_keeps_the_original_coordinates() -> None:
+    headers = Headers([("trace", b"1")])
+    fast = SinkRecord.of("orders", 2, Schema.STRING_SCHEMA, "k", Schema.INT64_SCHEMA, 42, 17, 1000,
+                         TimestampType.CREATE_TIME, headers)
+    assert fast == SinkRecord(topic="orders", kafka_partition=2, key_schema=Schema.STRING_SCHEMA, key="k",
+                              value_schema=Schema.INT64_SCHEMA, value=42, kafka_offset=17, timestamp=1000,
+                              timestamp_type=TimestampType.CREATE_TIME, headers=headers)
+    assert (fast.original_topic, fast.original_kafka_partition, fast.original_kafka_offset) == ("orders", 2, 17)
+    renamed = fast.new_record(topic="renamed")
+    assert renamed.topic_partition == TopicPartition("orders", 2) and renamed.original_kafka_offset == 17
+    bare = SinkRecord.of("t", 0, None, None, None, None, 5)
+    assert bare == SinkRecord(topic="t", kafka_partition=0, kafka_offset=5) and len(bare.headers) == 0
+    assert bare.timestamp_type is TimestampType.NO_TIMESTAMP_TYPE
+    assert bare.headers is not SinkRecord.of("t", 0, None, None, None, None, 5).headers
+
 
 def test_new_record_copies_headers_so_the_original_keeps_its_own() -> None:
     record = SourceRecord(topic="t", headers=Headers([("a", b"1")]))
