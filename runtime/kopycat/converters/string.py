@@ -89,6 +89,13 @@ class StringConverter(Converter, HeaderConverter):
 
     def from_connect_data_batch(self, topic: str, schema: Schema | None,
                                 values: Sequence[Any]) -> list[bytes | None]:
+        """Text values encoded inline (no call per value); anything else value by value."""
+        charset = self._charset
+        if charset is not None:
+            try:
+                return [None if value is None else value.encode(charset) for value in values]
+            except (AttributeError, UnicodeError):  # a non-str value (Java toString) or a bad character
+                pass
         convert = self.from_connect_data
         return [convert(topic, schema, value) for value in values]
 

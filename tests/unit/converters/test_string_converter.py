@@ -84,3 +84,16 @@ def test_batches_equal_single_records() -> None:
     assert instance.from_connect_data_batch(TOPIC, None, values) == [b"a", None, b"true", b"1.5"]
     assert instance.to_connect_data_batch(TOPIC, [b"a", None]) == [
         SchemaAndValue(Schema.OPTIONAL_STRING_SCHEMA, "a"), SchemaAndValue(Schema.OPTIONAL_STRING_SCHEMA, None)]
+
+
+@pytest.mark.parametrize("encoding", ["UTF-8", "ISO-8859-1", "UTF-16"])
+def test_batches_in_any_charset_equal_single_records_and_name_a_bad_character(encoding: str) -> None:
+    instance = converter(**{"converter.encoding": encoding})
+    values = ["caf\u00e9", None, "", "plain", 7, False]
+    assert instance.from_connect_data_batch(TOPIC, None, values) == [
+        instance.from_connect_data(TOPIC, None, v) for v in values]
+    data = [instance.from_connect_data(TOPIC, None, v) for v in values]
+    assert instance.to_connect_data_batch(TOPIC, data) == [instance.to_connect_data(TOPIC, d) for d in data]
+    if encoding == "ISO-8859-1":
+        with pytest.raises(DataError, match="ISO-8859-1"):
+            instance.from_connect_data_batch(TOPIC, None, ["ok", "\u65e5"])

@@ -430,7 +430,7 @@ class FileStreamSourceTask(SourceTask):
         first = self._turn % len(files)
         self._turn += 1
         records: list[SourceRecord] = []
-        budget, topic, schema = settings.batch_size, settings.topic, Schema.STRING_SCHEMA
+        budget, topic, schema, record = settings.batch_size, settings.topic, Schema.STRING_SCHEMA, SourceRecord.of
         timestamp = int(time.time() * 1000)  # Kafka stamps records with the poll's wall clock
         for tailed in files[first:] + files[:first]:
             while budget > 0:
@@ -438,9 +438,7 @@ class FileStreamSourceTask(SourceTask):
                 if not values:
                     break
                 partition = tailed.partition
-                records += [SourceRecord(topic=topic, source_partition=partition,
-                                         source_offset={POSITION_FIELD: end}, value_schema=schema,
-                                         value=value, timestamp=timestamp)
+                records += [record(partition, {POSITION_FIELD: end}, topic, None, None, None, schema, value, timestamp)
                             for value, end in zip(values, ends)]
                 budget -= len(values)
             if tailed.replaced and tailed.drained:
