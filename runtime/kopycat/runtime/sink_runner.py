@@ -46,11 +46,12 @@ from confluent_kafka import OFFSET_INVALID, Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from kopycat.api.errors import ConnectError, RetriableError
-from kopycat.api.records import Header, Headers, SinkRecord, TimestampType, TopicPartition
+from kopycat.api.records import SinkRecord, TopicPartition
 from kopycat.api.task import SinkTask
 from kopycat.gc_pause import young_collections_deferred
 from kopycat.runtime.bounds import Bounds, RunSummary, StopReason, StopWatch
 from kopycat.runtime.errors import ProcessingContext, Stage
+from kopycat.runtime.message_conversion import MessageConverter
 from kopycat.runtime.sink_task_context import WorkerSinkTaskContext
 from kopycat.runtime.task_parts import TaskId, TaskParts
 
@@ -58,7 +59,6 @@ __all__ = ["SinkTaskRunner"]
 
 log = logging.getLogger(__name__)
 
-_TIMESTAMP_TYPES = (TimestampType.NO_TIMESTAMP_TYPE, TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
 _RETRY_BACKOFF_S = 1.0
 _COORDINATOR_NOT_READY = frozenset({KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_NOT_AVAILABLE,
                                     KafkaError.COORDINATOR_LOAD_IN_PROGRESS})
@@ -87,6 +87,7 @@ class SinkTaskRunner:
         self.commit_timeout_s = offset_commit_timeout_ms / 1000
         self.bounds = bounds or Bounds()
         self.summary = RunSummary(task_id.connector, task_id.task)
+        self._converter = MessageConverter(parts, self.summary)
         self.context = WorkerSinkTaskContext(self.task_props)
         self.current: dict[TopicPartition, int] = {}      # next offset after what put() got
         self.committed: dict[TopicPartition, int] = {}
@@ -374,7 +375,7 @@ class SinkTaskRunner:
         if not messages:
             return 0
         inside = self._inside_window(messages) if self.bounds.windowed else messages
-        records = self._convert(inside) if inside else []
+        records = self._converter.convert(inside) if inside else []
         outgoing = self._transform(records)
         self.summary.filtered += len(messages) - len(inside) + len(records) - len(outgoing)
         if outgoing:
@@ -398,70 +399,6 @@ class SinkTaskRunner:
             if timestamp_type and start <= timestamp < end:
                 inside.append(message)
         return inside
-
-    def _convert(self, messages: list[Message]) -> list[SinkRecord]:
-        parts = self.parts
-        topic = messages[0].topic()
-        if any(m.topic() != topic for m in messages):  # one converter call per run of one topic
-            runs: list[list[Message]] = []
-            for message in messages:
-                if runs and runs[-1][0].topic() == message.topic():
-                    runs[-1].append(message)
-                else:
-                    runs.append([message])
-            return [record for run in runs for record in self._convert(run)]
-        try:
-            keys = parts.key_converter.to_connect_data_batch(topic, [m.key() for m in messages])
-            values = parts.value_converter.to_connect_data_batch(topic, [m.value() for m in messages])
-            return self._records(topic, messages, keys, values)
-        except Exception:  # noqa: BLE001 - find the bad record(s) one by one, with error handling
-            return [r for r in map(self._convert_one, messages) if r is not None]
-
-    def _convert_one(self, message: Message) -> SinkRecord | None:
-        parts, topic = self.parts, message.topic()
-        context = partial(ProcessingContext.for_message, message)
-        key = parts.retry.execute(lambda: parts.key_converter.to_connect_data(topic, message.key()),
-                                  Stage.KEY_CONVERTER, type(parts.key_converter), context)
-        value = None if key is None else parts.retry.execute(
-            lambda: parts.value_converter.to_connect_data(topic, message.value()),
-            Stage.VALUE_CONVERTER, type(parts.value_converter), context)
-        headers = None if value is None else parts.retry.execute(
-            lambda: (self._headers(message),), Stage.HEADER_CONVERTER, type(parts.header_converter), context)
-        if headers is None:
-            self.summary.skipped += 1
-            return None
-        return self._record(message, key, value, headers[0])  # type: ignore[arg-type]
-
-    def _headers(self, message: Message) -> Headers | None:
-        raw = message.headers()
-        if not raw:
-            return None
-        convert, topic = self.parts.header_converter.to_connect_header, message.topic()
-        headers = []
-        for key, value in raw:
-            schema, converted = convert(topic, key, value)
-            headers.append(Header(key, converted, schema))
-        return Headers(headers)
-
-    def _records(self, topic: str, messages: list[Message], keys: list[Any], values: list[Any]) -> list[SinkRecord]:
-        """The batch's records (one topic): ``SinkRecord.of`` in one loop, the hot path of every sink."""
-        of, types, headers = SinkRecord.of, _TIMESTAMP_TYPES, self._headers
-        records = []
-        append = records.append
-        for message, (key_schema, key), (value_schema, value) in zip(messages, keys, values, strict=True):
-            timestamp_type, timestamp = message.timestamp()
-            offset = message.offset()
-            append(of(topic, message.partition(), key_schema, key, value_schema, value, offset,
-                      timestamp if timestamp_type else None, types[timestamp_type],
-                      headers(message) if message.headers() else None))
-        return records
-
-    @staticmethod
-    def _record(message: Message, key: Any, value: Any, headers: Headers | None) -> SinkRecord:
-        timestamp_type, timestamp = message.timestamp()
-        return SinkRecord.of(message.topic(), message.partition(), key[0], key[1], value[0], value[1],
-                             message.offset(), timestamp if timestamp_type else None,
-                             _TIMESTAMP_TYPES[timestamp_type], headers)
 
     def _transform(self, records: list[SinkRecord]) -> list[SinkRecord]:
         chain = self.parts.transforms
