@@ -61,6 +61,7 @@ def consumer_group_id(connector: str, connector_props: Mapping[str, Any] | None 
     override = str((connector_props or {}).get(GROUP_ID_OVERRIDE_CONFIG) or "").strip()
     return override or f"connect-{connector}"
 
+
 def _translated(props: Mapping[str, Any], prefix: str) -> dict[str, Any]:
     found: dict[str, Any] = {}
     for key, value in props.items():

@@ -42,7 +42,6 @@ def transactional_id(group_id: str, task_id: TaskId) -> str:
     return f"{group_id}-{task_id.connector}-{task_id.task}"
 
 
-
 def fence_zombies(producer_config: Mapping[str, Any], group_id: str, connector: str, tasks: int,
                   timeout_s: float = 60.0) -> None:
     """Fence every task of ``connector`` before a new generation of its tasks starts.
@@ -63,6 +62,7 @@ def fence_zombies(producer_config: Mapping[str, Any], group_id: str, connector: 
         finally:
             producer.flush(0)
     log.info("Fenced the transactional producers of tasks 0..%d of %s", tasks - 1, connector)
+
 
 class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
     """A :class:`SourceTaskRunner` whose commits are Kafka transactions. Same threading rules."""

@@ -55,8 +55,6 @@ OffsetsCheck = Callable[[Mapping[Any, Any]], bool]
 """A connector's ``alter_offsets(props, offsets)`` bound to its props: True if it handled them."""
 
 
-
-
 def offset_store_for(worker_props: Mapping[str, Any]) -> OffsetBackingStore:
     """The worker's source offset store: the file if configured, else the Kafka topic."""
     filename = worker_props.get(OFFSET_STORAGE_FILE_FILENAME_CONFIG)

@@ -158,7 +158,6 @@ def build_source_runner(task_id: TaskId, task_class: type[SourceTask], task_prop
         transaction_interval_ms=int(interval) if interval not in (None, "") else None, **common)
 
 
-
 def fence_source_tasks(connector_props: Mapping[str, Any], worker_props: Mapping[str, Any], tasks: int) -> None:
     """Before a run of an exactly-once source: fence its tasks' earlier transactions (see
     :func:`kopycat.runtime.exactly_once_source_runner.fence_zombies`); nothing otherwise.
@@ -170,6 +169,7 @@ def fence_source_tasks(connector_props: Mapping[str, Any], worker_props: Mapping
     producer_config = client_config(worker_props, connector_props, "producer", forced=SOURCE_PRODUCER_FORCED)
     fence_zombies(producer_config, WORKER_CONFIG.parse(worker_props)[GROUP_ID_CONFIG],
                   str(connector_props.get("name", "")), tasks)
+
 
 def build_sink_runner(task_id: TaskId, task_class: type[SinkTask], task_props: Mapping[str, str],
                       connector_props: Mapping[str, Any], worker_props: Mapping[str, Any],

@@ -201,6 +201,8 @@ def default_partition(key: bytes, num_partitions: int) -> int:
 # -------------------------------------------------------------------------------- JSON codec
 
 _local = threading.local()
+
+
 def _converter() -> JsonConverter:
     """A schemaless JsonConverter per thread: converters need not be thread-safe."""
     converter: JsonConverter | None = getattr(_local, "converter", None)

@@ -261,6 +261,7 @@ class IncrementalQuerier(TableQuerier):
     def _infer(self, names: list[str], rows: Sequence[Any]) -> RowMapping:
         """Query mode: find the offset columns among the result's columns."""
         lowered = [name.lower() for name in names]
+
         def index(column: str) -> int:
             if column in names:
                 return names.index(column)
