@@ -20,7 +20,9 @@ from kopycat.runtime.bounds import Bounds, StopReason
 from kopycat.runtime.task_factory import build_source_runner
 from kopycat.runtime.task_parts import TaskId
 from kopycat.storage.kafka_offset_store import KafkaOffsetStore
+from kopycat.storage.offset_storage import OffsetStorageReaderImpl
 from kopycat.storage.offset_store import MemoryOffsetStore
+from tests.support.boundaries import BoundaryDefiningTask
 from tests.support.counting import CountingSourceTask
 from tests.support.kafka import consume_all as support_consume_all
 from tests.support.kafka import create_topic
@@ -256,3 +258,32 @@ def test_exactly_once_required_on_a_worker_without_it_is_refused(bootstrap_serve
     props = connector_props("unused", **{"exactly.once.support": "required"})
     with pytest.raises(ConfigError, match="exactly.once.source.support=enabled"):
         run(bootstrap_servers, props, MemoryOffsetStore())
+
+
+def test_connector_defined_boundaries_commit_where_the_task_asks_and_an_abort_drops_its_records(
+        bootstrap_servers: str, topic_name: str) -> None:
+    """KIP-618's transaction.boundary=connector: commits after records 99, 199, ..., an abort after
+    record 299 (records 200..299 dropped, their offsets still committed), and the last batch (1049)."""
+    create_topic(bootstrap_servers, topic_name, 1)
+    offsets_topic = f"offsets-{topic_name}"
+    props = {**connector_props(topic_name, partitions=1, total=1050, batch=250, **{"abort.after": 299}),
+             "connector.class": "tests.support.boundaries.BoundaryDefiningConnector",
+             "transaction.boundary": "connector"}
+    worker = {"exactly.once.source.support": "enabled", "group.id": "boundaries-test"}
+    with KafkaOffsetStore(bootstrap_servers, topic=offsets_topic, replication_factor=1) as store:
+        summary = run(bootstrap_servers, props, store, task_class=BoundaryDefiningTask, **worker)
+    with KafkaOffsetStore(bootstrap_servers, topic=offsets_topic, replication_factor=1) as store:
+        again = run(bootstrap_servers, props, store, task_class=BoundaryDefiningTask, **worker)
+        [(_, offset)] = OffsetStorageReaderImpl(store, props["name"]).offsets([{"p": 0}])
+    visible = [int(v.split("-")[1]) for v in consume_all(bootstrap_servers, topic_name, committed_only=True)]
+    assert visible == [*range(200), *range(300, 1050)]  # in order, once each: 200..299 were aborted
+    assert (summary.records, again.records, offset) == (950, 0, {"i": 1049})
+
+
+def test_connector_defined_boundaries_need_a_connector_that_supports_them(
+        bootstrap_servers: str, created_topic: str) -> None:
+    props = connector_props(created_topic, **{"transaction.boundary": "connector"})
+    worker = {"exactly.once.source.support": "enabled", "group.id": "boundaries-refused"}
+    with (KafkaOffsetStore(bootstrap_servers, topic=f"offsets-{created_topic}", replication_factor=1) as store,
+          pytest.raises(ConfigError, match="transaction.boundary=connector, but connector .*CountingSourceConnector")):
+        run(bootstrap_servers, props, store, **worker)

@@ -9,7 +9,10 @@ offsets-topic records of their source offsets; read_committed consumers see both
 
 Boundaries (``transaction.boundary``): ``poll`` commits after every non-empty poll batch;
 ``interval`` every ``transaction.boundary.interval.ms`` (default: ``offset.flush.interval.ms``).
-``connector`` (task-defined boundaries) is refused at start: not built yet.
+``connector``: where the task asks through ``SourceTaskContext.transaction_context``
+(:mod:`kopycat.runtime.transaction_context`), after a record or after a batch; a requested abort
+drops the transaction's records but commits their offsets, and nothing else commits. The
+connector must say it can define boundaries (``can_define_transaction_boundaries``).
 
 Any failure inside a transaction aborts it and fails the task; nothing of it becomes visible,
 and the restarted task re-reads from the last committed offsets.
@@ -27,9 +30,10 @@ from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.api.records import SourceRecord
 from kopycat.api.task import SourceTask
 from kopycat.runtime.bounds import Bounds
-from kopycat.runtime.source_runner import SourceTaskRunner
+from kopycat.runtime.source_runner import SourceTaskRunner, WorkerSourceTaskContext
 from kopycat.runtime.task_parts import TaskId, TaskParts
 from kopycat.runtime.topic_creation import TopicCreator
+from kopycat.runtime.transaction_context import WorkerTransactionContext
 from kopycat.storage.kafka_offset_store import KafkaOffsetStore
 
 __all__ = ["ExactlyOnceSourceTaskRunner", "fence_zombies", "transactional_id"]
@@ -77,9 +81,9 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
                               "Kafka offset store (offset.storage.topic), not a file or memory store",
                               key="exactly.once.source.support")
         boundary = transaction_boundary.lower()
-        if boundary not in ("poll", "interval"):
+        if boundary not in ("poll", "interval", "connector"):
             raise ConfigError.for_key("transaction.boundary", transaction_boundary,
-                                      "Kopycat supports 'poll' and 'interval' so far")
+                                      "one of poll, interval, connector")
         self.transactional_id = transactional_id(group_id, task_id)
         config = {**producer_config, "transactional.id": self.transactional_id}
         super().__init__(task_id, task, task_props, parts, producer_config=config, offset_store=offset_store,
@@ -89,7 +93,9 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
                          topic_creator=topic_creator)
         self.kafka_store = offset_store
         self.per_poll = boundary == "poll"
+        self.transactions = WorkerTransactionContext() if boundary == "connector" else None
         self._in_transaction = False
+        self._records_in_transaction = 0
         self.transaction_timeout_s = max(self.flush_timeout_s, 60.0)
 
     def _create_producer(self) -> Producer:
@@ -99,22 +105,70 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
         log.info("Task %s: transactional producer %r initialized", self.id, self.transactional_id)
         return producer
 
+    def _task_context(self) -> WorkerSourceTaskContext:
+        return WorkerSourceTaskContext(self.task_props, self.reader, self.transactions)
+
     def _send(self, records: Sequence[SourceRecord]) -> None:
-        producer = self._producer
-        assert producer is not None
-        if not self._in_transaction:
-            producer.begin_transaction()
-            self._in_transaction = True
+        if self.transactions is None:
+            self._send_in_transaction(records)
+            if self.per_poll:
+                self._commit_transaction()
+            return
+        start = 0
+        if self.transactions.has_record_requests:  # a transaction may end inside this batch
+            for index, record in enumerate(records):
+                request = self.transactions.request_after(record)
+                if request is not None:
+                    self._send_in_transaction(records[start:index + 1])
+                    self._end_transaction(request)
+                    start = index + 1
+        if start < len(records):
+            self._send_in_transaction(records[start:])
+        request = self.transactions.batch_request()
+        if request is not None:
+            self._end_transaction(request)
+
+    def _send_in_transaction(self, records: Sequence[SourceRecord]) -> None:
+        self._begin()
         try:
             super()._send(records)
         except BaseException:
             self._abort()
             raise
-        if self.per_poll:
-            self._commit_transaction()
+        self._records_in_transaction += len(records)
+
+    def _begin(self) -> None:
+        if not self._in_transaction:
+            assert self._producer is not None
+            self._producer.begin_transaction()
+            self._in_transaction = True
+            self._records_in_transaction = 0
+
+    def _end_transaction(self, request: str) -> None:
+        """What the task asked (connector boundaries): commit, or abort and still commit the offsets.
+
+        As Kafka: an aborted transaction's records are dropped, but their offsets are committed
+        (in a transaction of their own), so the task does not read the same records again.
+        """
+        if request == "abort" and self._in_transaction:
+            self._abort_as_asked()
+        self._commit_transaction()
+
+    def _abort_as_asked(self) -> None:
+        producer = self._producer
+        assert producer is not None
+        producer.flush(self.transaction_timeout_s)  # nothing left queued: no purge errors to report
+        self._check_delivery_errors()
+        producer.abort_transaction(self.transaction_timeout_s)
+        self._in_transaction = False
+        self.summary.records -= self._records_in_transaction
+        log.info("Task %s: aborted a transaction of %d record(s), as the task asked; their offsets are "
+                 "committed", self.id, self._records_in_transaction)
 
     def _commit(self, *, final: bool = False) -> bool:
-        if self._in_transaction:
+        """The periodic and final commits; with connector boundaries only the task commits (an open
+        transaction at the end is aborted when the runner closes, and its records are read again)."""
+        if self._in_transaction and self.transactions is None:
             self._commit_transaction()
         if final:
             self._summarize_offsets()
@@ -125,6 +179,7 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
         producer = self._producer
         assert producer is not None
         serialized: dict[bytes, bytes | None] = {}
+        self._begin()  # after a requested abort, the offsets go in a transaction of their own
         try:
             if self.writer.begin_flush():
                 serialized = self.writer.serialized_snapshot()

@@ -39,7 +39,7 @@ from confluent_kafka import KafkaError, Message, Producer
 from kopycat.api.bounded import RunComplete
 from kopycat.api.errors import ConnectError, RetriableError
 from kopycat.api.records import RecordMetadata, SourceRecord
-from kopycat.api.task import OffsetStorageReader, SourceTask, SourceTaskContext
+from kopycat.api.task import OffsetStorageReader, SourceTask, SourceTaskContext, TransactionContext
 from kopycat.gc_pause import gc_paused, young_collections_deferred
 from kopycat.runtime.bounds import Bounds, RunSummary, StopReason, StopWatch
 from kopycat.runtime.errors import ProcessingContext, Stage
@@ -65,9 +65,11 @@ _new_metadata = tuple.__new__  # RecordMetadata without NamedTuple's Python-leve
 class WorkerSourceTaskContext(SourceTaskContext):
     """What a running source task sees (Kafka's ``WorkerSourceTaskContext``)."""
 
-    def __init__(self, configs: Mapping[str, str], reader: OffsetStorageReader) -> None:
+    def __init__(self, configs: Mapping[str, str], reader: OffsetStorageReader,
+                 transactions: TransactionContext | None = None) -> None:
         self._configs = configs
         self._reader = reader
+        self._transactions = transactions
 
     @property
     def configs(self) -> Mapping[str, str]:
@@ -76,6 +78,10 @@ class WorkerSourceTaskContext(SourceTaskContext):
     @property
     def offset_reader(self) -> OffsetStorageReader:
         return self._reader
+
+    @property
+    def transaction_context(self) -> TransactionContext | None:
+        return self._transactions
 
 
 def partition_text(partition: Mapping[str, Any] | None) -> str:
@@ -163,9 +169,12 @@ class SourceTaskRunner:
     def _start(self) -> None:
         self._producer = self._create_producer()
         self._before = self.committed_offsets()
-        self.task.initialize(WorkerSourceTaskContext(self.task_props, self.reader))
+        self.task.initialize(self._task_context())
         self.task.start(self.task_props)
         log.info("Task %s started (%s)", self.id, type(self.task).__name__)
+
+    def _task_context(self) -> WorkerSourceTaskContext:
+        return WorkerSourceTaskContext(self.task_props, self.reader)
 
     def _create_producer(self) -> Producer:
         return Producer(self._producer_config)

@@ -12,7 +12,7 @@ from typing import Any
 
 from kopycat.api.bounded import BOUNDED_RUN_CONFIG
 from kopycat.api.config import parse_type
-from kopycat.api.connector import ExactlyOnceSupport, SourceConnector
+from kopycat.api.connector import ConnectorTransactionBoundaries, ExactlyOnceSupport, SourceConnector
 from kopycat.api.errors import ConfigError
 from kopycat.api.records import TopicPartition
 from kopycat.api.task import SinkTask, SourceTask
@@ -118,6 +118,21 @@ def _check_exactly_once_support(connector_props: Mapping[str, Any]) -> None:
                       key=EXACTLY_ONCE_SUPPORT_CONFIG)
 
 
+def _check_transaction_boundaries(connector_props: Mapping[str, Any], parts: TaskParts) -> None:
+    """``transaction.boundary=connector`` asks the connector first, as Kafka's herder validation does."""
+    props = {str(k): str(v) for k, v in connector_props.items() if v is not None}
+    connector = connector_class(props.get(CONNECTOR_CLASS_CONFIG, ""))()
+    answer = (connector.can_define_transaction_boundaries(props) if isinstance(connector, SourceConnector)
+              else None)
+    if answer is ConnectorTransactionBoundaries.SUPPORTED:
+        return
+    parts.close()
+    raise ConfigError(f"{TRANSACTION_BOUNDARY_CONFIG}=connector, but connector {props.get(CONNECTOR_CLASS_CONFIG)} "
+                      f"does not define transaction boundaries with this configuration "
+                      f"(can_define_transaction_boundaries is not SUPPORTED): use {TRANSACTION_BOUNDARY_CONFIG}="
+                      f"poll or interval", key=TRANSACTION_BOUNDARY_CONFIG)
+
+
 def build_source_runner(task_id: TaskId, task_class: type[SourceTask], task_props: Mapping[str, str],
                         connector_props: Mapping[str, Any], worker_props: Mapping[str, Any],
                         offset_store: OffsetBackingStore, bounds: Bounds | None = None) -> SourceTaskRunner:
@@ -151,10 +166,13 @@ def build_source_runner(task_id: TaskId, task_class: type[SourceTask], task_prop
         raise ConfigError(f"{EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG}=enabled needs offsets on a Kafka topic "
                           f"(offset.storage.topic), not a {type(offset_store).__name__}",
                           key=EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG)
+    boundary = str(connector_props.get(TRANSACTION_BOUNDARY_CONFIG, "poll"))
+    if boundary.lower() == "connector":
+        _check_transaction_boundaries(connector_props, parts)
     interval = connector_props.get(TRANSACTION_BOUNDARY_INTERVAL_CONFIG)
     return ExactlyOnceSourceTaskRunner(
         task_id, task, task_props, parts, offset_store=offset_store, group_id=worker[GROUP_ID_CONFIG],
-        transaction_boundary=str(connector_props.get(TRANSACTION_BOUNDARY_CONFIG, "poll")),
+        transaction_boundary=boundary,
         transaction_interval_ms=int(interval) if interval not in (None, "") else None, **common)
 
 
