@@ -28,13 +28,31 @@ import datetime as dt
 import re
 import zoneinfo
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from kopycat.api.config import ConfigDef, ConfigType, Importance, LambdaValidator, Width
-from kopycat.api.data import INT_RANGES, LOGICAL_TYPES, Schema, Struct, Timestamp, Type
+from kopycat.api.data import INT_RANGES, LOGICAL_TYPES, Schema, Struct, Type
 from kopycat.api.errors import ConfigError, DataError
 from kopycat.api.records import SinkRecord
+from kopycat.connectors.files.timestamp_extractors import (
+    TIMESTAMP_EXTRACTOR_CONFIG,
+    TIMESTAMP_FIELD_CONFIG,
+    RecordFieldTimestampExtractor,
+    RecordTimestampExtractor,
+    TimestampExtractor,
+    WallclockTimestampExtractor,
+)
+from kopycat.connectors.files.joda_time import (
+    HOUR_MS,
+    UnsupportedPattern,
+    ZoneClock,
+    pattern_tokens,
+    time_bucket,
+    token_printer,
+    truncate_toward_zero,
+    zone_id,
+)
 
 __all__ = [
     "DIRECTORY_DELIM_CONFIG", "EXTRACTOR_NAMES", "LOCALE_CONFIG", "PARTITIONER_CLASS_CONFIG",
@@ -52,8 +70,6 @@ PARTITION_DURATION_MS_CONFIG: Final = "partition.duration.ms"
 PATH_FORMAT_CONFIG: Final = "path.format"
 LOCALE_CONFIG: Final = "locale"
 TIMEZONE_CONFIG: Final = "timezone"
-TIMESTAMP_EXTRACTOR_CONFIG: Final = "timestamp.extractor"
-TIMESTAMP_FIELD_CONFIG: Final = "timestamp.field"
 DIRECTORY_DELIM_CONFIG: Final = "directory.delim"
 
 PARTITIONER_NAMES: Final = ("DefaultPartitioner", "FieldPartitioner", "TimeBasedPartitioner",
@@ -61,9 +77,7 @@ PARTITIONER_NAMES: Final = ("DefaultPartitioner", "FieldPartitioner", "TimeBased
 EXTRACTOR_NAMES: Final = ("Wallclock", "Record", "RecordField")
 _PACKAGE: Final = "io.confluent.connect.storage.partitioner."
 _EXTRACTOR_AFFIXES: Final = (_PACKAGE + "TimeBasedPartitioner$", "TimestampExtractor")
-_HOUR_MS: Final = 3_600_000
 _CACHE_LIMIT: Final = 65_536
-_UNSEEN: Final = -1  # no zone is 1 ms behind UTC: marks an hour not looked up yet
 
 
 def _kind(value: str, names: Sequence[str], prefix: str, suffix: str = "") -> str | None:
@@ -340,226 +354,6 @@ class FieldPartitioner(Partitioner):
                         "integer, a string or a boolean")
 
 
-class TimestampExtractor(ABC):
-    """The time of a record for time-based partitioning (Confluent's ``TimestampExtractor``)."""
-
-    @abstractmethod
-    def extract(self, record: SinkRecord, now_ms: int) -> int:
-        """Epoch ms; raises DataError when the record has no usable time."""
-
-
-class WallclockTimestampExtractor(TimestampExtractor):
-    """The sink's clock, as passed in ``now_ms`` (``WallclockTimestampExtractor``)."""
-
-    def extract(self, record: SinkRecord, now_ms: int) -> int:
-        return now_ms
-
-
-class RecordTimestampExtractor(TimestampExtractor):
-    """The record's Kafka timestamp (``RecordTimestampExtractor``)."""
-
-    def extract(self, record: SinkRecord, now_ms: int) -> int:
-        if record.timestamp is None:
-            raise DataError(f"it has no Kafka timestamp, which {TIMESTAMP_EXTRACTOR_CONFIG}="
-                            f"Record needs; use {TIMESTAMP_EXTRACTOR_CONFIG}=Wallclock or "
-                            "RecordField")
-        return record.timestamp
-
-
-_EPOCH_MS_TEXT: Final = re.compile(r"-?[0-9]{1,19}")
-
-
-class RecordFieldTimestampExtractor(TimestampExtractor):
-    """A value field: epoch ms, a Timestamp or ISO 8601 text (``RecordFieldTimestampExtractor``).
-
-    Text of up to 19 digits is epoch ms, as in Confluent; other text is ISO 8601, UTC when it
-    names no offset. Fields nest as ``outer.inner`` in Structs and dicts.
-    """
-
-    def __init__(self, field_name: str) -> None:
-        self.field_name, self._segments = field_name, field_name.split(".")
-        if any(not segment.strip() for segment in self._segments):
-            raise ConfigError.for_key(TIMESTAMP_FIELD_CONFIG, field_name, "RecordField needs the "
-                                      "value field with the time, e.g. timestamp or meta.created")
-
-    def extract(self, record: SinkRecord, now_ms: int) -> int:
-        current: Any = record.value
-        if not isinstance(current, Struct | Mapping):
-            raise DataError(f"its value is {type(current).__name__}, not a Struct or a map with "
-                            f"the field {self.field_name} ({TIMESTAMP_FIELD_CONFIG})")
-        for segment in self._segments:
-            if isinstance(current, Struct) and current.schema.field(segment) is not None:
-                current = current.get(segment)
-            else:
-                current = current.get(segment) if isinstance(current, Mapping) else None
-            if current is None:
-                raise DataError(f"field {self.field_name} ({TIMESTAMP_FIELD_CONFIG}) is missing "
-                                "or null")
-        return self._millis(current)
-
-    def _millis(self, value: Any) -> int:
-        if isinstance(value, str) and not _EPOCH_MS_TEXT.fullmatch(value):
-            try:
-                value = dt.datetime.fromisoformat(value)
-            except ValueError:
-                raise DataError(f"field {self.field_name} is {value!r}, neither epoch ms nor an "
-                                "ISO 8601 time such as 2026-11-23T05:00:00Z") from None
-        if isinstance(value, dt.datetime):
-            return Timestamp.from_logical(Timestamp.SCHEMA, value)
-        if isinstance(value, int | float | str) and not isinstance(value, bool):
-            try:
-                return int(value)
-            except (ValueError, OverflowError):  # NaN, infinity
-                pass
-        raise DataError(f"field {self.field_name} is {type(value).__name__} {value!r}; a timestamp "
-                        "field must hold epoch ms, a Timestamp or ISO 8601 text")
-
-
-def _offset_ms(zone: dt.tzinfo, utc_ms: int) -> int:
-    try:
-        offset = dt.datetime.fromtimestamp(utc_ms / 1000, zone).utcoffset()
-    except (OverflowError, ValueError, OSError):
-        raise DataError(f"timestamp {utc_ms} ms is outside years 1-9999") from None
-    return (offset or dt.timedelta()) // dt.timedelta(milliseconds=1)
-
-
-class _ZoneClock:
-    """A zone's offsets at UTC instants, cached per UTC hour that has no transition.
-
-    Joda's ``convertUTCToLocal`` and ``convertLocalToUTC(local, strict=false)``.
-    """
-
-    def __init__(self, zone: dt.tzinfo) -> None:
-        self.zone = zone
-        self._fixed = None if isinstance(zone, zoneinfo.ZoneInfo) else _offset_ms(zone, 0)
-        self._by_hour: dict[int, int | None] = {}
-
-    def offset_ms(self, utc_ms: int) -> int:
-        if self._fixed is not None:
-            return self._fixed
-        hour = utc_ms // _HOUR_MS
-        offset = self._by_hour.get(hour, _UNSEEN)
-        if offset == _UNSEEN:
-            first, last = (_offset_ms(self.zone, hour * _HOUR_MS + at) for at in (0, _HOUR_MS - 1))
-            if len(self._by_hour) >= _CACHE_LIMIT:
-                self._by_hour.clear()
-            offset = self._by_hour[hour] = first if first == last else None
-        return _offset_ms(self.zone, utc_ms) if offset is None else offset
-
-    def local_to_utc(self, local_ms: int) -> int:
-        """Joda's way; in a western zone's DST gap it keeps the first estimate, as Joda does.
-
-        Joda compares ``nextTransition`` at both estimates: with transitions further apart than
-        an offset change, the same as comparing the offsets there.
-        """
-        offset_local = self.offset_ms(local_ms)
-        offset = self.offset_ms(local_ms - offset_local)
-        in_gap = offset != offset_local and self.offset_ms(local_ms - offset) != offset
-        if in_gap and offset_local < 0:
-            offset = offset_local
-        return local_ms - offset
-
-
-def _truncate(local_ms: int, duration_ms: int) -> int:
-    """``local / d * d`` with Java's ``/``, which truncates toward zero."""
-    quotient = local_ms // duration_ms if local_ms >= 0 else -(-local_ms // duration_ms)
-    return quotient * duration_ms
-
-
-def time_bucket(duration_ms: int, utc_ms: int, zone: dt.tzinfo) -> int:
-    """Start (epoch ms) of the bucket holding ``utc_ms``: Confluent's ``getPartition``."""
-    clock = _ZoneClock(zone)
-    return clock.local_to_utc(_truncate(utc_ms + clock.offset_ms(utc_ms), duration_ms))
-
-
-_MONTHS: Final = ("January", "February", "March", "April", "May", "June", "July", "August",
-                  "September", "October", "November", "December")
-_DAYS: Final = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-_NUMBERS: Final[dict[str, Callable[[dt.datetime], int]]] = {
-    "C": lambda t: t.year // 100, "d": lambda t: t.day, "H": lambda t: t.hour,
-    "m": lambda t: t.minute, "s": lambda t: t.second, "D": lambda t: t.timetuple().tm_yday,
-    "w": lambda t: t.isocalendar()[1], "e": lambda t: t.isoweekday(), "M": lambda t: t.month,
-    "k": lambda t: t.hour or 24, "K": lambda t: t.hour % 12, "h": lambda t: t.hour % 12 or 12,
-}
-_YEARS: Final[dict[str, Callable[[dt.datetime], int]]] = {
-    "y": lambda t: t.year, "Y": lambda t: t.year, "x": lambda t: t.isocalendar()[0]}
-_TEXTS: Final[dict[str, Callable[[dt.datetime, int], str]]] = {
-    "M": lambda t, n: _MONTHS[t.month - 1][:3] if n == 3 else _MONTHS[t.month - 1],
-    "E": lambda t, n: _DAYS[t.weekday()][:3] if n <= 3 else _DAYS[t.weekday()],
-    "a": lambda t, n: "AM" if t.hour < 12 else "PM", "G": lambda t, n: "AD",
-}
-_LETTER: Final = re.compile(r"[A-Za-z]")
-
-
-def _tokens(pattern: str) -> list[str]:
-    """Joda's ``DateTimeFormat.parseToken``: runs of one letter, or ``'`` + literal text."""
-    tokens, i = [], 0
-    while i < len(pattern):
-        if _LETTER.match(pattern, i):
-            end = i + 1
-            while end < len(pattern) and pattern[end] == pattern[i]:
-                end += 1
-            tokens.append(pattern[i:end])
-            i = end
-            continue
-        text, quoted = ["'"], False
-        while i < len(pattern) and (quoted or not _LETTER.match(pattern, i)):
-            if pattern.startswith("''", i):
-                text.append("'")
-                i += 1
-            elif pattern[i] == "'":
-                quoted = not quoted
-            else:
-                text.append(pattern[i])
-            i += 1
-        tokens.append("".join(text))
-    return tokens
-
-
-def _printer(token: str, pattern: str, locale: str, zone_id: str) -> Callable[[dt.datetime], str]:
-    """How Joda prints one token (``DateTimeFormat.parsePatternTo``)."""
-    letter, n = token[0], len(token)
-    if letter == "'":
-        return lambda t: token[1:]
-    if letter in _YEARS:
-        year = _YEARS[letter]
-        return (lambda t: f"{year(t) % 100:02d}") if n == 2 else (lambda t: f"{year(t):0{n}d}")
-    if letter in _NUMBERS and (letter != "M" or n <= 2):
-        number = _NUMBERS[letter]
-        return lambda t: f"{number(t):0{n}d}"
-    if letter == "S":
-        return lambda t: f"{t.microsecond // 1000:03d}"[:n].ljust(n, "0")
-    if letter == "Z":
-        return _offset_printer(n == 2) if n <= 2 else (lambda t: zone_id)
-    if letter not in _TEXTS:
-        raise ConfigError.for_key(PATH_FORMAT_CONFIG, pattern, f"pattern letter {letter!r} "
-                                  f"({token}) is not supported; use quoted literals and y Y x C M "
-                                  "d D w e E H k K h m s S a G Z")
-    if re.split(r"[-_]", locale)[0].lower() != "en":
-        raise ConfigError.for_key(LOCALE_CONFIG, locale, f"{PATH_FORMAT_CONFIG} prints {token!r}, "
-                                  "names only printed in English; use locale=en-US or numbers "
-                                  "such as MM")
-    text = _TEXTS[letter]
-    return lambda t: text(t, n)
-
-
-def _offset_printer(colon: bool) -> Callable[[dt.datetime], str]:
-    """Joda's ``appendTimeZoneOffset("Z", colon, 2, 2)``: ``+0100``/``+01:00``, ``Z`` for 0."""
-    def offset(t: dt.datetime) -> str:
-        minutes = int((t.utcoffset() or dt.timedelta()).total_seconds()) // 60
-        sign = "-" if minutes < 0 else "+"
-        hours, minutes = divmod(abs(minutes), 60)
-        return f"{sign}{hours:02d}{':' if colon else ''}{minutes:02d}" if hours or minutes else "Z"
-    return offset
-
-
-def _zone_id(zone: dt.tzinfo) -> str:
-    """What Joda's ``ZZZ`` prints: the zone's ID, ``UTC``, or a fixed offset as ``+01:00``."""
-    if isinstance(zone, zoneinfo.ZoneInfo):
-        return zone.key
-    return "UTC" if zone is dt.UTC else _offset_printer(True)(dt.datetime.now(zone))
-
-
 class TimeBasedPartitioner(Partitioner):
     """A time bucket printed with a Joda pattern (Confluent's ``TimeBasedPartitioner``).
 
@@ -581,10 +375,15 @@ class TimeBasedPartitioner(Partitioner):
             path_format = path_format[:-len(delim)]
         self.zone = parse_timezone(timezone) if isinstance(timezone, str) else timezone
         self.duration_ms, self.path_format, self.extractor = duration_ms, path_format, extractor
-        self._clock = _ZoneClock(self.zone)
-        zone_id = _zone_id(self.zone)
-        self._printers = [_printer(token, path_format, locale, zone_id)
-                          for token in _tokens(path_format)]
+        self._clock = ZoneClock(self.zone)
+        zone_name = zone_id(self.zone)
+        try:
+            self._printers = [token_printer(token, path_format, locale, zone_name)
+                              for token in pattern_tokens(path_format)]
+        except UnsupportedPattern as exc:
+            if exc.key == "pattern":
+                raise ConfigError.for_key(PATH_FORMAT_CONFIG, path_format, str(exc)) from None
+            raise ConfigError.for_key(LOCALE_CONFIG, locale, f"{PATH_FORMAT_CONFIG} {exc}") from None
         self._paths: dict[int, str] = {}
 
     def encode_partition(self, record: SinkRecord, now_ms: int) -> str:
@@ -604,7 +403,7 @@ class TimeBasedPartitioner(Partitioner):
 
     def encode_timestamp(self, utc_ms: int) -> str:
         """The encoded partition of an instant (epoch ms)."""
-        bucket = _truncate(utc_ms + self._clock.offset_ms(utc_ms), self.duration_ms)
+        bucket = truncate_toward_zero(utc_ms + self._clock.offset_ms(utc_ms), self.duration_ms)
         path = self._paths.get(bucket)
         if path is None:
             start = self._clock.local_to_utc(bucket)
@@ -623,7 +422,7 @@ class TimeBasedPartitioner(Partitioner):
 
     def bucket_start(self, utc_ms: int) -> int:
         """Start (epoch ms) of the bucket holding ``utc_ms`` (see :func:`time_bucket`)."""
-        return self._clock.local_to_utc(_truncate(utc_ms + self._clock.offset_ms(utc_ms), self.duration_ms))
+        return self._clock.local_to_utc(truncate_toward_zero(utc_ms + self._clock.offset_ms(utc_ms), self.duration_ms))
 
     def encoded_between(self, start_ms: int, end_ms: int) -> list[str]:
         """The encoded partitions of the buckets meeting ``[start_ms, end_ms)``, in time order.
@@ -631,7 +430,7 @@ class TimeBasedPartitioner(Partitioner):
         Steps bucket by bucket; a bucket a DST change made longer than ``partition.duration.ms``
         is left in smaller steps (a quarter hour at most), so no bucket is skipped.
         """
-        step = min(self.duration_ms, _HOUR_MS // 4)
+        step = min(self.duration_ms, HOUR_MS // 4)
         paths: list[str] = []
         at = start_ms
         while at < end_ms:
@@ -651,7 +450,7 @@ class HourlyPartitioner(TimeBasedPartitioner):
     def __init__(self, timezone: str | dt.tzinfo, extractor: TimestampExtractor, *,
                  locale: str = "en", delim: str = "/") -> None:
         path_format = delim.join(("'year'=YYYY", "'month'=MM", "'day'=dd", "'hour'=HH"))
-        super().__init__(_HOUR_MS, path_format, timezone, extractor, locale=locale, delim=delim)
+        super().__init__(HOUR_MS, path_format, timezone, extractor, locale=locale, delim=delim)
 
 
 class DailyPartitioner(TimeBasedPartitioner):
@@ -660,7 +459,7 @@ class DailyPartitioner(TimeBasedPartitioner):
     def __init__(self, timezone: str | dt.tzinfo, extractor: TimestampExtractor, *,
                  locale: str = "en", delim: str = "/") -> None:
         path_format = delim.join(("'year'=YYYY", "'month'=MM", "'day'=dd"))
-        super().__init__(24 * _HOUR_MS, path_format, timezone, extractor, locale=locale,
+        super().__init__(24 * HOUR_MS, path_format, timezone, extractor, locale=locale,
                          delim=delim)
 
 
