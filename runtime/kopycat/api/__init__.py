@@ -64,6 +64,7 @@ from kopycat.api.records import (
     TimestampType,
     TopicPartition,
 )
+from kopycat.api.schema_projector import SchemaProjector
 from kopycat.api.task import (
     OffsetStorageReader,
     SinkTask,
@@ -82,6 +83,7 @@ __all__ = [
     "ExactlyOnceSupport", "Field", "Header", "HeaderConverter", "Headers", "Importance",
     "NonEmptyString", "NotFoundError", "OffsetStorageReader", "Password", "Predicate", "Range",
     "RecordMetadata", "Regex", "RetriableError", "Schema", "SchemaAndValue", "SchemaBuilder",
+    "SchemaProjector",
     "SchemaBuilderError", "SinkConnector", "SinkConnectorContext", "SinkRecord", "SinkTask",
     "SinkTaskContext", "SourceConnector", "SourceConnectorContext", "SourceRecord", "SourceTask",
     "SourceTaskContext", "Struct", "Task", "Time", "Timestamp", "TimestampType", "TopicPartition",

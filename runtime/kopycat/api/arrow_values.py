@@ -22,7 +22,7 @@ from kopycat.api.arrow import to_arrow_schema
 from kopycat.api.data import Schema, Struct, Type
 from kopycat.api.errors import DataError
 
-__all__ = ["to_arrow_batch"]
+__all__ = ["struct_dict", "to_arrow_batch"]
 
 _Plain = Callable[[Any], Any]
 
@@ -64,7 +64,7 @@ def _plainer(schema: Schema) -> _Plain | None:
     if schema.type is Type.STRUCT:
         fields = [(field.name, field.index, field.schema.default, _plainer(field.schema))
                   for field in schema.fields]
-        return lambda struct: _struct_dict(struct, fields)
+        return lambda struct: struct_dict(struct, fields)
     if schema.type is Type.ARRAY:
         element = _plainer(schema.value_schema)
         if element is None:
@@ -78,7 +78,9 @@ def _plainer(schema: Schema) -> _Plain | None:
     return None
 
 
-def _struct_dict(struct: Struct, fields: list[tuple[str, int, Any, _Plain | None]]) -> dict[str, Any]:
+def struct_dict(struct: Struct, fields: list[tuple[str, int, Any, _Plain | None]]) -> dict[str, Any]:
+    """A struct as a dict by ``(name, index, default, convert)`` field plans: unset fields take their
+    default, and non-null values go through ``convert`` when there is one (Arrow's and Avro's rows)."""
     values = struct.values()
     out: dict[str, Any] = {}
     for name, index, default, plain in fields:

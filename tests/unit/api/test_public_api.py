@@ -19,7 +19,8 @@ EXPECTED = {
     "ConnectRecord", "SourceRecord", "SinkRecord", "Header", "Headers", "RecordMetadata",
     "TimestampType", "TopicPartition",
     # data
-    "Schema", "SchemaBuilder", "Struct", "Field", "Type", "Decimal", "Date", "Time", "Timestamp",
+    "Schema", "SchemaBuilder", "SchemaProjector", "Struct", "Field", "Type", "Decimal", "Date", "Time",
+    "Timestamp",
     # configuration
     "Config", "ConfigDef", "ConfigKey", "ConfigType", "ConfigValue", "Importance", "Width",
     "Password", "Range", "Regex", "NonEmptyString", "ValidList", "ValidString",

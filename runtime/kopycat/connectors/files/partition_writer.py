@@ -8,7 +8,9 @@ open together form a *round*; a round ends (all its files are committed) when
 - a record's time is ``rotate.interval.ms`` past the round's first record (record time, so a
   replay cuts the same files),
 - the wall clock passes a ``rotate.schedule.interval.ms`` boundary (in ``timezone``),
-- a record's value schema differs from its file's (``schema.compatibility=NONE``),
+- a record's value schema cannot go into its file (``schema.compatibility``, see
+  :class:`SchemaCompatibility`: any change under NONE, a newer version under BACKWARD/FULL, an
+  older one under FORWARD, another schema name always),
 - or the task commits everything it holds (the end of a bounded run).
 
 Commit protocol (DESIGN.md §3): each file is written under ``+tmp`` and moved to its committed
@@ -34,13 +36,14 @@ from typing import Final
 from kopycat.api.data import Schema
 from kopycat.api.errors import DataError
 from kopycat.api.records import SinkRecord, TopicPartition
+from kopycat.api.schema_projector import SchemaProjector
 from kopycat.connectors.files.committed_files import TEMP_DIR, committed_name
 from kopycat.connectors.files.partitioners import Partitioner, parse_timezone
 from kopycat.connectors.files.record_formats import FileContents, RecordFormat
 from kopycat.connectors.files.sink_config import FileSinkSettings
 from kopycat.connectors.files.store import Store
 
-__all__ = ["TopicPartitionWriter", "round_manifest_path", "temp_prefix"]
+__all__ = ["SchemaCompatibility", "TopicPartitionWriter", "round_manifest_path", "temp_prefix"]
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +57,65 @@ def temp_prefix(tp: TopicPartition) -> str:
 
 def round_manifest_path(store: Store, topics_dir: str, tp: TopicPartition) -> str:
     return store.path(topics_dir, tp.topic, TEMP_DIR, f"{tp.topic}+{tp.partition}{MANIFEST_SUFFIX}")
+
+
+class SchemaCompatibility:
+    """What a record of another value schema does to its open file (Confluent's StorageSchemaCompatibility).
+
+    NONE: any other schema rolls a new file. BACKWARD and FULL: a newer version rolls (the new
+    file takes it), an older or equal one is projected onto the file's schema with Kafka's
+    :class:`~kopycat.api.schema_projector.SchemaProjector`. FORWARD: an older version rolls, a
+    newer or equal one is projected. A schema of another name always rolls (nothing to project:
+    Confluent's newer releases roll on it too). All but NONE need versioned schemas.
+    """
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.versioned = mode != "NONE"
+
+    def check(self, record: SinkRecord) -> None:
+        """Raise DataError naming the record and the fix unless its value schema has a version."""
+        schema = record.value_schema
+        if schema is not None and schema.version is not None:
+            return
+        what = "no value schema" if schema is None else f"a value schema without a version ({schema!r})"
+        raise DataError(f"Record {record.topic}-{record.kafka_partition} offset {record.kafka_offset} (key "
+                        f"{_short(record.key)}) has {what}, but schema.compatibility={self.mode} orders schemas "
+                        f"by version: give the value schemas versions (Schema Registry converters do; "
+                        f"JsonConverter envelopes carry \"version\"), or set schema.compatibility=NONE")
+
+    def rolls(self, schema: Schema | None, file_schema: Schema | None) -> bool:
+        """True when a record of ``schema`` must start a new file instead of going into one of ``file_schema``."""
+        if schema is file_schema or schema == file_schema:
+            return False
+        if not self.versioned or schema is None or file_schema is None or schema.name != file_schema.name:
+            return True
+        if self.mode == "FORWARD":
+            return schema.version < file_schema.version  # type: ignore[operator]  # check() saw versions
+        return schema.version > file_schema.version  # type: ignore[operator]
+
+    def project(self, record: SinkRecord, file_schema: Schema | None) -> SinkRecord:
+        """The record with its value projected onto ``file_schema`` (itself when the schemas are equal)."""
+        schema = record.value_schema
+        if schema is file_schema or schema == file_schema or schema is None or file_schema is None:
+            return record
+        try:
+            value = SchemaProjector.project(schema, record.value, file_schema)
+        except DataError as exc:
+            raise DataError(f"Record {record.topic}-{record.kafka_partition} offset {record.kafka_offset} (key "
+                            f"{_short(record.key)}) of {_version(schema)} cannot go into its open file of "
+                            f"{_version(file_schema)} under schema.compatibility={self.mode}: {exc}. Make the "
+                            f"schema change {self.mode} compatible, or set schema.compatibility=NONE") from exc
+        return record.new_record(value_schema=file_schema, value=value)
+
+
+def _version(schema: Schema) -> str:
+    return f"value schema {schema.name or schema.type.name} version {schema.version}"
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 @dataclass
@@ -88,6 +150,7 @@ class TopicPartitionWriter:
         self.partitioner = partitioner
         self.format = record_format
         self.zone = parse_timezone(timezone) if timezone else dt.UTC
+        self.compatibility = SchemaCompatibility(settings.schema_compatibility)
         self.next_offset: int | None = None
         """The offset after the last committed file (None: no committed file known)."""
         self.skipped_to: int | None = None
@@ -131,10 +194,16 @@ class TopicPartitionWriter:
             if record.value is None:
                 self._null_value(record, pending)
                 continue
-            if self._time_to_rotate(record, now_ms) or self._schema_changes(record, partition, pending):
+            if self.compatibility.versioned:
+                self.compatibility.check(record)
+            is_open, file_schema = self._file_schema(partition, pending)
+            if self._time_to_rotate(record, now_ms) or (
+                    is_open and self.compatibility.rolls(record.value_schema, file_schema)):
                 self._add(pending)
                 pending = {}
                 self.commit()
+            elif is_open:
+                record = self.compatibility.project(record, file_schema)
             self._count(record, now_ms)
             pending.setdefault(partition, []).append(record)
             if self._round is not None and self._round.records >= self.settings.flush_size:
@@ -159,16 +228,14 @@ class TopicPartitionWriter:
         timestamp = self._record_time(record, now_ms)
         return timestamp is not None and timestamp - current.base_timestamp >= interval
 
-    def _schema_changes(self, record: SinkRecord, partition: str, pending: dict[str, list[SinkRecord]]) -> bool:
-        schema = record.value_schema
+    def _file_schema(self, partition: str, pending: dict[str, list[SinkRecord]]) -> tuple[bool, Schema | None]:
+        """(whether ``partition`` has a file open or pending, that file's value schema)."""
         waiting = pending.get(partition)
         if waiting:
-            previous = waiting[-1].value_schema
-        elif self._round is not None and partition in self._round.files:
-            previous = self._round.files[partition].schema
-        else:
-            return False
-        return previous is not schema and previous != schema
+            return True, waiting[-1].value_schema
+        if self._round is not None and partition in self._round.files:
+            return True, self._round.files[partition].schema
+        return False, None
 
     def _count(self, record: SinkRecord, now_ms: int) -> None:
         if self._round is None:

@@ -1,35 +1,47 @@
-"""File formats of the storage sink: Parquet and JSON lines (Confluent's ``format.class``).
+"""File formats of the storage sink: Parquet, JSON lines and Avro (Confluent's ``format.class``).
 
 A format turns the records of one file into bytes. A file in progress (:class:`FileContents`)
 takes records a batch at a time and converts them right away (Parquet: an Arrow record batch
-per put, column by column; JSON: the JsonConverter's batch encoder), so a bad value fails the
-put that brought it, naming the record, and memory holds compact columns, not records.
-Everything is written when the file is committed: one Parquet file with one row group per
-``parquet.row.group.rows`` rows, or the JSON lines in order.
+per put, column by column; JSON: the JsonConverter's batch encoder; Avro: fastavro's encoder
+into the file's compressed blocks), so a bad value fails the put that brought it, naming the
+record, and memory holds compact columns or bytes, not records. Everything is written when the
+file is committed: one Parquet file with one row group per ``parquet.row.group.rows`` rows, the
+JSON lines in order, or the Avro container file.
 
 Follows Confluent's ``ParquetFormat`` (values only, the value schema as the file schema,
-``parquet.codec``) and ``JsonFormat`` (values through JsonConverter with schemas.enable=false,
-one per line). Avro is not offered: it would need fastavro, which Kopycat does not ship.
+``parquet.codec``), ``JsonFormat`` (values through JsonConverter with schemas.enable=false,
+one per line) and ``AvroFormat`` (values only, the value schema through ``AvroData`` as the
+file schema, ``avro.codec``; see :mod:`~kopycat.connectors.files.avro_schema`).
 """
 
 from __future__ import annotations
 
+import importlib.util
+import io
+import json
+import os
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Final
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from fastavro import parse_schema, schemaless_writer
+from fastavro.read import HEADER_SCHEMA, MAGIC, SYNC_SIZE
+from fastavro.write import Writer as AvroWriter
 
 from kopycat.api.arrow import to_arrow_schema
 from kopycat.api.arrow_values import to_arrow_batch
 from kopycat.api.data import Schema, Struct, Type
 from kopycat.api.errors import ConfigError, DataError
 from kopycat.api.records import SinkRecord
+from kopycat.connectors.files.avro_schema import AvroSchema, avro_values_converter, to_avro_schema
 from kopycat.converters.json import JsonConverter
 
 __all__ = [
-    "FORMAT_CLASSES", "FileContents", "JsonLinesFormat", "ParquetFormat", "RecordFormat",
+    "FORMAT_CLASSES", "AvroFormat", "FileContents", "JsonLinesFormat", "ParquetFormat", "RecordFormat",
     "format_from_config",
 ]
 
@@ -37,6 +49,13 @@ FORMAT_CLASS_CONFIG: Final = "format.class"
 PARQUET_CODEC_CONFIG: Final = "parquet.codec"
 PARQUET_CODECS: Final = ("none", "snappy", "gzip", "zstd", "lz4", "brotli")
 ROW_GROUP_ROWS: Final = 1 << 17
+AVRO_CODEC_CONFIG: Final = "avro.codec"
+AVRO_CODECS: Final = ("null", "deflate", "snappy", "bzip2")
+"""Confluent's ``AVRO_SUPPORTED_CODECS`` (names of Avro's ``CodecFactory``); the default is null."""
+AVRO_SYNC_INTERVAL: Final = 64_000
+"""Block size Avro's ``DataFileWriter`` aims at (``DataFileConstants.DEFAULT_SYNC_INTERVAL``)."""
+AVRO_SCHEMA_CACHE_SIZE: Final = 1000
+"""Avro schemas kept per process, as Confluent's ``schema.cache.size`` default."""
 
 
 class FileContents(ABC):
@@ -129,6 +148,119 @@ class _JsonLinesContents(FileContents):
             stream.write(chunk)
 
 
+class AvroFormat(RecordFormat):
+    """Values as an Avro container file (Confluent's ``AvroFormat`` / ``AvroRecordWriterProvider``).
+
+    The file schema is ``AvroData.fromConnectSchema`` of the value schema (any type; a struct is
+    a record); blocks are compressed with ``avro.codec``. Values without a schema are refused:
+    Avro files need one, as Confluent's format does.
+    """
+
+    extension = "avro"
+
+    def __init__(self, codec: str = "null") -> None:
+        self.codec = codec
+
+    def new_file(self, schema: Schema | None) -> FileContents:
+        if schema is None:
+            return _SchemalessAvro()
+        return _AvroContents(schema, self.codec)
+
+
+@dataclass(frozen=True)
+class _AvroSchemas:
+    """What one Connect value schema needs to become Avro files."""
+
+    header: bytes
+    """The ``avro.schema`` text Confluent writes: Avro's compact ``Schema.toString``."""
+    encoding: AvroSchema
+    """The same schema as fastavro parses it (see :func:`~kopycat.connectors.files.avro_schema.to_avro_schema`)."""
+    convert: Callable[[Sequence[Any]], list[Any]]
+
+
+@lru_cache(maxsize=AVRO_SCHEMA_CACHE_SIZE)
+def _compiled(schema: Schema) -> _AvroSchemas:
+    header = json.dumps(to_avro_schema(schema), separators=(",", ":"), ensure_ascii=False).encode()
+    encoding = to_avro_schema(schema, null_namespace="kopycat.nonamespace")
+    try:
+        parse_schema(encoding)
+    except Exception as exc:  # fastavro raises several classes (SchemaParseException, UnknownType, ...)
+        raise DataError(f"The Avro schema of value schema {schema!r} cannot be written: {exc}") from exc
+    return _AvroSchemas(header, encoding, avro_values_converter(schema))
+
+
+class _AvroContents(FileContents):
+    """An Avro container file in memory: fastavro encodes and compresses the blocks.
+
+    fastavro writes its own header (its parsed schema, spaced JSON); at commit it is replaced by
+    one holding Confluent's schema text, with the same codec and sync marker.
+    """
+
+    def __init__(self, schema: Schema, codec: str) -> None:
+        self.schemas = _compiled(schema)
+        self.convert = self.schemas.convert
+        self.codec = codec
+        self.sync = os.urandom(SYNC_SIZE)
+        self.buffer = io.BytesIO()
+        self.writer = AvroWriter(self.buffer, self.schemas.encoding, codec=codec,
+                                 sync_interval=AVRO_SYNC_INTERVAL, sync_marker=self.sync)
+        self.header_size = self.buffer.tell()
+        self.failed: str | None = None
+
+    def add(self, records: Sequence[SinkRecord]) -> None:
+        if self.failed is not None:
+            raise DataError(f"An earlier put broke this Avro file: {self.failed}")
+        try:
+            for value in self.convert([record.value for record in records]):
+                self.writer.write(value)
+        except (DataError, TypeError, ValueError, OverflowError, KeyError, AttributeError) as exc:
+            first, last = records[0], records[-1]
+            # The encoder may hold half a record: the file is lost, and says so if used again.
+            self.failed = (f"Records {first.topic}-{first.kafka_partition} offsets {first.kafka_offset}.."
+                           f"{last.kafka_offset} do not fit their Avro schema: {type(exc).__name__}: {exc}")
+            raise DataError(self.failed) from exc
+
+    def write_to(self, stream: pa.NativeFile) -> None:
+        if self.failed is not None:
+            raise DataError(f"An earlier put broke this Avro file: {self.failed}")
+        self.writer.flush()
+        header = io.BytesIO()
+        meta = {"avro.schema": self.schemas.header, "avro.codec": self.codec.encode()}
+        schemaless_writer(header, HEADER_SCHEMA, {"magic": MAGIC, "meta": meta, "sync": self.sync})
+        stream.write(header.getvalue())
+        stream.write(self.buffer.getbuffer()[self.header_size:])
+
+
+class _SchemalessAvro(FileContents):
+    """Records without a value schema: refused on arrival, naming them and the fix."""
+
+    def add(self, records: Sequence[SinkRecord]) -> None:
+        first = records[0]
+        raise DataError(f"Record {first.topic}-{first.kafka_partition} offset {first.kafka_offset} has no value "
+                        f"schema, and Avro files need one: use a converter that carries schemas (JsonConverter "
+                        f"with value.converter.schemas.enable=true) or format.class=json")
+
+    def write_to(self, stream: pa.NativeFile) -> None:
+        raise DataError("An Avro file needs a value schema")
+
+
+def _snappy_available() -> bool:
+    """fastavro compresses snappy blocks with cramjam or python-snappy, neither of which Kopycat requires."""
+    return any(importlib.util.find_spec(module) is not None for module in ("cramjam", "snappy"))
+
+
+def _avro_format(values: Mapping[str, Any]) -> AvroFormat:
+    codec = str(values.get(AVRO_CODEC_CONFIG) or "null").lower()
+    if codec not in AVRO_CODECS:
+        raise ConfigError.for_key(AVRO_CODEC_CONFIG, values[AVRO_CODEC_CONFIG],
+                                  f"is not an Avro codec: use one of {', '.join(AVRO_CODECS)}")
+    if codec == "snappy" and not _snappy_available():
+        raise ConfigError.for_key(AVRO_CODEC_CONFIG, values[AVRO_CODEC_CONFIG],
+                                  "needs python-snappy (or cramjam), which is not installed: install it "
+                                  "(pip install python-snappy) or use avro.codec=deflate")
+    return AvroFormat(codec)
+
+
 FORMAT_CLASSES: Final[Mapping[str, str]] = {
     "parquet": "parquet", "ParquetFormat": "parquet",
     "io.confluent.connect.s3.format.parquet.ParquetFormat": "parquet",
@@ -136,6 +268,9 @@ FORMAT_CLASSES: Final[Mapping[str, str]] = {
     "json": "json", "jsonl": "json", "JsonFormat": "json",
     "io.confluent.connect.s3.format.json.JsonFormat": "json",
     "io.confluent.connect.hdfs.json.JsonFormat": "json",
+    "avro": "avro", "AvroFormat": "avro",
+    "io.confluent.connect.s3.format.avro.AvroFormat": "avro",
+    "io.confluent.connect.hdfs.avro.AvroFormat": "avro",
 }
 """Accepted ``format.class`` values: short names and Confluent's class names."""
 
@@ -147,6 +282,7 @@ def format_from_config(values: Mapping[str, Any]) -> RecordFormat:
         return ParquetFormat(str(values.get(PARQUET_CODEC_CONFIG, "snappy")).lower())
     if kind == "json":
         return JsonLinesFormat()
+    if kind == "avro":
+        return _avro_format(values)
     raise ConfigError.for_key(FORMAT_CLASS_CONFIG, values[FORMAT_CLASS_CONFIG],
-                              f"is not a format: use one of {', '.join(sorted(FORMAT_CLASSES))} (Avro needs "
-                              f"fastavro, which Kopycat does not ship)")
+                              f"is not a format: use one of {', '.join(sorted(FORMAT_CLASSES))}")

@@ -26,6 +26,8 @@ from kopycat.api.config import (
 from kopycat.api.errors import ConfigError
 from kopycat.connectors.files.partitioners import PARTITIONER_CONFIG, TIMEZONE_CONFIG
 from kopycat.connectors.files.record_formats import (
+    AVRO_CODEC_CONFIG,
+    AVRO_CODECS,
     FORMAT_CLASS_CONFIG,
     FORMAT_CLASSES,
     PARQUET_CODEC_CONFIG,
@@ -52,14 +54,8 @@ NULL_BEHAVIORS: Final = ("fail", "ignore")
 
 def _check_format(name: str, value: Any) -> None:
     if str(value) not in FORMAT_CLASSES:
-        raise ConfigError.for_key(name, value, "is not a format: use parquet or json (or Confluent's "
-                                               "ParquetFormat/JsonFormat class names); Avro is not offered")
-
-
-def _check_compatibility(name: str, value: Any) -> None:
-    if str(value).upper() != "NONE":
-        raise ConfigError.for_key(name, value, "is not supported yet: use NONE (every schema change "
-                                               "starts a new file)")
+        raise ConfigError.for_key(name, value, "is not a format: use parquet, json or avro (or Confluent's "
+                                               "ParquetFormat/JsonFormat/AvroFormat class names)")
 
 
 _WRITER: Final = "Writer"
@@ -70,13 +66,17 @@ FILE_SINK_CONFIG: Final = STORE_CONFIG.merge(PARTITIONER_CONFIG).merge(
             "The directory under store.url that holds one directory per topic.",
             group=_WRITER, order_in_group=1, display_name="Topics directory")
     .define(FORMAT_CLASS_CONFIG, ConfigType.STRING, "parquet",
-            LambdaValidator(_check_format, "parquet | json | Confluent format class"), Importance.HIGH,
-            "The file format: parquet (values as columns; needs schemas) or json (one JSON value per "
-            "line). Confluent's io.confluent.connect.{s3,hdfs}...ParquetFormat/JsonFormat are accepted.",
+            LambdaValidator(_check_format, "parquet | json | avro | Confluent format class"), Importance.HIGH,
+            "The file format: parquet (values as columns; needs schemas), json (one JSON value per line) "
+            "or avro (Avro container files as Confluent's AvroData maps schemas; needs schemas). "
+            "Confluent's io.confluent.connect.{s3,hdfs}...ParquetFormat/JsonFormat/AvroFormat are accepted.",
             group=_WRITER, order_in_group=2, display_name="Format class")
     .define(PARQUET_CODEC_CONFIG, ConfigType.STRING, "snappy", CaseInsensitiveValidString.in_(*PARQUET_CODECS),
             Importance.LOW, "The Parquet compression codec.",
             group=_WRITER, order_in_group=3, display_name="Parquet codec")
+    .define(AVRO_CODEC_CONFIG, ConfigType.STRING, "null", CaseInsensitiveValidString.in_(*AVRO_CODECS),
+            Importance.LOW, "The Avro compression codec: null, deflate, snappy (needs python-snappy or "
+            "cramjam) or bzip2.", group=_WRITER, order_in_group=3, display_name="Avro codec")
     .define(FLUSH_SIZE_CONFIG, ConfigType.INT, 100_000, Range(min=1), Importance.HIGH,
             "Records of one topic partition per commit: when this many are written the partition's "
             "files are committed. Confluent requires it; Kopycat defaults to 100000.",
@@ -91,9 +91,15 @@ FILE_SINK_CONFIG: Final = STORE_CONFIG.merge(PARTITIONER_CONFIG).merge(
             "record arrives; -1: off.", group=_WRITER, order_in_group=6,
             display_name="Rotate schedule interval (ms)")
     .define(SCHEMA_COMPATIBILITY_CONFIG, ConfigType.STRING, "NONE",
-            LambdaValidator(_check_compatibility, "NONE"), Importance.MEDIUM,
-            "How schema changes are handled: NONE starts a new file at every change of the value "
-            "schema. BACKWARD/FORWARD/FULL (projection) are not supported yet.",
+            CaseInsensitiveValidString.in_(*SCHEMA_COMPATIBILITIES), Importance.MEDIUM,
+            "What a change of the value schema does to a partition's open file (Confluent's "
+            "StorageSchemaCompatibility). NONE: every change starts a new file. BACKWARD or FULL: a "
+            "newer schema version starts a new file (and becomes the file's schema), an older one is "
+            "projected onto the file's schema (Kafka's SchemaProjector: fields it lacks take their "
+            "defaults). FORWARD: the mirror image, an older version starts a new file and a newer one "
+            "is projected. A schema of another name always starts a new file. All but NONE need "
+            "versioned value schemas (Schema Registry converters, or \"version\" in JsonConverter "
+            "envelopes).",
             group=_WRITER, order_in_group=7, display_name="Schema compatibility")
     .define(BEHAVIOR_ON_NULL_VALUES_CONFIG, ConfigType.STRING, "fail",
             CaseInsensitiveValidString.in_(*NULL_BEHAVIORS), Importance.LOW,
@@ -114,6 +120,8 @@ class FileSinkSettings:
     rotate_interval_ms: int
     rotate_schedule_interval_ms: int
     ignore_null_values: bool
+    schema_compatibility: str
+    """NONE, BACKWARD, FORWARD or FULL (upper case)."""
 
 
 def parse_file_sink_config(props: Mapping[str, str]) -> FileSinkSettings:
@@ -127,5 +135,6 @@ def parse_file_sink_config(props: Mapping[str, str]) -> FileSinkSettings:
         values=values, topics_dir=str(values[TOPICS_DIR_CONFIG]).strip("/"),
         flush_size=int(values[FLUSH_SIZE_CONFIG]), rotate_interval_ms=int(values[ROTATE_INTERVAL_MS_CONFIG]),
         rotate_schedule_interval_ms=int(values[ROTATE_SCHEDULE_INTERVAL_MS_CONFIG]),
-        ignore_null_values=str(values[BEHAVIOR_ON_NULL_VALUES_CONFIG]).lower() == "ignore")
+        ignore_null_values=str(values[BEHAVIOR_ON_NULL_VALUES_CONFIG]).lower() == "ignore",
+        schema_compatibility=str(values[SCHEMA_COMPATIBILITY_CONFIG]).upper())
 

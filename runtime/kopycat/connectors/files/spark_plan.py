@@ -26,7 +26,7 @@ from kopycat.api.errors import ConfigError
 from kopycat.api.records import TopicPartition
 from kopycat.connectors.files.partitioners import PARTITIONER_CLASS_CONFIG
 from kopycat.connectors.files.record_formats import FORMAT_CLASS_CONFIG, FORMAT_CLASSES, PARQUET_CODEC_CONFIG
-from kopycat.connectors.files.sink_config import FileSinkSettings, parse_file_sink_config
+from kopycat.connectors.files.sink_config import SCHEMA_COMPATIBILITY_CONFIG, FileSinkSettings, parse_file_sink_config
 from kopycat.connectors.files.spark_export import (
     NULL_VALUES_FAIL,
     NULL_VALUES_IGNORE,
@@ -143,4 +143,9 @@ def _check_exportable(props: Mapping[str, Any]) -> FileSinkSettings:
         raise ConfigError.for_key(FORMAT_CLASS_CONFIG, values[FORMAT_CLASS_CONFIG],
                                   "the Spark export writes Parquet only: use format.class=parquet, or export "
                                   "with the Python storage sink (CopyTaskOperator)")
+    if settings.schema_compatibility != "NONE":
+        raise ConfigError.for_key(SCHEMA_COMPATIBILITY_CONFIG, settings.schema_compatibility,
+                                  "the Spark export writes one schema per file and does not project records: "
+                                  "use schema.compatibility=NONE, or export with the Python storage sink "
+                                  "(CopyTaskOperator)")
     return settings

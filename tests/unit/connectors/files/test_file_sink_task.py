@@ -199,9 +199,9 @@ def test_parquet_refuses_schemaless_values_with_the_fix(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("props", "message"), [
     ({"store.url": "ftp://host/x"}, r"'ftp://host/x' for configuration store.url: .*file://, hdfs:// or s3://"),
     ({"store.url": "relative/dir"}, r"store.url: needs an absolute path"),
-    ({"format.class": "avro"}, r"'avro' for configuration format.class"),
+    ({"format.class": "orc"}, r"'orc' for configuration format.class"),
     ({"flush.size": "0"}, r"flush.size"),
-    ({"schema.compatibility": "BACKWARD"}, r"'BACKWARD' for configuration schema.compatibility: .*NONE"),
+    ({"schema.compatibility": "SIDEWAYS"}, r"'SIDEWAYS' for configuration schema.compatibility: .*NONE, BACKWARD, FORWARD, FULL"),
     ({"rotate.schedule.interval.ms": "60000", "timezone": ""}, r"timezone"),
 ])
 def test_bad_configs_name_the_key_the_value_and_the_fix(tmp_path: Path, props: dict[str, str],

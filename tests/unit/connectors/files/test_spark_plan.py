@@ -41,6 +41,8 @@ def test_confluents_bucket_key_with_an_endpoint_url_names_the_same_s3a_store() -
 @pytest.mark.parametrize(("key", "value", "hint"), [
     ("partitioner.class", "io.confluent.connect.storage.partitioner.TimeBasedPartitioner", "default layout"),
     ("format.class", "json", "Parquet only"),
+    ("format.class", "avro", "Parquet only"),
+    ("schema.compatibility", "BACKWARD", "does not project records"),
 ])
 def test_what_only_the_python_sink_writes_is_refused_naming_the_key_and_the_way_out(
         key: str, value: str, hint: str) -> None:
