@@ -51,6 +51,9 @@ class AirflowDeployment:
             "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{self.api_port}/execution/",
             "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_hex(32),  # one secret: tokens cross processes
             "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(free_port()),  # not 8793: tests run side by side
+            # Four processes write one SQLite file: wait for its lock (sqlite3's default is 5 s, which the
+            # backfill CLI overran on a loaded CI machine with "database is locked").
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{airflow.home / 'airflow.db'}?timeout=120",
         }
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
 
