@@ -462,7 +462,7 @@ READ_XFAIL: dict[str, str] = {
 READ_XFAIL |= {
     "decimal_scale0_-1267650600228229401496703205376": (
         "schemas.enable=false + NUMERIC: Kafka reads an integer beyond int64 as its low 64 bits "
-        "(BigInteger.longValue, here 0); Kopycat reads a float"),
+        "(BigInteger.longValue, here 0); Kopycat reads the exact integer"),
     "nan_string_double": _LOSSY_DOUBLE, "schemaless_minus_zero": _MINUS_ZERO,
     "schemaless_beyond_long": "Kafka wraps integers beyond int64 (BigInteger.longValue); Kopycat keeps the int",
 }

@@ -75,6 +75,8 @@ _ENVELOPE_ERROR: Final = (
     "additional fields. If you are trying to deserialize plain JSON data, set schemas.enable=false "
     "in your converter configuration.")
 _LEADING_ZEROS: Final = re.compile(r'"(?:[^"\\]|\\.)*"|(?<![\w.])(-?)0+(?=\d)')
+_LONG_DIGITS: Final = re.compile(rb"\d{20}")
+"""orjson reads an integer beyond 64 bits as a float; text with such a run of digits takes the exact path."""
 _PREFIXES_KEPT: Final = 8
 _ENCODE_ERRORS: Final = (DataError, TypeError, ValueError, AttributeError, KeyError, OverflowError)
 
@@ -106,10 +108,12 @@ def _drop_leading_zeros(match: re.Match[str]) -> str:
 def _parse(data: bytes | memoryview, exact: bool = False) -> Any:
     """JSON text to Python values; ``exact`` parses non-integers as ``decimal.Decimal``.
 
-    orjson first; what it refuses gets the lenient path (Jackson, as Kafka configures it,
-    accepts leading zeros such as ``0012``), then a DataError naming the problem.
+    orjson first, unless the text holds 20 digits in a row (orjson would turn an integer beyond 64
+    bits into a float; the standard library keeps it exact); what orjson refuses gets the lenient
+    path (Jackson, as Kafka configures it, accepts leading zeros such as ``0012``), then a DataError
+    naming the problem.
     """
-    if not exact:
+    if not exact and not _LONG_DIGITS.search(data):
         try:
             return orjson.loads(data)
         except orjson.JSONDecodeError:
