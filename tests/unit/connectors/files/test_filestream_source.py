@@ -17,7 +17,7 @@ from kopycat.api.data import Schema
 from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.api.records import SourceRecord
 from kopycat.api.task import OffsetStorageReader, SourceTaskContext
-from kopycat.connectors.files import filestream_source
+from kopycat.connectors.files import tailed_file
 from kopycat.connectors.files.filestream_source import (
     CONFIG,
     FileStreamSourceConnector,
@@ -297,12 +297,12 @@ def test_any_bytes_split_as_kafka_does_whatever_the_read_size(
     path = tmp_path_factory.mktemp("prop") / "f.log"
     path.write_bytes(content)
     harness = Harness()
-    original = filestream_source.READ_CHUNK_BYTES
-    filestream_source.READ_CHUNK_BYTES = chunk
+    original = tailed_file.READ_CHUNK_BYTES
+    tailed_file.READ_CHUNK_BYTES = chunk
     try:
         records = drain(harness.start(file=path, batch_size=7), polls=10_000)
     finally:
-        filestream_source.READ_CHUNK_BYTES = original
+        tailed_file.READ_CHUNK_BYTES = original
         harness.close()
     assert [(v, p) for _, v, p in lines_of(records)] == reference_lines(content)
 
@@ -357,7 +357,7 @@ def test_alter_offsets_accepts_kafka_shapes_and_refuses_others() -> None:
 
 def test_the_chunked_reader_handles_lines_longer_than_a_read(
         harness: Harness, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(filestream_source, "READ_CHUNK_BYTES", 64)
+    monkeypatch.setattr(tailed_file, "READ_CHUNK_BYTES", 64)
     path = tmp_path / "long.log"
     long_line = "y" * 1000
     path.write_text(f"short\n{long_line}\nend\n")
