@@ -23,7 +23,6 @@ from kopycat.storage.status_store import ConnectorStatus, MemoryStatusBackingSto
 
 from tests.support.kafka import create_topic, produce
 
-pytestmark = pytest.mark.skipif(not shutil.which("chromedriver"), reason="needs chromium-driver (.ci/bootstrap)")
 
 CONNECTOR = "orders-<img src=x onerror=alert(1)>"  # markup in a name must show as text, never run
 
@@ -76,11 +75,13 @@ def browser() -> Iterator[object]:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
+    driver_path = shutil.which("chromedriver")
+    assert driver_path, "the page test drives chromium through chromedriver: run .ci/bootstrap (chromium-driver)"
     options = webdriver.ChromeOptions()
     options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
     for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,600"):
         options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+    driver = webdriver.Chrome(service=Service(driver_path), options=options)
     yield driver
     driver.quit()
 

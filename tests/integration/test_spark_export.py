@@ -7,17 +7,14 @@ offsets its name says; the group ``connect-<name>`` must sit at the ranges' ends
 must never write an offset twice (the rerun after an interrupted run is tested through Airflow,
 in tests/integration/airflow_dags/test_spark_export_dag.py).
 
-Spark is slow on 2 shared cores (a spark-submit takes minutes there), so the tests are few, each
-checks a lot, and they are *extended* tests: CI's time budget runs only the Airflow DAG test's
-spark-submit (which covers the job, its resume and its group commit); run these with
-``KOPYCAT_EXTENDED_TESTS=1`` after changing the job, its jars or the s3a settings.
+Spark is slow on 2 shared cores (each spark-submit takes 30-50 s), so the tests are few and each
+checks a lot.
 """
 
 from __future__ import annotations
 
 import decimal
 import io
-import os
 import uuid
 from pathlib import Path
 
@@ -46,11 +43,7 @@ from tests.support.orders import (
     read_committed,
 )
 
-pytestmark = [
-    pytest.mark.timeout(3600),
-    pytest.mark.skipif(os.environ.get("KOPYCAT_EXTENDED_TESTS") != "1",
-                       reason="extended Spark test (minutes per spark-submit): set KOPYCAT_EXTENDED_TESTS=1"),
-]
+pytestmark = pytest.mark.timeout(3600)  # two spark-submits: about 80 s on a quiet machine
 
 SPARK_TIMEOUT_S = 1500
 

@@ -271,15 +271,6 @@ def run_oracle(java_command: str, cases: list[Case], reads: Sequence[tuple[str, 
     return {"version": version, "written": written, "read": {name: next(lines) for name, _, _ in reads}}
 
 
-def modern_java() -> str | None:
-    """A JDK 19+ `java` in /usr/lib/jvm (JDK 19 made Double.toString print the shortest digits)."""
-    for release in sorted(Path("/usr/lib/jvm").glob("*/release")):
-        major = re.search(r'JAVA_VERSION="(\d+)', release.read_text())
-        if major and int(major.group(1)) >= 19 and (release.parent / "bin" / "java").exists():
-            return str(release.parent / "bin" / "java")
-    return None
-
-
 def _converter(index: int) -> JsonConverter:
     converter = JsonConverter()
     converter.configure(SETTINGS[index], is_key=False)

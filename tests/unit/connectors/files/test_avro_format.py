@@ -292,8 +292,8 @@ def avro_json(schema: Any, values: Sequence[Any]) -> list[Any]:
     return [json.loads(line) for line in out.getvalue().splitlines()]
 
 
-@pytest.mark.skipif(java_avro_classpath() is None, reason="needs a JDK and pyspark's Avro jars")
 def test_avros_java_reader_reads_our_files_and_prints_their_schema_byte_for_byte(tmp_path: Path) -> None:
+    assert java_avro_classpath() is not None, "needs a JDK and pyspark's Avro jars: run .ci/bootstrap"
     # A struct without namespace used twice under a namespaced record: Java resolves the short
     # reference through the null namespace, fastavro cannot; the file keeps Java's form.
     plain = SchemaBuilder.struct().name("Address").field("city", Schema.STRING_SCHEMA).build()
