@@ -50,13 +50,14 @@ import orjson
 from confluent_kafka import Consumer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient
+from kopycat.dev.processes import stop_process_group
 from kopycat.storage.kafka_offset_store import KafkaOffsetStore
 from kopycat_airflow.hooks.kopycat import DEFAULT_BOOTSTRAP_ENV, LOCAL_DEFAULTS
 from kopycat_airflow.local import DagRunResult, LocalAirflow
 
 from bench.bench_file_pipeline import warm_up
 from bench.bench_jdbc import new_topic
-from bench.common import BenchResult, check_count, cpu_seconds, shared_broker, size_and_switch, stop_group
+from bench.common import BenchResult, check_count, cpu_seconds, shared_broker, size_and_switch
 
 ROWS = 1_000_000
 GOAL = 1.3  # DAG wall time / standalone wall time, at most
@@ -207,7 +208,7 @@ def standalone(bootstrap: str, props: Mapping[str, str], workdir: Path, topic: s
             try:
                 wall, cpu = _wait_for(process, watcher, topic, rows, launched, log)
             finally:
-                code = stop_group(process, 60)
+                code = stop_process_group(process, 60)
     finally:
         watcher.close()
     if code != 0:

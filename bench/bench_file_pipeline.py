@@ -63,13 +63,14 @@ from kopycat.connectors.files.filestream_source import FileStreamSourceConnector
 from kopycat.dev.jars import JarsError, ensure_jars
 from kopycat.dev.kafka_broker import _die_with_parent, java_executable
 from kopycat.dev.ports import free_port
+from kopycat.dev.processes import stop_process_group
 from kopycat.runtime.bounds import Bounds
 from kopycat.runtime.task_factory import build_sink_runner, build_source_runner
 from kopycat.runtime.task_parts import TaskId
 from kopycat.storage.offset_store import MemoryOffsetStore
 
 from bench.bench_raw_kafka import PRODUCER_SETTINGS, consume
-from bench.common import BenchResult, Span, check_count, cpu_seconds, shared_broker, stop_group, vm_hwm_mib
+from bench.common import BenchResult, Span, check_count, cpu_seconds, shared_broker, vm_hwm_mib
 
 RECORDS = 1_000_000
 LINE_BYTES = 100
@@ -313,7 +314,7 @@ def standalone(bootstrap: str, connector: Mapping[str, str], workdir: Path
     try:
         yield process, port
     finally:
-        stop_group(process, 30)
+        stop_process_group(process, 30)
         stdout.close()
 
 

@@ -9,8 +9,6 @@ import os
 import pstats
 import re
 import resource
-import signal
-import subprocess
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -183,18 +181,6 @@ def size_and_switch(argv: Sequence[str], *, bench: str, doc: str | None, size: t
     parser.add_argument(switch[0], action="store_true", help=switch[1])
     return parser.parse_args(list(argv))
 
-
-def stop_group(process: subprocess.Popen[bytes], timeout_s: float) -> int:
-    """SIGTERM ``process``'s process group (it commits and stops), SIGKILL after ``timeout_s``;
-    the exit code. For children started with ``start_new_session=True``."""
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-    return int(process.returncode)
 
 def per_row(profiler: cProfile.Profile, rows: int, count: int = 25) -> str:
     """The functions with the most own time, in µs per row, and their cumulative µs per row."""

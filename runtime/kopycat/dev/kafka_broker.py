@@ -20,6 +20,7 @@ from pathlib import Path
 
 from kopycat.dev.jars import ensure_jars
 from kopycat.dev.ports import free_port, wait_for_port
+from kopycat.dev.processes import stop_process_group
 from kopycat.dev.service import LocalService
 
 # One broker on one machine: every internal topic must live with replication factor 1, and a
@@ -208,13 +209,8 @@ class LocalKafkaBroker(LocalService):
     def stop(self, timeout_s: float = 20.0) -> None:
         """Stop the broker (SIGTERM, then SIGKILL) and remove its data."""
         process, self._process = self._process, None
-        if process is not None and process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+        if process is not None:
+            stop_process_group(process, timeout_s)
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
             self.workdir = None

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -29,6 +27,7 @@ from typing import Any
 from kopycat.dev.jars import ensure_jars
 from kopycat.dev.kafka_broker import _die_with_parent, java_executable
 from kopycat.dev.ports import free_port, wait_for_port
+from kopycat.dev.processes import stop_process_group
 from kopycat.dev.service import LocalService
 
 __all__ = ["ConnectRestError", "ConnectStartError", "LocalKafkaConnect"]
@@ -223,13 +222,8 @@ class LocalKafkaConnect(LocalService):
         Its internal topics stay on the broker.
         """
         process, self._process = self._process, None
-        if process is not None and process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+        if process is not None:
+            stop_process_group(process, timeout_s)
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
             self.workdir = None
