@@ -21,10 +21,24 @@ envelope) to a fresh topic of two partitions on the shared broker, record n to p
   are then read back with pyarrow: N rows, every id once, equal to the in-memory table. Their
   count is shown, not checked: a bounded run commits every open file at each offset commit
   (``offset.flush.interval.ms``, 60 s), so a long run cuts more files than N / flush.size;
-- *Spark*: :func:`spark_export_measure`, pending (shown as n/a).
+- *Spark*: the bulk sink's job (include/spark/kafka_to_files.py, built by ``spark_export_job``,
+  ``local[2]``) over the same offset ranges into its own ``file://`` temp dir. Timed around the
+  whole ``spark-submit``: JVM and SparkSession start, schema peek and group commit included, as a
+  user pays them; "summary s" is the job's own time, the sum of the Spark jobs' durations as
+  DAGScheduler logs them ("Job n finished ... took"). The files are checked as Kopycat's are.
+- *crossover*: Kopycat and Spark again over the first N/5 orders only (end offsets cut: order n
+  is offset n // 2 of partition n % 2), into fresh stores, checked likewise. Each mover's time is
+  fitted through its two runs as t = fixed + n / rate; the line under the table gives both fits
+  and the n above which Spark is faster, or says it never is on this machine. Well below the
+  default N, Spark's per-record part is within the jitter of its start-up (seconds on a shared
+  machine), and so is its fitted rate.
 
 Goal: Kopycat >= 0.5x of min(consume limit, write limit). CPU is this process's, all threads
 (the broker's is in none); peak RSS is this process's during each mover (VmHWM, reset before).
+Spark runs in child processes: its CPU is the spark-submit process tree's (``os.wait4``'s rusage:
+the JVM plus the Python driver and workers it reaped), its RSS the peak of the tree's largest
+single process (``ru_maxrss``, in practice the driver JVM), not the sum of them; Linux counts
+this process's RSS at the spawn into it, a floor well under the JVM's peak.
 ``python -m bench file_sink --profile [--records N]`` runs the Kopycat sink under cProfile
 instead (CPU µs per record, top 25 by cumulative time).
 """
@@ -32,11 +46,16 @@ instead (CPU µs per record, top 25 by cumulative time).
 from __future__ import annotations
 
 import cProfile
+import dataclasses
 import datetime as dt
 import io
+import os
 import pstats
+import re
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -55,6 +74,7 @@ from kopycat.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Times
 from kopycat.api.records import TopicPartition
 from kopycat.connectors.files.committed_files import TEMP_DIR
 from kopycat.connectors.files.record_formats import ROW_GROUP_ROWS
+from kopycat.connectors.files.spark_export import OffsetRange, parse_result, spark_export_job
 from kopycat.converters.json import JsonConverter
 from kopycat.runtime.bounded_plan import PlannedTask, plan_bounded_run
 from kopycat.runtime.bounded_run import run_planned_task
@@ -68,6 +88,7 @@ from bench.common import (
     Span,
     check_count,
     per_row,
+    reset_peak_rss,
     size_and_switch,
     shared_broker,
 )
@@ -85,7 +106,9 @@ JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 JSON_WITH_SCHEMAS = {"key.converter": JSON_CONVERTER, "key.converter.schemas.enable": "true",
                      "value.converter": JSON_CONVERTER, "value.converter.schemas.enable": "true"}
 WORKER = {"offset.flush.interval.ms": "60000"}  # Kafka Connect's default commit interval
-SPARK_PENDING = "n/a (Spark job pending)"
+SMALLER = 5  # the crossover's second runs copy the first N / SMALLER orders
+SPARK_MASTER = "local[2]"
+SPARK_JOB_TOOK = re.compile(r"Job \d+ finished: .*, took ([\d.]+) (ms|s)$", re.MULTILINE)  # DAGScheduler's line
 
 PRICE = Decimal.builder(2).parameter(PRECISION_PARAMETER, "10").build()
 ORDER = (SchemaBuilder.struct().name("kopycat.bench.Order")
@@ -168,6 +191,13 @@ def produce_orders(bootstrap: str, topic: str, records: int) -> int:
     return total
 
 
+def first_orders(end_offsets: Mapping[TopicPartition, int], records: int) -> dict[TopicPartition, int]:
+    """End offsets that stop after the first ``records`` orders (order n is offset n // 2 of partition n % 2)."""
+    cut = {tp: min(end, (records - tp.partition + PARTITIONS - 1) // PARTITIONS) for tp, end in end_offsets.items()}
+    check_count("orders below the cut end offsets", sum(cut.values()), records)
+    return cut
+
+
 # ------------------------------------------------------------------ the anchors
 
 
@@ -200,15 +230,6 @@ def write_limit(table: pa.Table, directory: Path) -> Measure:
         pq.write_table(table, path, compression=CODEC, row_group_size=ROW_GROUP_ROWS)
     check_count(f"rows in {path}", pq.ParquetFile(path).metadata.num_rows, table.num_rows)
     return Measure.of(f"pyarrow.parquet.write_table ({CODEC}, 1 file)", table.num_rows, span)
-
-
-def spark_export_measure(bootstrap: str, topic: str, end_offsets: Mapping[TopicPartition, int],
-                         store_url: str) -> Measure | None:
-    """The Spark export job over the same offset range into ``store_url``; None until it exists.
-
-    Pending (another engineer's work): the table shows it as n/a and no ratio is computed.
-    """
-    return None
 
 
 # ------------------------------------------------------------------ Kopycat
@@ -248,6 +269,14 @@ def kopycat_sink(props: Mapping[str, str], worker: Mapping[str, str], planned: P
                       summary.duration_s)
 
 
+def kopycat_first(bootstrap: str, topic: str, store: Path, records: int,
+                  first: Mapping[TopicPartition, int]) -> Measure:
+    """Kopycat's sink over the first orders only: planned as usual, then its end offsets cut to ``first``."""
+    props, worker, planned = plan_sink(bootstrap, topic, store, records)
+    cut = dataclasses.replace(planned, end_offsets={f"{tp.topic}:{tp.partition}": end for tp, end in first.items()})
+    return kopycat_sink(props, worker, cut, sum(first.values()))
+
+
 def committed_files(store: Path) -> list[Path]:
     """The Parquet files the sink committed (not those under its temporary directory)."""
     return sorted(p for p in store.rglob("*.parquet") if TEMP_DIR not in p.parts)
@@ -267,7 +296,96 @@ def check_files(store: Path, expected: pa.Table) -> int:
     return len(files)
 
 
+# ------------------------------------------------------------------ Spark
+
+
+@dataclass(frozen=True)
+class Child:
+    """A finished child process: exit code, wall time and the rusage of its process tree."""
+
+    code: int
+    wall_s: float
+    cpu_s: float          # user + system of it and every descendant it reaped
+    peak_rss_mib: float   # ru_maxrss: the tree's largest single process (at least ours at the spawn), not a sum
+
+
+def run_child(command: Sequence[str], env: Mapping[str, str], out: Path, err: Path, timeout_s: float) -> Child:
+    """Run ``command`` to its end, stdout and stderr to files, reaped with ``os.wait4``.
+
+    wait4 gives this child's own rusage; getrusage(RUSAGE_CHILDREN) would mix in every child this
+    process reaped before (the broker's storage tool, earlier jobs). Linux carries this process's
+    peak RSS into the child at exec: the peak is reset first, so the child's floor is this
+    process's RSS at the spawn. Killed after ``timeout_s``.
+    """
+    reset_peak_rss()
+    with out.open("w") as stdout, err.open("w") as stderr:
+        started = time.perf_counter()
+        process = subprocess.Popen(command, env=env, stdout=stdout, stderr=stderr)
+        killer = threading.Timer(timeout_s, process.kill)
+        killer.start()
+        try:
+            _, status, usage = os.wait4(process.pid, 0)
+        finally:
+            killer.cancel()
+        wall_s = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait for it
+    return Child(process.returncode, wall_s, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+
+
+def spark_job_seconds(log: str) -> float | None:
+    """The Spark jobs' own time: the sum of DAGScheduler's "Job n finished ... took"; None if not logged."""
+    took = [float(value) / (1000 if unit == "ms" else 1) for value, unit in SPARK_JOB_TOOK.findall(log)]
+    return sum(took) if took else None
+
+
+def _log_end(text: str, lines: int = 30) -> str:
+    kept = [line for line in text.splitlines() if " INFO " not in line and not line.startswith("\t")]
+    return "\n".join(kept[-lines:])
+
+
+def spark_export_measure(bootstrap: str, end_offsets: Mapping[TopicPartition, int], store: Path) -> Measure:
+    """The Spark export job (local[2]) over ``[0, end)`` of each partition into ``store``.
+
+    Run as ``run_spark_export`` runs it (``job.command()``, ``job.env``), but reaped here for its
+    rusage and with its log kept for the jobs' own time. Its result must account for every record.
+    """
+    ranges = [OffsetRange(tp.topic, tp.partition, 0, end) for tp, end in sorted(end_offsets.items())]
+    records = sum(end_offsets.values())
+    job = spark_export_job(ranges, store_url=store.as_uri(), connector_name=f"bench-spark-{uuid.uuid4().hex[:8]}",
+                           bootstrap_servers=bootstrap, master=SPARK_MASTER)
+    out, err = store.with_name(f"{store.name}.out"), store.with_name(f"{store.name}.err")
+    child = run_child(job.command(), {**os.environ, **job.env}, out, err, TIMEOUT_S)
+    if child.code != 0:
+        raise RuntimeError(f"spark-submit of {job.name} exited with {child.code} after {child.wall_s:.0f} s "
+                           f"(killed at {TIMEOUT_S:.0f} s); the end of its log:\n{_log_end(err.read_text())}\n"
+                           f"{_log_end(out.read_text())}")
+    result = parse_result(out.read_text())
+    check_count(f"rows {job.name} reports in its {len(result.files)} files", sum(f.rows for f in result.files),
+                records)
+    return Measure(f"Spark export job ({SPARK_MASTER}, spark-submit)", records, child.wall_s, child.cpu_s,
+                   child.peak_rss_mib, spark_job_seconds(err.read_text() + out.read_text()))
+
+
 # ------------------------------------------------------------------ report
+
+
+@dataclass(frozen=True)
+class Fit:
+    """A mover's time as a fixed cost plus a per-record one, t = fixed_s + n / rate, through two runs."""
+
+    fixed_s: float
+    rate: float
+
+    @classmethod
+    def through(cls, small: Measure, large: Measure) -> Fit | None:
+        """None when the larger run was not slower (noise on a shared machine): no per-record cost to fit."""
+        if large.count <= small.count or large.wall_s <= small.wall_s:
+            return None
+        rate = (large.count - small.count) / (large.wall_s - small.wall_s)
+        return cls(large.wall_s - large.count / rate, rate)
+
+    def __str__(self) -> str:
+        return f"{self.fixed_s:.1f} s + n / {self.rate:,.0f}/s"
 
 
 @dataclass(frozen=True)
@@ -277,9 +395,12 @@ class Report:
     consume: Measure
     write: Measure
     kopycat: Measure
-    spark: Measure | None
+    spark: Measure
     record_bytes: float   # mean JSON record, envelope included
     files: int            # files the Kopycat sink committed
+    spark_files: int      # files the Spark job committed
+    kopycat_small: Measure  # the crossover's runs over the first N / SMALLER orders
+    spark_small: Measure
 
     @property
     def limit(self) -> float:
@@ -289,6 +410,34 @@ class Report:
     @property
     def limited_by(self) -> str:
         return "consume" if self.consume.rate <= self.write.rate else "write"
+
+    @property
+    def fits(self) -> tuple[Fit | None, Fit | None]:
+        """Kopycat's and Spark's t = fixed + n / rate."""
+        return Fit.through(self.kopycat_small, self.kopycat), Fit.through(self.spark_small, self.spark)
+
+
+def crossover(report: Report) -> str:
+    """Both fits and the volume above which Spark's lower per-record cost pays for its start-up."""
+    kopycat, spark = report.fits
+    runs = f"runs of {report.kopycat.count:,} and {report.kopycat_small.count:,} records"
+    if kopycat is None or spark is None:
+        slow = "Kopycat's" if kopycat is None else "Spark's"
+        return f"  crossover not measurable: {slow} larger run was not slower ({runs})"
+    return f"  crossover (t = fixed + n / rate, {runs}): Kopycat {kopycat}, Spark {spark}; {_verdict(kopycat, spark)}"
+
+
+def _verdict(kopycat: Fit, spark: Fit) -> str:
+    gap = spark.fixed_s - kopycat.fixed_s  # Spark's extra start-up
+    saved = 1 / kopycat.rate - 1 / spark.rate  # per record, by Spark
+    if gap <= 0 and saved >= 0:
+        return "Spark is faster at any volume"
+    if saved > 0:
+        return f"Spark is faster above {gap / saved:,.0f} records"
+    if gap < 0:
+        return f"Spark is faster only below {gap / saved:,.0f} records"
+    return (f"Spark is not faster at any volume on this machine: its per-record rate {spark.rate:,.0f} "
+            f"< Kopycat's {kopycat.rate:,.0f}")
 
 
 def _num(value: float | None, spec: str) -> str:
@@ -302,32 +451,43 @@ def _row(measure: Measure) -> str:
 
 
 def table(report: Report) -> str:
-    """Each mover's rate, times and peak RSS, the limit, the ratio and the files checked."""
+    """Each mover's rate, times and peak RSS, the limit, the ratio, the files checked, the crossover."""
     records = report.kopycat.count
-    spark = (_row(report.spark) if report.spark is not None
-             else f"  {'Spark export job':<46} {SPARK_PENDING}")
     ratio = report.kopycat.rate / report.limit
     return "\n".join([
         (f"Kafka -> Parquet files: {records:,} records in {PARTITIONS} partitions, "
          f"{report.record_bytes:.0f} B as JSON with schemas; one task"),
         (f"  {'mover':<46} {'records/s':>10} {'wall s':>8} {'CPU s':>7} {'RSS MiB':>8} "
          f"{'summary s':>10}"),
-        _row(report.consume), _row(report.write), _row(report.kopycat), spark,
+        _row(report.consume), _row(report.write), _row(report.kopycat), _row(report.spark),
         (f"  limit min(consume, write) {report.limit:,.0f} records/s ({report.limited_by}); "
          f"Kopycat/limit {ratio:.2f} (goal >= {GOAL})"),
         (f"  Kopycat committed {report.files} files: {records:,} rows read back, ids unique, "
-         f"values as produced")])
+         f"values as produced"),
+        (f"  Spark committed {report.spark_files} files: {records:,} rows read back, ids unique, "
+         f"values as produced"),
+        crossover(report)])
 
 
 def results(report: Report) -> list[BenchResult]:
-    """The two anchors, then the sink against the slower of them (with the goal)."""
+    """The two anchors, the sink against the slower of them (with the goal), Spark against it
+    too and, when both fits exist, Spark's per-record rate against Kopycat's."""
     found = [BenchResult("file_sink_raw_consume", report.consume.rate),
              BenchResult("file_sink_parquet_write_table", report.write.rate),
              BenchResult("file_sink_parquet_vs_limit", report.kopycat.rate, report.limit,
-                         goal=GOAL)]
-    if report.spark is not None:
-        found.append(BenchResult("file_sink_spark_vs_limit", report.spark.rate, report.limit))
+                         goal=GOAL),
+             BenchResult("file_sink_spark_vs_limit", report.spark.rate, report.limit)]
+    kopycat, spark = report.fits
+    if kopycat is not None and spark is not None:
+        found.append(BenchResult("file_sink_spark_per_record_vs_kopycat", spark.rate, kopycat.rate))
     return found
+
+
+def check_stores(work: Path, rows: pa.Table, small: int) -> tuple[int, int]:
+    """Each store holds its orders (the smaller runs' the first ``small``); Kopycat's and Spark's N-run file counts."""
+    for name in ("kopycat-small", "spark-small"):
+        check_files(work / name, rows.slice(0, small))
+    return check_files(work / "kopycat", rows), check_files(work / "spark", rows)
 
 
 def run(argv: Sequence[str] = ()) -> list[BenchResult]:
@@ -343,17 +503,20 @@ def run(argv: Sequence[str] = ()) -> list[BenchResult]:
     topic = new_topic(admin, "bench-file-sink")
     record_bytes = produce_orders(bootstrap, topic, records) / records
     with tempfile.TemporaryDirectory(prefix="kopycat-bench-file-sink-") as workdir:
-        store, anchor = Path(workdir) / "store", Path(workdir) / "anchor"
-        anchor.mkdir()
+        work = Path(workdir)
+        (work / "anchor").mkdir()
         consume = raw_consume(bootstrap, topic, records)
-        props, worker, planned = plan_sink(bootstrap, topic, store, records)
+        props, worker, planned = plan_sink(bootstrap, topic, work / "kopycat", records)
         kopycat = kopycat_sink(props, worker, planned, records)
-        spark = spark_export_measure(bootstrap, topic, planned.end_offsets_by_partition(),
-                                     (Path(workdir) / "spark").as_uri())
+        ends = planned.end_offsets_by_partition()
+        first = first_orders(ends, max(1, records // SMALLER))
+        kopycat_small = kopycat_first(bootstrap, topic, work / "kopycat-small", records, first)
+        spark = spark_export_measure(bootstrap, ends, work / "spark")
+        spark_small = spark_export_measure(bootstrap, first, work / "spark-small")
         rows = order_table(records)
-        write = write_limit(rows, anchor)
-        files = check_files(store, rows)
-    report = Report(consume, write, kopycat, spark, record_bytes, files)
+        write = write_limit(rows, work / "anchor")
+        files, spark_files = check_stores(work, rows, sum(first.values()))
+    report = Report(consume, write, kopycat, spark, record_bytes, files, spark_files, kopycat_small, spark_small)
     print(table(report), flush=True)
     return results(report)
 

@@ -9,8 +9,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
 
-from kopycat.api import ConfigDef, RetriableError, SinkConnector, SinkRecord, SinkTask, TopicPartition
+from kopycat.api import (
+    ConfigDef, RetriableError, SinkConnector, SinkRecord, SinkRecordBatch, SinkTask, TopicPartition,
+)
 from kopycat.api.config import ConfigType
+from kopycat.api.data import Type
 
 PUT_CALLS: dict[str, list[tuple[list[SinkRecord], bool]]] = defaultdict(list)
 """connector name -> (batch, whether put() accepted it) for every call, in order."""
@@ -60,3 +63,25 @@ class CollectingSinkTask(SinkTask):
 def delivered(name: str) -> list[SinkRecord]:
     """Records of the put() calls that succeeded, in order."""
     return [record for batch, ok in PUT_CALLS[name] if ok for record in batch]
+
+
+BATCH_CALLS: dict[str, list[SinkRecordBatch | list[SinkRecord]]] = defaultdict(list)
+"""connector name -> what each put_batch() (a batch) or put() (a list of records) call got, in order."""
+
+
+class CollectingBatchSinkConnector(CollectingSinkConnector):
+    """Like CollectingSinkConnector, but its task accepts batches of columns."""
+
+    def task_class(self) -> type[SinkTask]:
+        return CollectingBatchSinkTask
+
+
+class CollectingBatchSinkTask(CollectingSinkTask):
+    def batch_value_types(self) -> frozenset[Type]:
+        return frozenset({Type.STRUCT})
+
+    def put_batch(self, batch: SinkRecordBatch) -> None:
+        BATCH_CALLS[self.name].append(batch)
+
+    def put(self, records: Sequence[SinkRecord]) -> None:
+        BATCH_CALLS[self.name].append(list(records))

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import decimal
 import itertools
+import os
+import signal
+import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -110,32 +114,95 @@ def test_files_with_a_record_twice_or_a_record_missing_fail_the_bench(tmp_path: 
         bench.check_files(tmp_path / "missing", table)
 
 
-def test_the_spark_measure_is_pending() -> None:
-    assert bench.spark_export_measure("127.0.0.1:9092", "orders", {TopicPartition("orders", 0): 5},
-                                      "file:///tmp/spark") is None
+def test_the_first_orders_end_where_order_n_is_offset_n_halved_of_partition_n_mod_2() -> None:
+    ends = {TopicPartition("orders", 0): 500, TopicPartition("orders", 1): 500}
+
+    assert bench.first_orders(ends, 7) == {TopicPartition("orders", 0): 4, TopicPartition("orders", 1): 3}
+    assert bench.first_orders(ends, 1_000) == ends
+    with pytest.raises(RuntimeError, match="orders below the cut end offsets: 1,000 instead of 1,001"):
+        bench.first_orders(ends, 1_001)
 
 
-def _report(consume_s: float, write_s: float, spark: bench.Measure | None = None) -> bench.Report:
+_CHILD = ("import sys, time\nheld = bytearray(int(sys.argv[1]) << 20)\nheld[::4096] = b'x' * len(held[::4096])\n"
+          "end = time.process_time() + 0.3\nwhile time.process_time() < end: pass\nprint('done')")
+
+
+def test_a_child_reports_its_own_cpu_and_peak_rss_not_an_earlier_childs(tmp_path: Path) -> None:
+    out, err = tmp_path / "out", tmp_path / "err"
+
+    floor = _rss_mib()  # a child's peak starts at this process's RSS (see run_child)
+    big = bench.run_child([sys.executable, "-c", _CHILD, str(int(floor) + 600)], dict(os.environ), out, err, 60)
+    small = bench.run_child([sys.executable, "-c", _CHILD, "1"], dict(os.environ), out, err, 60)
+
+    assert (big.code, out.read_text()) == (0, "done\n")
+    assert big.peak_rss_mib > floor + 600 and small.peak_rss_mib < big.peak_rss_mib - 400
+    assert 0.3 <= big.cpu_s <= big.wall_s and 0.3 <= small.cpu_s <= small.wall_s
+
+
+def _rss_mib() -> float:
+    status = Path("/proc/self/status").read_text()
+    return int(status.split("VmRSS:")[1].split()[0]) / 1024
+
+
+def test_a_child_past_its_timeout_is_killed(tmp_path: Path) -> None:
+    child = bench.run_child([sys.executable, "-c", "import time; time.sleep(60)"], dict(os.environ),
+                            tmp_path / "out", tmp_path / "err", 0.5)
+
+    assert child.code == -signal.SIGKILL and child.wall_s < 30
+
+
+def test_the_spark_jobs_own_time_is_the_sum_of_dag_scheduler_jobs_in_ms_or_s() -> None:
+    log = ("26/11/24 07:14:17 INFO DAGScheduler: Job 0 is finished. Cancelling potential speculative tasks\n"
+           "26/11/24 07:14:17 INFO DAGScheduler: Job 0 finished: parquet at NativeMethodAccessorImpl.java:0, "
+           "took 14371.5 ms\n"
+           "24/01/02 10:00:00 INFO DAGScheduler: Job 1 finished: collect at <stdin>:1, took 0.25 s\n")
+
+    assert bench.spark_job_seconds(log) == pytest.approx(14.6215)
+    assert bench.spark_job_seconds("26/11/24 07:14:17 INFO SparkContext: Running Spark version 4.2.0") is None
+
+
+def _measure(mover: str, count: int, fixed_s: float, rate: float) -> bench.Measure:
+    return bench.Measure(mover, count, fixed_s + count / rate)
+
+
+def test_a_fit_through_two_runs_gives_the_fixed_cost_and_the_per_record_rate() -> None:
+    fit = bench.Fit.through(_measure("k", 200_000, 2.0, 50_000), _measure("k", 1_000_000, 2.0, 50_000))
+
+    assert fit is not None and (fit.fixed_s, fit.rate) == (pytest.approx(2.0), pytest.approx(50_000))
+    assert str(fit) == "2.0 s + n / 50,000/s"
+    assert bench.Fit.through(bench.Measure("k", 200_000, 5.0), bench.Measure("k", 1_000_000, 5.0)) is None
+
+
+def _report(consume_s: float, write_s: float, kopycat: tuple[float, float] = (1.0, 100_000 / 0.9),
+            spark: tuple[float, float] = (20.0, 200_000)) -> bench.Report:
+    """Kopycat's and Spark's runs of 1,000,000 and 200,000 records on the lines t = fixed + n / rate."""
+    def runs(mover: str, fit: tuple[float, float]) -> tuple[bench.Measure, bench.Measure]:
+        return _measure(mover, 1_000_000, *fit), _measure(mover, 200_000, *fit)
+    kopycat_run, kopycat_small = runs("Kopycat FileSink (parquet, flush.size 100000)", kopycat)
+    spark_run, spark_small = runs("Spark export job (local[2], spark-submit)", spark)
     return bench.Report(
         consume=bench.Measure("raw confluent-kafka Consumer (consume only)", 1_000_000, consume_s,
                               1.9, 60),
         write=bench.Measure("pyarrow.parquet.write_table (snappy, 1 file)", 1_000_000, write_s),
-        kopycat=bench.Measure("Kopycat FileSink (parquet, flush.size 100000)", 1_000_000, 10.0,
-                              11.5, 420, 9.6),
-        spark=spark, record_bytes=1021.4, files=10)
+        kopycat=dataclasses.replace(kopycat_run, cpu_s=11.5, rss_mib=420, duration_s=9.6),
+        spark=dataclasses.replace(spark_run, cpu_s=40.2, rss_mib=830, duration_s=14.37),
+        record_bytes=1021.4, files=10, spark_files=2, kopycat_small=kopycat_small, spark_small=spark_small)
 
 
-def test_the_sink_is_read_against_the_slower_anchor_with_the_goal() -> None:
+def test_the_sink_and_spark_are_read_against_the_slower_anchor_and_each_other() -> None:
     lines = [r.line() for r in bench.results(_report(consume_s=1.0, write_s=4.0))]
 
     assert lines == [
         "file_sink_raw_consume: anchor 1,000,000 records/s",
         "file_sink_parquet_write_table: anchor 250,000 records/s",
         ("file_sink_parquet_vs_limit: kopycat 100,000 records/s, anchor 250,000 records/s, "
-         "ratio 0.40 (goal >= 0.5)")]
+         "ratio 0.40 (goal >= 0.5)"),
+        "file_sink_spark_vs_limit: kopycat 40,000 records/s, anchor 250,000 records/s, ratio 0.16",
+        ("file_sink_spark_per_record_vs_kopycat: kopycat 200,000 records/s, anchor 111,111 records/s, "
+         "ratio 1.80")]
 
 
-def test_the_table_names_the_limit_shows_each_mover_and_spark_as_pending() -> None:
+def test_the_table_names_the_limit_shows_each_mover_the_checked_files_and_the_crossover() -> None:
     text = bench.table(_report(consume_s=2.0, write_s=1.0))
 
     assert text.splitlines()[0] == ("Kafka -> Parquet files: 1,000,000 records in 2 partitions, "
@@ -144,16 +211,22 @@ def test_the_table_names_the_limit_shows_each_mover_and_spark_as_pending() -> No
             "(goal >= 0.5)") in text
     kopycat = next(line for line in text.splitlines() if "Kopycat FileSink" in line).split()[-5:]
     assert kopycat == ["100,000", "10.00", "11.5", "420", "9.60"]
-    spark = next(line for line in text.splitlines() if "Spark" in line)
-    assert spark.split(None, 3)[-1] == "n/a (Spark job pending)"
+    spark = next(line for line in text.splitlines() if "Spark export job" in line).split()[-5:]
+    assert spark == ["40,000", "25.00", "40.2", "830", "14.37"]
     assert "Kopycat committed 10 files: 1,000,000 rows read back, ids unique" in text
+    assert "Spark committed 2 files: 1,000,000 rows read back, ids unique" in text
+    assert text.splitlines()[-1] == (
+        "  crossover (t = fixed + n / rate, runs of 1,000,000 and 200,000 records): "
+        "Kopycat 1.0 s + n / 111,111/s, Spark 20.0 s + n / 200,000/s; Spark is faster above 4,750,000 records")
 
 
-def test_a_spark_measure_once_there_gets_its_row_and_ratio() -> None:
-    spark = bench.Measure("Spark export job (local[2])", 1_000_000, 5.0, 8.0)
-    report = _report(consume_s=1.0, write_s=2.0, spark=spark)
+def test_the_crossover_says_when_spark_never_wins_or_always_does_or_cannot_be_fitted() -> None:
+    def last_line(**fits: tuple[float, float]) -> str:
+        return bench.crossover(_report(1.0, 1.0, **fits)).split("; ")[-1]
 
-    assert "n/a" not in bench.table(report)
-    assert bench.results(report)[-1].line() == (
-        "file_sink_spark_vs_limit: kopycat 200,000 records/s, anchor 500,000 records/s, "
-        "ratio 0.40")
+    assert last_line(spark=(20.0, 50_000)) == (
+        "Spark is not faster at any volume on this machine: its per-record rate 50,000 < Kopycat's 111,111")
+    assert last_line(spark=(0.5, 200_000)) == "Spark is faster at any volume"
+    assert last_line(spark=(0.5, 100_000)) == "Spark is faster only below 500,000 records"
+    assert last_line(spark=(20.0, -1e12)) == (
+        "  crossover not measurable: Spark's larger run was not slower (runs of 1,000,000 and 200,000 records)")

@@ -54,6 +54,7 @@ from kopycat.api.errors import (
     RetriableError,
     SchemaBuilderError,
 )
+from kopycat.api.record_batch import SinkRecordBatch
 from kopycat.api.records import (
     ConnectRecord,
     Header,
@@ -84,7 +85,7 @@ __all__ = [
     "NonEmptyString", "NotFoundError", "OffsetStorageReader", "Password", "Predicate", "Range",
     "RecordMetadata", "Regex", "RetriableError", "Schema", "SchemaAndValue", "SchemaBuilder",
     "SchemaProjector",
-    "SchemaBuilderError", "SinkConnector", "SinkConnectorContext", "SinkRecord", "SinkTask",
+    "SchemaBuilderError", "SinkConnector", "SinkConnectorContext", "SinkRecord", "SinkRecordBatch", "SinkTask",
     "SinkTaskContext", "SourceConnector", "SourceConnectorContext", "SourceRecord", "SourceTask",
     "SourceTaskContext", "Struct", "Task", "Time", "Timestamp", "TimestampType", "TopicPartition",
     "TransactionContext", "Transformation", "Type", "ValidList", "ValidString", "Width",

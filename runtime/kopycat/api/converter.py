@@ -8,7 +8,8 @@ configures one converter instance for keys and one for values (``is_key``).
 Beyond Kafka Connect, converters work on batches: the runners call
 :meth:`Converter.from_connect_data_batch` and :meth:`Converter.to_connect_data_batch`, whose
 default bodies loop over the single-record methods. Concrete converters override them with code
-that does the per-schema work once per batch (DESIGN.md §2, columnar fast path).
+that does the per-schema work once per batch, and may decode a batch straight into Arrow
+columns with :meth:`Converter.to_arrow_array` (DESIGN.md §2, columnar fast path).
 """
 
 from __future__ import annotations
@@ -75,6 +76,18 @@ class Converter(ABC):
         The default loops over :meth:`to_connect_data`; override it for speed, with equal results.
         """
         return [self.to_connect_data(topic, value) for value in values]
+
+    def to_arrow_array(self, topic: str, values: Sequence[bytes | None]) -> SchemaAndValue | None:
+        """Deserialize many records' bytes into one Arrow array: the schema all share, and the array.
+
+        Optional, beyond Kafka Connect (the columnar fast path). The value is a ``pyarrow.Array`` of
+        :func:`kopycat.api.arrow.to_arrow_type` of the schema (a ``StructArray`` for a STRUCT, its
+        fields :func:`~kopycat.api.arrow.to_arrow_schema`'s), element i being value i as
+        :meth:`to_connect_data_batch` decodes it and :mod:`kopycat.api.arrow_values` maps it.
+        Answer None whenever that does not hold or is not cheap; the runner then decodes the
+        batch record by record (which also reports bad records). The default always answers None.
+        """
+        return None
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources; called when the task stops."""

@@ -17,6 +17,8 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from kopycat import __version__
+from kopycat.api.data import Type
+from kopycat.api.record_batch import SinkRecordBatch
 from kopycat.api.records import RecordMetadata, SinkRecord, SourceRecord, TopicPartition
 
 __all__ = [
@@ -181,6 +183,24 @@ class SinkTask(Task):
     @abstractmethod
     def put(self, records: Sequence[SinkRecord]) -> None:
         """Write (or buffer) a batch. Raise RetriableError to have the same batch redelivered."""
+
+    def batch_value_types(self) -> frozenset[Type]:
+        """The value schema types the engine may hand to :meth:`put_batch` instead of put() (asked once,
+        after start()); empty, the default, for none.
+
+        Beyond Kafka Connect: a task that writes columns and needs only record values names the
+        types it writes that way (a Parquet writer STRUCT, a line writer STRING). The engine still
+        calls put() for whatever it cannot hand over as such a batch, in order.
+        """
+        return frozenset()
+
+    def put_batch(self, batch: SinkRecordBatch) -> None:
+        """Write (or buffer) one topic partition's records as an Arrow array; same contract as put().
+
+        Called only with values of a type :meth:`batch_value_types` names; the result must equal
+        put() of the same records. Raise RetriableError to have the same batch redelivered.
+        """
+        raise NotImplementedError(f"{type(self).__name__} accepts batches but does not implement put_batch()")
 
     def flush(self, current_offsets: Mapping[TopicPartition, int]) -> None:
         """Make everything put() so far durable (optional; see pre_commit)."""

@@ -22,6 +22,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal as _PyDecimal
+from itertools import repeat
 from typing import Any, Final
 
 import orjson
@@ -312,6 +313,47 @@ class JsonConverter(Converter, HeaderConverter):
             if self._prefixes and self._prefixes[0][0] is not prefix:
                 prefix, schema, decode = self._prefixes[0]
         return results
+
+    def to_arrow_array(self, topic: str, values: Sequence[bytes | None]) -> SchemaAndValue | None:
+        """Envelopes that all share one known schema text, decoded column by column.
+
+        The first value's envelope prefix (learned by reading it once, when new) must start every
+        value, followed by an object payload; :mod:`kopycat.converters.json_arrow` does the rest,
+        or answers None where the record path would decode differently.
+        """
+        from kopycat.converters.json_arrow import envelope_columns  # pyarrow only where columns are asked for
+
+        if not self.schemas_enabled or not values:
+            return None
+        known = self._prefix_of(values[0])
+        if known is None:
+            return None
+        prefix, schema = known
+        columns = envelope_columns(schema, self.options.replace_null_with_default)
+        if columns is None:
+            return None
+        if None in values or not all(map(bytes.startswith, values, repeat(prefix + b"{"))) or not all(
+                map(bytes.endswith, values, repeat(b"}"))):
+            return None
+        cut = len(prefix)
+        array = columns.decode([value[cut:-1] for value in values])  # type: ignore[index]
+        return None if array is None else SchemaAndValue(schema, array)
+
+    def _prefix_of(self, data: bytes | None) -> tuple[bytes, Schema] | None:
+        """The remembered envelope prefix ``data`` starts with, learning it from ``data`` if new."""
+        if data is None:
+            return None
+        known = self._known_prefix(data)
+        if known is None:
+            try:
+                self._read(data)
+            except DataError:
+                return None
+            known = self._known_prefix(data)
+        return known
+
+    def _known_prefix(self, data: bytes) -> tuple[bytes, Schema] | None:
+        return next(((prefix, schema) for prefix, schema, _ in self._prefixes if data.startswith(prefix)), None)
 
     def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:
         return self.to_connect_data(topic, value)

@@ -38,17 +38,22 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Collection, Mapping, Sequence
+from bisect import bisect_left
+from collections.abc import Callable, Collection, Mapping, Sequence
 from functools import partial
+from itertools import repeat
+from operator import is_not
 from typing import Any
 
 from confluent_kafka import OFFSET_INVALID, Consumer, KafkaError, KafkaException, Message
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from kopycat.api.errors import ConnectError, RetriableError
+from kopycat.api.record_batch import SinkRecordBatch
 from kopycat.api.records import SinkRecord, TopicPartition
 from kopycat.api.task import SinkTask
 from kopycat.gc_pause import young_collections_deferred
+from kopycat.runtime.batch_conversion import RecordBatchConverter, partition_runs
 from kopycat.runtime.bounds import Bounds, RunSummary, StopReason, StopWatch
 from kopycat.runtime.errors import ProcessingContext, Stage
 from kopycat.runtime.message_conversion import MessageConverter
@@ -88,6 +93,7 @@ class SinkTaskRunner:
         self.bounds = bounds or Bounds()
         self.summary = RunSummary(task_id.connector, task_id.task)
         self._converter = MessageConverter(parts, self.summary)
+        self._batches: RecordBatchConverter | None = None  # the columnar path, when the task takes it
         self.context = WorkerSinkTaskContext(self.task_props)
         self.current: dict[TopicPartition, int] = {}      # next offset after what put() got
         self.committed: dict[TopicPartition, int] = {}
@@ -132,6 +138,9 @@ class SinkTaskRunner:
         self.task.initialize(self.context)
         self.task.start(self.task_props)
         self._task_started = True
+        types = self.task.batch_value_types()
+        if types and not len(self.parts.transforms):
+            self._batches = RecordBatchConverter(self.parts, types)
         self._consumer = Consumer(self.consumer_config)
         if self.fixed_assignment is None:
             if not self.subscription:
@@ -304,9 +313,26 @@ class SinkTaskRunner:
     def _accept(self, messages: list[Message]) -> list[Message]:
         """Data messages inside the planned range; partitions past their end are paused.
 
-        A batch holds long runs of one partition, so the partition's bookkeeping is done once
-        per run, not per message (this loop is on the hot path).
+        The partition's bookkeeping is done once per run of one partition, not per message, and a
+        batch without end-of-partition events takes whole runs (this is on the hot path).
         """
+        if any(map(is_not, map(Message.error, messages), repeat(None))):  # (KafkaError == None raises)
+            return self._accept_with_events(messages)
+        accepted: list[Message] = []
+        for run in partition_runs(messages):
+            last = run[-1]
+            tp = TopicPartition(last.topic(), last.partition())
+            self._at_eof.discard(tp)  # in consumption order: a later end event re-adds it
+            end = self.end_offsets.get(tp) if self.end_offsets else None
+            if end is None or last.offset() < end:
+                accepted.extend(run)
+                continue
+            accepted.extend(run[:bisect_left(list(map(Message.offset, run)), end)])
+            self._finish_partition(tp, end)
+        return accepted
+
+    def _accept_with_events(self, messages: list[Message]) -> list[Message]:
+        """:meth:`_accept` for a batch holding end-of-partition events (or errors), message by message."""
         accepted: list[Message] = []
         run_key: tuple[str, int] | None = None
         end: int | None = None
@@ -374,20 +400,37 @@ class SinkTaskRunner:
         """Convert, transform and put one batch; returns how many records were consumed."""
         if not messages:
             return 0
+        runs = partition_runs(messages)
         inside = self._inside_window(messages) if self.bounds.windowed else messages
-        records = self._converter.convert(inside) if inside else []
-        outgoing = self._transform(records)
-        self.summary.filtered += len(messages) - len(inside) + len(records) - len(outgoing)
-        if outgoing:
-            self._put(outgoing)
-        last = {(m.topic(), m.partition()): m.offset() for m in messages}  # the last per partition wins
-        for (topic, partition), offset in last.items():
-            self.current[TopicPartition(topic, partition)] = offset + 1
+        self.summary.filtered += len(messages) - len(inside)
+        if self._batches is None:
+            self._deliver_records(inside)
+        else:
+            for run in runs if inside is messages else partition_runs(inside):
+                for piece, batch in self._batches.convert(run):
+                    if batch is None:
+                        self._deliver_records(piece)
+                    else:
+                        self._retrying(partial(self.task.put_batch, batch), len(batch),
+                                       partial(_describe_batch, batch))
+                        self.summary.records += len(batch)
+        for run in runs:  # in consumption order: a later run of a partition wins
+            last = run[-1]
+            self.current[TopicPartition(last.topic(), last.partition())] = last.offset() + 1
         for tp in self._finished:  # offsets up to the end may hold markers or compacted gaps
             self.current[tp] = max(self.current.get(tp, 0), self.end_offsets[tp])
-        self.summary.records += len(outgoing)
-        self.summary.bytes += sum(len(m.value() or b"") + len(m.key() or b"") for m in messages)
+        self.summary.bytes += (sum(map(len, filter(None, map(Message.value, messages))))
+                               + sum(map(len, filter(None, map(Message.key, messages)))))
         return len(messages)
+
+    def _deliver_records(self, messages: Sequence[Message]) -> None:
+        """The record path: convert, transform, put()."""
+        records = self._converter.convert(messages) if messages else []
+        outgoing = self._transform(records)
+        self.summary.filtered += len(records) - len(outgoing)
+        if outgoing:
+            self._retrying(partial(self.task.put, outgoing), len(outgoing), partial(_describe, outgoing))
+        self.summary.records += len(outgoing)
 
     def _inside_window(self, messages: list[Message]) -> list[Message]:
         """The messages stamped inside ``[window_start_ms, window_end_ms)``; unstamped ones are outside."""
@@ -417,25 +460,23 @@ class SinkTaskRunner:
                     out.append(result[0])
             return out
 
-    def _put(self, records: list[SinkRecord]) -> None:
-        """put() the batch; on RetriableError pause, back off and hand the same batch again."""
-        consumer = self._consumer
-        assert consumer is not None
+    def _retrying(self, put: Callable[[], None], count: int, describe: Callable[[], str]) -> None:
+        """put() (or put_batch()) the batch; on RetriableError pause, back off and hand the same batch again."""
         while True:
             try:
-                self.task.put(records)
+                put()
                 break
             except RetriableError as exc:
                 backoff = (self.context.timeout_ms / 1000 if self.context.timeout_ms is not None
                            else _RETRY_BACKOFF_S)
                 log.warning("Task %s: put() of %d records raised a retriable error, retrying the same "
-                            "batch in %.1f s: %s", self.id, len(records), backoff, exc)
+                            "batch in %.1f s: %s", self.id, count, backoff, exc)
                 self._pause_all_while(backoff)
                 if self._stopping.is_set():
                     raise ConnectError(f"Task {self.id} was stopped while retrying put() of "
-                                       f"{_describe(records)}; those offsets are not committed") from exc
+                                       f"{describe()}; those offsets are not committed") from exc
             except Exception as exc:
-                raise ConnectError(f"Task {self.id}: put() failed on {_describe(records)}; the task stops "
+                raise ConnectError(f"Task {self.id}: put() failed on {describe()}; the task stops "
                                    f"and those offsets are not committed: {type(exc).__name__}: {exc}") from exc
 
     def _pause_all_while(self, seconds: float) -> None:
@@ -500,6 +541,10 @@ def _context_of(record: SinkRecord) -> ProcessingContext:
     return ProcessingContext(consumer_record=ConsumedRecord(
         record.original_topic or record.topic, record.original_kafka_partition or 0,
         record.original_kafka_offset or 0))
+
+
+def _describe_batch(batch: SinkRecordBatch) -> str:
+    return f"topic '{batch.topic}' partition {batch.kafka_partition} offsets {batch.offsets[0]}-{batch.offsets[-1]}"
 
 
 def _describe(records: Sequence[SinkRecord]) -> str:

@@ -35,7 +35,9 @@ from typing import Any
 from kopycat.api.bounded import is_bounded_run
 from kopycat.api.config import ConfigDef
 from kopycat.api.connector import SinkConnector
+from kopycat.api.data import Type
 from kopycat.api.errors import ConfigError, ConnectError
+from kopycat.api.record_batch import SinkRecordBatch
 from kopycat.api.records import SinkRecord, TopicPartition
 from kopycat.api.task import SinkTask
 from kopycat.api.window import WINDOW_END_MS_CONFIG, WINDOW_START_MS_CONFIG, TimeWindow
@@ -45,12 +47,13 @@ from kopycat.connectors.files.partitioners import (
     PARTITIONER_CLASS_CONFIG,
     PATH_FORMAT_CONFIG,
     TIMESTAMP_EXTRACTOR_CONFIG,
+    DefaultPartitioner,
     Partitioner,
     TimeBasedPartitioner,
     WallclockTimestampExtractor,
     partitioner_from_config,
 )
-from kopycat.connectors.files.record_formats import RecordFormat, format_from_config
+from kopycat.connectors.files.record_formats import ParquetFormat, RecordFormat, format_from_config
 from kopycat.connectors.files.sink_config import (
     FILE_SINK_CONFIG,
     TIMEZONE_CONFIG,
@@ -169,6 +172,22 @@ class FileSinkTask(SinkTask):
         if not records:
             for writer in self._writers.values():
                 writer.commit_if_scheduled(now_ms)
+
+    def batch_value_types(self) -> frozenset[Type]:
+        """STRUCT columns, for Parquet files cut by offset alone: the DefaultPartitioner, schema.compatibility
+        NONE, no rotate.interval.ms, no window (the record path handles the rest, record by record)."""
+        settings = self._settings()
+        columnar = (isinstance(self._format, ParquetFormat) and isinstance(self._partitioner, DefaultPartitioner)
+                    and settings.schema_compatibility == "NONE" and settings.rotate_interval_ms <= 0
+                    and self._window is None)
+        return frozenset({Type.STRUCT}) if columnar else frozenset()
+
+    def put_batch(self, batch: SinkRecordBatch) -> None:
+        now_ms = int(time.time() * 1000)
+        writer = self._writers.get(batch.topic_partition)
+        if writer is None:
+            raise ConnectError(f"Got records of {batch.topic}-{batch.kafka_partition}, which was never opened")
+        writer.write_batch(batch, now_ms)
 
     def _inside_window(self, records: Sequence[SinkRecord], now_ms: int) -> list[SinkRecord]:
         """Records whose partitioning time is in the window: only its directories may be written.

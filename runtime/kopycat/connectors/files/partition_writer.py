@@ -29,16 +29,18 @@ import json
 import logging
 import posixpath
 import uuid
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
 from kopycat.api.data import Schema
 from kopycat.api.errors import DataError
+from kopycat.api.record_batch import SinkRecordBatch
 from kopycat.api.records import SinkRecord, TopicPartition
 from kopycat.api.schema_projector import SchemaProjector
 from kopycat.connectors.files.committed_files import TEMP_DIR, committed_name
-from kopycat.connectors.files.partitioners import Partitioner, parse_timezone
+from kopycat.connectors.files.partitioners import DefaultPartitioner, Partitioner, parse_timezone
 from kopycat.connectors.files.record_formats import FileContents, RecordFormat
 from kopycat.connectors.files.sink_config import FileSinkSettings
 from kopycat.connectors.files.store import Store
@@ -212,6 +214,48 @@ class TopicPartitionWriter:
                 self.commit()
         self._add(pending)
 
+    def write_batch(self, batch: SinkRecordBatch, now_ms: int) -> None:
+        """Add a batch of this partition as columns, cutting it where the record path would cut files.
+
+        For what :meth:`FileSinkTask.batch_value_types` allows: the DefaultPartitioner (one directory per
+        batch), no ``rotate.interval.ms``, schema.compatibility NONE (another schema rolls, equal
+        schemas need no projection) and no null values (a batch has none).
+        """
+        if self.next_offset is not None and batch.offsets[0] < self.next_offset:
+            batch = batch.slice(bisect_left(batch.offsets, self.next_offset), len(batch))  # redelivered prefix
+        if not len(batch):
+            return
+        self.commit_if_scheduled(now_ms)
+        assert isinstance(self.partitioner, DefaultPartitioner), "batches need the DefaultPartitioner"
+        encoded = self.partitioner.encode_kafka_partition(batch.kafka_partition)
+        position = 0
+        while position < len(batch):
+            file = self._round.files.get(encoded) if self._round is not None else None
+            if file is not None and self.compatibility.rolls(batch.value_schema, file.schema):
+                self.commit()
+                continue
+            current = self._open_round(batch.offsets[position], now_ms)
+            piece = batch.slice(position, position + min(self.settings.flush_size - current.records,
+                                                         len(batch) - position))
+            if file is None:
+                file = current.files[encoded] = _OpenFile(encoded, batch.value_schema,
+                                                          self.format.new_file(batch.value_schema),
+                                                          start_offset=piece.offsets[0])
+            file.contents.add_columns(piece)
+            file.end_offset = piece.offsets[-1]
+            file.records += len(piece)
+            current.records += len(piece)
+            position += len(piece)
+            if current.records >= self.settings.flush_size:
+                self.commit()
+
+    def _open_round(self, start_offset: int, now_ms: int) -> _Round:
+        """The open round, or a new one starting at ``start_offset``."""
+        if self._round is None:
+            self._round = _Round(start_offset=start_offset, scheduled_end_ms=self._next_scheduled_rotation(now_ms))
+            self.skipped_to = None
+        return self._round
+
     def _null_value(self, record: SinkRecord, pending: dict[str, list[SinkRecord]]) -> None:
         if not self.settings.ignore_null_values:
             raise DataError(f"Record {record.topic}-{record.kafka_partition} offset {record.kafka_offset} has a "
@@ -238,11 +282,7 @@ class TopicPartitionWriter:
         return False, None
 
     def _count(self, record: SinkRecord, now_ms: int) -> None:
-        if self._round is None:
-            self._round = _Round(start_offset=record.kafka_offset,
-                                 scheduled_end_ms=self._next_scheduled_rotation(now_ms))
-            self.skipped_to = None
-        current = self._round
+        current = self._open_round(record.kafka_offset, now_ms)
         current.records += 1
         if current.base_timestamp is None and self.settings.rotate_interval_ms > 0:
             current.base_timestamp = self._record_time(record, now_ms)

@@ -238,7 +238,11 @@ class DefaultPartitioner(Partitioner):
     """Keeps Kafka's partitioning: ``partition=<kafka partition>`` (``DefaultPartitioner``)."""
 
     def encode_partition(self, record: SinkRecord, now_ms: int) -> str:
-        partition = record.kafka_partition
+        return self.encode_kafka_partition(record.kafka_partition)
+
+    @staticmethod
+    def encode_kafka_partition(partition: int | None) -> str:
+        """The directory of a Kafka partition's records (a batch of one partition shares it)."""
         return f"partition={'null' if partition is None else partition}"  # Java's String.valueOf
 
     def encode_partitions(self, records: Sequence[SinkRecord], now_ms: int) -> list[str]:

@@ -2,7 +2,8 @@
 
 A format turns the records of one file into bytes. A file in progress (:class:`FileContents`)
 takes records a batch at a time and converts them right away (Parquet: an Arrow record batch
-per put, column by column; JSON: the JsonConverter's batch encoder; Avro: fastavro's encoder
+per put, column by column, or the engine's own batch when it hands over columns; JSON: the
+JsonConverter's batch encoder; Avro: fastavro's encoder
 into the file's compressed blocks), so a bad value fails the put that brought it, naming the
 record, and memory holds compact columns or bytes, not records. Everything is written when the
 file is committed: one Parquet file with one row group per ``parquet.row.group.rows`` rows, the
@@ -36,6 +37,7 @@ from kopycat.api.arrow import to_arrow_schema
 from kopycat.api.arrow_values import to_arrow_batch
 from kopycat.api.data import Schema, Struct, Type
 from kopycat.api.errors import ConfigError, DataError
+from kopycat.api.record_batch import SinkRecordBatch
 from kopycat.api.records import SinkRecord
 from kopycat.connectors.files.avro_schema import AvroSchema, avro_values_converter, to_avro_schema
 from kopycat.converters.json import JsonConverter
@@ -68,6 +70,10 @@ class FileContents(ABC):
     @abstractmethod
     def write_to(self, stream: pa.NativeFile) -> None:
         """Write the whole file."""
+
+    def add_columns(self, batch: SinkRecordBatch) -> None:
+        """Append a batch of records as Arrow columns (all of this file's schema), in offset order."""
+        raise DataError(f"{type(self).__name__} takes records, not columns")
 
 
 class RecordFormat(ABC):
@@ -112,6 +118,10 @@ class _ParquetContents(FileContents):
             first, last = records[0], records[-1]
             raise DataError(f"Records {first.topic}-{first.kafka_partition} offsets {first.kafka_offset}.."
                             f"{last.kafka_offset} do not fit their Parquet schema: {exc}") from exc
+
+    def add_columns(self, batch: SinkRecordBatch) -> None:
+        """The batch's struct values, column by column: the converter built them for this Arrow schema."""
+        self.batches.append(pa.RecordBatch.from_arrays(batch.values.flatten(), schema=self.arrow_schema))
 
     def write_to(self, stream: pa.NativeFile) -> None:
         table = pa.Table.from_batches(self.batches, schema=self.arrow_schema)

@@ -9,9 +9,9 @@ is defined once:
   :func:`ranges_from_json`, and :func:`resume_ranges`, which starts every partition behind the
   files already committed (the names in :mod:`committed_files`), so a retried job never writes
   a record twice;
-- the decoding that runs inside Spark's ``mapInArrow``: Kopycat's own JsonConverter and
-  :func:`kopycat.api.arrow_values.to_arrow_batch`, the same code the Python storage sink
-  uses, so both write identical rows (:class:`TopicDecoder`);
+- the decoding that runs inside Spark's ``mapInArrow``: Kopycat's own JsonConverter (its
+  columnar path, else the record path and :func:`kopycat.api.arrow_values.to_arrow_batch`), the
+  same code the Python storage sink uses, so both write identical rows (:class:`TopicDecoder`);
 - the spark-submit invocation (:func:`spark_export_job`, :func:`s3a_conf`) and the job's
   result, one JSON line on stdout (:class:`ExportResult`, :func:`parse_result`).
 """
@@ -227,7 +227,15 @@ class TopicDecoder:
 
     def decode(self, converter: Any, partition: int, offsets: Sequence[int],
                values: Sequence[bytes | None]) -> pa.RecordBatch:
-        """One batch of raw values to an Arrow batch of :attr:`arrow_schema` (rows in order)."""
+        """One batch of raw values to an Arrow batch of :attr:`arrow_schema` (rows in order).
+
+        Plain envelopes of one schema take the converter's columnar path, as they do in the Python
+        sink; anything else (tombstones, mixed schemas, odd values) the record path, which names them.
+        """
+        columns = converter.to_arrow_array(self.topic, values)
+        if columns is not None:
+            self._check(columns.schema, partition, offsets[0])
+            return pa.RecordBatch.from_arrays(columns.value.flatten(), schema=self.arrow_schema)
         try:
             results = converter.to_connect_data_batch(self.topic, values)
         except DataError:  # again record by record, to name the bad one

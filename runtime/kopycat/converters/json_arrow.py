@@ -1,0 +1,257 @@
+"""JsonConverter envelopes straight to Arrow columns: the columnar fast path of sinks.
+
+Beyond Kafka Connect (DESIGN.md §2, columnar fast path). A batch of envelopes that all start with
+the same schema text (the prefix :class:`~kopycat.converters.json.JsonConverter` already keys its
+cache on) is decoded without one Python object per record: the payload objects are cut out of the
+envelopes, joined as JSON lines and parsed by pyarrow's JSON reader against the Arrow types the
+schema's JSON form takes (int64 for every integer, base64 strings for bytes and decimals), then
+each column becomes the Arrow type of its Connect schema (:func:`kopycat.api.arrow.to_arrow_schema`)
+with the checks the record path makes: integer ranges, dates, times and timestamps inside what the
+data model holds, decimals inside their precision, required fields present.
+
+The rule is *identical or nothing*: anything this path would decode differently from the record
+path (``to_connect_data`` then :func:`kopycat.api.arrow_values.to_arrow_batch`) makes it answer
+None, and the caller decodes the batch record by record, which also names a bad record. So a null
+where a default applies, a non-finite float, a payload that is not one plain object, text pyarrow
+rejects, a schema with nested types: all None, never a different value.
+"""
+
+from __future__ import annotations
+
+import binascii
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Final
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pa_json
+
+from kopycat.api.arrow import to_arrow_schema
+from kopycat.api.data import Date, Decimal, Schema, Time, Timestamp, Type
+from kopycat.api.errors import DataError
+
+__all__ = ["EnvelopeColumns", "envelope_columns"]
+
+_INT_RANGES: Final = {Type.INT8: (-(1 << 7), (1 << 7) - 1), Type.INT16: (-(1 << 15), (1 << 15) - 1),
+                      Type.INT32: (-(1 << 31), (1 << 31) - 1), Type.INT64: (-(1 << 63), (1 << 63) - 1)}
+_LOGICAL_INTS: Final = {Date.LOGICAL_NAME: Date, Time.LOGICAL_NAME: Time, Timestamp.LOGICAL_NAME: Timestamp}
+_READ_BLOCK: Final = 1 << 24
+"""pyarrow's JSON block size: a consumed batch is parsed as one block (a few MB at most)."""
+
+Finish = Callable[[pa.Array], pa.Array | None]
+"""A column as read from JSON -> the column of its Connect schema's Arrow type; None: not this path."""
+
+
+@dataclass(frozen=True)
+class EnvelopeColumns:
+    """How the payloads of one value schema are read: the JSON reader's schema and each column's finish."""
+
+    schema: Schema
+    arrow_schema: pa.Schema
+    read_schema: pa.Schema
+    finishes: tuple[Finish, ...]
+
+    def decode(self, payloads: Sequence[bytes]) -> pa.StructArray | None:
+        """The payload objects (``{...}`` each, one per record) as a StructArray of :attr:`arrow_schema`'s fields.
+
+        None when the text is not exactly one JSON object per payload that the record path would
+        decode to the same values.
+        """
+        text = b"\n".join(payloads)
+        if text.count(b"\n") != len(payloads) - 1:  # a payload spread over lines breaks the framing
+            return None
+        if not text.isascii() and not _utf8(text):  # pyarrow's reader passes invalid UTF-8 through
+            return None
+        try:
+            table = pa_json.read_json(pa.py_buffer(text), read_options=_READ_OPTIONS,
+                                      parse_options=self._parse_options())
+        except (pa.ArrowException, ValueError):  # not JSON pyarrow takes, a type mismatch, bad UTF-8
+            return None
+        if table.num_rows != len(payloads):  # two objects on one line
+            return None
+        columns = []
+        for finish, column in zip(self.finishes, table.columns, strict=True):
+            finished = finish(column.combine_chunks())
+            if finished is None:
+                return None
+            columns.append(finished)
+        return pa.StructArray.from_arrays(columns, fields=list(self.arrow_schema))
+
+    def _parse_options(self) -> pa_json.ParseOptions:
+        return pa_json.ParseOptions(explicit_schema=self.read_schema, unexpected_field_behavior="ignore")
+
+
+_READ_OPTIONS: Final = pa_json.ReadOptions(use_threads=False, block_size=_READ_BLOCK)
+
+
+def _utf8(text: bytes) -> bool:
+    try:
+        text.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+@lru_cache(maxsize=256)
+def envelope_columns(schema: Schema, replace_null_with_default: bool) -> EnvelopeColumns | None:
+    """The columnar reading of ``schema``'s payloads; None when the schema has no such reading.
+
+    A STRUCT whose fields are primitives or Decimal/Date/Time/Timestamp has one; nested structs,
+    arrays, maps and decimals wider than 38 digits take the record path.
+    """
+    if schema.type is not Type.STRUCT or not schema.fields:
+        return None
+    arrow_schema = to_arrow_schema(schema)
+    read_fields, finishes = [], []
+    for field, arrow_field in zip(schema.fields, arrow_schema, strict=True):
+        column = _column(field.schema, arrow_field.type, replace_null_with_default)
+        if column is None:
+            return None
+        read_type, finish = column
+        read_fields.append(pa.field(field.name, read_type))
+        finishes.append(finish)
+    return EnvelopeColumns(schema, arrow_schema, pa.schema(read_fields), tuple(finishes))
+
+
+def _column(schema: Schema, arrow_type: pa.DataType, replace_null: bool) -> tuple[pa.DataType, Finish] | None:
+    """(the type pyarrow reads the field's JSON as, how that column is finished)."""
+    if schema.default is not None and replace_null:
+        nulls = _NO_NULLS  # a null becomes the default on the record path: left to it
+    else:
+        nulls = _ANY_NULLS if schema.optional else _NO_NULLS
+    logical = _LOGICAL_INTS.get(schema.name or "")
+    if schema.name == Decimal.LOGICAL_NAME:
+        return (pa.string(), _checked(nulls, _decimal_finish(schema, arrow_type))) if pa.types.is_decimal128(
+            arrow_type) else None
+    if logical is not None:
+        return pa.int64(), _checked(nulls, _logical_finish(schema, logical, arrow_type))
+    if schema.type in _INT_RANGES:
+        low, high = _INT_RANGES[schema.type]
+        return pa.int64(), _checked(nulls, _int_finish(low, high, arrow_type))
+    if schema.type in (Type.FLOAT32, Type.FLOAT64):
+        return pa.float64(), _checked(nulls, _float_finish(arrow_type))
+    if schema.type is Type.BOOLEAN:
+        return pa.bool_(), _checked(nulls, _same)
+    if schema.type is Type.STRING:
+        return pa.string(), _checked(nulls, _same)
+    if schema.type is Type.BYTES:
+        return pa.string(), _checked(nulls, _bytes_finish)
+    return None
+
+
+_ANY_NULLS, _NO_NULLS = True, False
+
+
+def _checked(nulls_allowed: bool, finish: Finish) -> Finish:
+    if nulls_allowed:
+        return finish
+    return lambda column: None if column.null_count else finish(column)
+
+
+def _same(column: pa.Array) -> pa.Array:
+    return column
+
+
+def _in_range(column: pa.Array, low: int, high: int) -> bool:
+    if column.null_count == len(column):
+        return True
+    bounds = pc.min_max(column)
+    return low <= bounds["min"].as_py() and bounds["max"].as_py() <= high
+
+
+def _int_finish(low: int, high: int, arrow_type: pa.DataType) -> Finish:
+    def finish(column: pa.Array) -> pa.Array | None:
+        return column.cast(arrow_type) if _in_range(column, low, high) else None
+    return finish
+
+
+def _float_finish(arrow_type: pa.DataType) -> Finish:
+    """float64 as parsed (shortest-exact, as orjson); FLOAT32 rounds it once, as the record path's ``f32``.
+
+    Non-finite numbers (bare ``NaN`` tokens, which only the lenient record path reads) take it.
+    """
+    def finish(column: pa.Array) -> pa.Array | None:
+        if column.null_count != len(column) and not pc.all(pc.is_finite(column)).as_py():
+            return None
+        return column if arrow_type == pa.float64() else column.cast(arrow_type, safe=False)
+    return finish
+
+
+def _logical_finish(schema: Schema, logical: type, arrow_type: pa.DataType) -> Finish:
+    """Date/Time/Timestamp ints: the data model's range (its ``to_logical`` on the extremes), then the type."""
+    low, high = _INT_RANGES[Type.INT64 if logical is Timestamp else Type.INT32]
+
+    def finish(column: pa.Array) -> pa.Array | None:
+        if not _in_range(column, low, high):
+            return None
+        if column.null_count != len(column):
+            bounds = pc.min_max(column)
+            try:
+                logical.to_logical(schema, bounds["min"].as_py())  # type: ignore[attr-defined]
+                logical.to_logical(schema, bounds["max"].as_py())  # type: ignore[attr-defined]
+            except DataError:
+                return None
+        storage = pa.int64() if logical is Timestamp else pa.int32()
+        return column.cast(storage).view(arrow_type)
+    return finish
+
+
+def _base64_values(column: pa.Array) -> list[bytes | None] | None:
+    """Each string's bytes as the record path decodes them (strict base64); None if any is not."""
+    a2b = binascii.a2b_base64
+    try:
+        return [None if text is None else a2b(text, strict_mode=True) for text in column.to_pylist()]
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _bytes_finish(column: pa.Array) -> pa.Array | None:
+    values = _base64_values(column)
+    return None if values is None else pa.array(values, type=pa.binary())
+
+
+def _decimal_finish(schema: Schema, arrow_type: pa.DataType) -> Finish:
+    """Base64 unscaled two's-complement integers into decimal128, inside the precision.
+
+    Zero-length bytes fail on the record path, so they leave this one. Up to 64-bit integers go
+    through an int64 array (cast to decimal128 with scale 0, its buffers read with the real scale);
+    wider ones are written into the 16-byte buffer directly.
+    """
+    limit = 10 ** arrow_type.precision
+    int64_low, int64_high = _INT_RANGES[Type.INT64]
+
+    def finish(column: pa.Array) -> pa.Array | None:
+        if column.null_count == len(column):
+            return pa.nulls(len(column), arrow_type)
+        if pc.any(pc.equal(pc.binary_length(column), 0)).as_py():
+            return None
+        unscaled = _unscaled(column)
+        if unscaled is None:
+            return None
+        present = [number for number in unscaled if number is not None] if column.null_count else unscaled
+        low, high = min(present), max(present)
+        if not -limit < low <= high < limit:
+            return None
+        if int64_low <= low and high <= int64_high:
+            as_decimal = pa.array(unscaled, pa.int64()).cast(pa.decimal128(38, 0))
+            return pa.Array.from_buffers(arrow_type, len(as_decimal), as_decimal.buffers(),
+                                         null_count=as_decimal.null_count, offset=as_decimal.offset)
+        data = b"".join([(number or 0).to_bytes(16, "little", signed=True) for number in unscaled])
+        array = pa.Array.from_buffers(arrow_type, len(unscaled), [None, pa.py_buffer(data)])
+        return array if not column.null_count else pc.if_else(column.is_valid(), array, None)
+    return finish
+
+
+def _unscaled(column: pa.Array) -> list[int | None] | None:
+    """Each base64 string as the signed big-endian integer it encodes; None if any is not strict base64."""
+    a2b, from_bytes = binascii.a2b_base64, int.from_bytes
+    texts = column.to_pylist()
+    try:
+        if column.null_count:
+            return [None if text is None else from_bytes(a2b(text, strict_mode=True), "big", signed=True)
+                    for text in texts]
+        return [from_bytes(a2b(text, strict_mode=True), "big", signed=True) for text in texts]
+    except (binascii.Error, ValueError):
+        return None

@@ -1,0 +1,111 @@
+"""Consumed messages to SinkRecordBatches: the columnar path of the sink runner.
+
+Beyond Kafka Connect (DESIGN.md §2, columnar fast path). When the task takes batches of some
+value types (:meth:`SinkTask.batch_value_types`) and no transform is configured, the runner splits each consumed
+batch into runs of one topic partition and offers each run to the value converter's
+:meth:`~kopycat.api.converter.Converter.to_arrow_array`. A run it decodes to one of those
+types becomes one :class:`~kopycat.api.record_batch.SinkRecordBatch`; any other run (headers, a
+key the key converter rejects, a value the converter will not decode as columns, another type)
+goes through
+:class:`~kopycat.runtime.message_conversion.MessageConverter` and ``put`` as records, in order, so
+error handling, the dead letter queue and the results are the record path's own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from itertools import compress, pairwise
+from operator import ne
+from typing import Any
+
+from confluent_kafka import Message
+
+from kopycat.api.data import Type
+from kopycat.api.record_batch import SinkRecordBatch
+from kopycat.runtime.task_parts import TaskParts
+
+__all__ = ["RecordBatchConverter", "partition_runs"]
+
+
+def partition_runs(messages: Sequence[Message]) -> list[Sequence[Message]]:
+    """Consecutive messages of one topic partition (a consumed batch holds long runs of each).
+
+    Found with C-level maps and compares, not a Python step per message: this is on the hot path.
+    """
+    count = len(messages)
+    if not count:
+        return []
+    keys: list[Any] = list(map(Message.partition, messages))
+    topics = list(map(Message.topic, messages))
+    if topics.count(topics[0]) != count:
+        keys = list(zip(topics, keys, strict=True))
+    cuts = [0, *compress(range(1, count), map(ne, keys[1:], keys[:-1])), count]
+    return [messages[start:stop] for start, stop in pairwise(cuts)]
+
+
+Piece = tuple[Sequence[Message], SinkRecordBatch | None]
+"""Consecutive messages of one run, and their batch (None: they go through the record path)."""
+
+
+class RecordBatchConverter:
+    """One topic partition's messages to SinkRecordBatches with ``parts``' converters, where they can be."""
+
+    def __init__(self, parts: TaskParts, types: Collection[Type]) -> None:
+        self.parts = parts
+        self.types = frozenset(types)
+        self._record_topics: set[str] = set()
+        """Topics whose values decoded to a type the task does not take: not decoded as columns again."""
+
+    def convert(self, messages: Sequence[Message]) -> list[Piece]:
+        """The run in order as pieces: batches, and the messages that must be records.
+
+        A message with headers or a null value (a tombstone) is cut out of the run as a record,
+        so one such message does not send its neighbours down the record path too.
+        """
+        values = list(map(Message.value, messages))
+        headers = list(map(Message.headers, messages))
+        if None not in values and not any(headers):
+            return [(messages, self._batch(messages, values))]
+        pieces: list[Piece] = []
+        start = 0  # the first message in no piece yet
+        for index, (value, header) in enumerate(zip(values, headers, strict=True)):
+            if value is not None and not header:
+                continue
+            if index > start:
+                pieces.append((messages[start:index], self._batch(messages[start:index], values[start:index])))
+            if pieces and pieces[-1][1] is None:  # the record piece before it grows
+                first = index - len(pieces.pop()[0])
+            else:
+                first = index
+            pieces.append((messages[first:index + 1], None))
+            start = index + 1
+        if start < len(messages):
+            pieces.append((messages[start:], self._batch(messages[start:], values[start:])))
+        return pieces
+
+    def _batch(self, messages: Sequence[Message], values: list[bytes | None]) -> SinkRecordBatch | None:
+        """The messages (no headers, no null value) as one batch; None when the converters cannot."""
+        first = messages[0]
+        topic = first.topic()
+        if topic in self._record_topics:
+            return None
+        keys = list(map(Message.key, messages))
+        if keys.count(None) != len(keys) and not self._keys_convert(topic, keys):
+            return None
+        decoded = self.parts.value_converter.to_arrow_array(topic, values)
+        if decoded is None:
+            return None
+        if decoded.schema.type not in self.types:  # a topic's values keep their type: stop trying
+            self._record_topics.add(topic)
+            return None
+        timestamps = [timestamp if kind else None for kind, timestamp in map(Message.timestamp, messages)]
+        return SinkRecordBatch(topic, first.partition(), decoded.schema, decoded.value,
+                               list(map(Message.offset, messages)), timestamps)
+
+    def _keys_convert(self, topic: str, keys: list[bytes | None]) -> bool:
+        """Keys are converted, as on the record path, though a batch does not keep them: a bad key fails there."""
+        try:
+            self.parts.key_converter.to_connect_data_batch(topic, keys)
+        except Exception:  # noqa: BLE001 - the record path reports it under errors.tolerance
+            return False
+        return True

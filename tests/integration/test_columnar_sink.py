@@ -1,0 +1,178 @@
+"""The columnar sink path against a real broker: batches where they apply, records elsewhere, same results.
+
+A task that accepts batches gets ``put_batch`` for runs of plain JsonConverter envelopes and
+``put`` for the runs holding a message the columnar path leaves alone (headers, a tombstone), in
+offset order, each offset once. The storage sink writes the same files, name for name and row for
+row, whether its records come as columns or (with a transform, which turns columns off) as records.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections import defaultdict
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from confluent_kafka import Producer
+
+from kopycat.api.arrow_values import to_arrow_batch
+from kopycat.api.data import Schema, SchemaBuilder, Struct, Timestamp
+from kopycat.api.record_batch import SinkRecordBatch
+from kopycat.api.records import TopicPartition
+from kopycat.connectors.files.committed_files import TEMP_DIR
+from kopycat.connectors.files.file_sink import FileSinkTask
+from kopycat.converters.json import JsonConverter
+from kopycat.runtime.bounded_plan import plan_bounded_run
+from kopycat.runtime.bounded_run import run_planned_task
+from kopycat.runtime.bounds import Bounds
+from kopycat.runtime.task_factory import build_sink_runner
+from kopycat.runtime.task_parts import TaskId
+from tests.support.collecting import BATCH_CALLS, CollectingBatchSinkTask
+from tests.support.kafka import committed_offsets, create_topic
+
+JSON_WITH_SCHEMAS = {"key.converter": "org.apache.kafka.connect.json.JsonConverter",
+                     "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                     "value.converter.schemas.enable": "true"}
+READING = (SchemaBuilder.struct().name("test.Reading").version(1).field("id", Schema.INT64_SCHEMA)
+           .field("sensor", Schema.STRING_SCHEMA).field("value", Schema.FLOAT64_SCHEMA)
+           .field("at", Timestamp.SCHEMA).build())
+READING_V2 = (SchemaBuilder.struct().name("test.Reading").version(2).field("id", Schema.INT64_SCHEMA)
+              .field("sensor", Schema.STRING_SCHEMA).field("value", Schema.FLOAT64_SCHEMA)
+              .field("at", Timestamp.SCHEMA).field("unit", Schema.OPTIONAL_STRING_SCHEMA).build())
+BASE = dt.datetime(2026, 11, 24, tzinfo=dt.UTC)
+HEADERS = [("trace", b"1")]
+
+
+def reading(n: int, schema: Schema = READING) -> Struct:
+    struct = Struct(schema).put("id", n).put("sensor", f"s{n % 13}").put("value", n / 8).put(
+        "at", BASE + dt.timedelta(seconds=n))
+    return struct.put("unit", "C") if schema is READING_V2 else struct
+
+
+def encoded(structs: list[Struct]) -> list[bytes | None]:
+    converter = JsonConverter()
+    converter.configure({"schemas.enable": "true"}, is_key=False)
+    return [converter.from_connect_data("t", s.schema, s) for s in structs]
+
+
+Message = tuple[bytes | None, list[tuple[str, bytes]] | None]
+
+
+def produce_messages(bootstrap: str, topic: str, partitions: dict[int, list[Message]]) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    for partition, messages in partitions.items():
+        for value, headers in messages:
+            producer.produce(topic, value=value, key=None, partition=partition, headers=headers)
+    assert producer.flush(30) == 0
+
+
+def plain(structs: list[Struct]) -> list[Message]:
+    return [(value, None) for value in encoded(structs)]
+
+
+# ------------------------------------------------------------------ the runner
+
+
+def test_a_task_accepting_batches_gets_columns_and_the_runs_with_odd_messages_as_records(
+        bootstrap_servers: str, topic_name: str) -> None:
+    topic = create_topic(bootstrap_servers, topic_name, 2)
+    with_headers = (encoded([reading(300)])[0], HEADERS)
+    messages = {0: [*plain([reading(n) for n in range(300)]), with_headers,
+                    *plain([reading(n) for n in range(301, 500)])],
+                1: [*plain([reading(n) for n in range(1000, 1100)]), (None, None),
+                    *plain([reading(n) for n in range(1101, 1200)])]}
+    produce_messages(bootstrap_servers, topic, messages)
+    ends = {TopicPartition(topic, 0): 500, TopicPartition(topic, 1): 200}
+    props = {"name": f"batches-{uuid.uuid4().hex[:8]}", "topics": topic,
+             "connector.class": "tests.support.collecting.CollectingBatchSinkConnector", **JSON_WITH_SCHEMAS}
+    worker = {"bootstrap.servers": bootstrap_servers, "offset.flush.interval.ms": "500"}
+    runner = build_sink_runner(TaskId(props["name"], 0), CollectingBatchSinkTask, props, props, worker,
+                               Bounds(end_offsets=ends))
+    summary = runner.run()
+
+    got: dict[int, list[tuple[int, int | None, str]]] = defaultdict(list)  # partition -> (offset, id, path)
+    for call in BATCH_CALLS[props["name"]]:
+        if isinstance(call, SinkRecordBatch):
+            ids = call.values.field("id").to_pylist()
+            expected = to_arrow_batch(READING, [reading(n) for n in ids])
+            assert pa.RecordBatch.from_struct_array(call.values).equals(expected), "columns must be the record path's"
+            assert call.value_schema == READING
+            got[call.kafka_partition] += [(o, n, "batch") for o, n in zip(call.offsets, ids, strict=True)]
+        else:
+            odd = [r for r in call if r.value is None or r.headers]
+            assert odd, f"put() got a run with no message the columnar path leaves alone: {call[0].kafka_offset}.."
+            for record in call:
+                got[record.kafka_partition].append(
+                    (record.kafka_offset, None if record.value is None else record.value.get("id"), "records"))
+    assert [o for o, _, _ in got[0]] == list(range(500)) and [o for o, _, _ in got[1]] == list(range(200))
+    assert [n for _, n, _ in got[0]] == list(range(500))
+    assert [n for _, n, _ in got[1]] == [*range(1000, 1100), None, *range(1101, 1200)]
+    assert got[0][300][2] == "records" and got[1][100][2] == "records"
+    assert sum(path == "batch" for entries in got.values() for _, _, path in entries) >= 350
+    assert summary.records == 700
+    assert committed_offsets(bootstrap_servers, f"connect-{props['name']}", topic, 2) == {0: 500, 1: 200}
+
+
+# ------------------------------------------------------------------ the storage sink
+
+
+NO_OP_TRANSFORM = {"transforms": "keep", "transforms.keep.type": "org.apache.kafka.connect.transforms.Filter",
+                   "transforms.keep.predicate": "never", "predicates": "never",
+                   "predicates.never.type": "org.apache.kafka.connect.transforms.predicates.TopicNameMatches",
+                   "predicates.never.pattern": "no-topic-is-called-this"}
+
+
+def export(bootstrap: str, topic: str, store: Path, extra: dict[str, str]) -> int:
+    """A bounded storage sink run of the whole topic into ``store``; the records it copied."""
+    props = {"name": f"files-{uuid.uuid4().hex[:8]}", "connector.class": "kopycat.connectors.files.FileSinkConnector",
+             "topics": topic, "tasks.max": "1", "store.url": store.as_uri(), "format.class": "parquet",
+             "flush.size": "500", "behavior.on.null.values": "ignore", **JSON_WITH_SCHEMAS, **extra}
+    worker = {"bootstrap.servers": bootstrap}
+    [planned] = plan_bounded_run(props, worker)
+    summary = run_planned_task(props, planned, worker)
+    assert summary.error is None, summary.error
+    return summary.records
+
+
+def committed_tables(store: Path) -> dict[str, pa.Table]:
+    return {str(path.relative_to(store)): pq.read_table(path) for path in sorted(store.rglob("*.parquet"))
+            if TEMP_DIR not in path.parts}
+
+
+def test_the_storage_sink_writes_the_same_files_from_columns_as_from_records(
+        bootstrap_servers: str, topic_name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    topic = create_topic(bootstrap_servers, topic_name, 2)
+    messages = {0: [*plain([reading(n) for n in range(700)]), (encoded([reading(700)])[0], HEADERS),
+                    *plain([reading(n) for n in range(701, 1200)]), (None, None),
+                    *plain([reading(n, READING_V2) for n in range(1201, 1500)])],
+                1: plain([reading(n) for n in range(5000, 5900)])}
+    produce_messages(bootstrap_servers, topic, messages)
+    columnar_rows: list[int] = []
+    put_batch = FileSinkTask.put_batch
+
+    def counting_put_batch(self: FileSinkTask, batch: SinkRecordBatch) -> None:
+        columnar_rows.append(len(batch))
+        put_batch(self, batch)
+    monkeypatch.setattr(FileSinkTask, "put_batch", counting_put_batch)
+
+    as_columns = export(bootstrap_servers, topic, tmp_path / "columns", {})
+    assert sum(columnar_rows) >= 2000, "the storage sink must take most records as columns"
+    columnar_total, columnar_rows[:] = sum(columnar_rows), []
+    as_records = export(bootstrap_servers, topic, tmp_path / "records", NO_OP_TRANSFORM)
+    assert columnar_rows == [], "a transform must turn the columnar path off"
+
+    assert as_columns == as_records == 2400
+    from_columns, from_records = committed_tables(tmp_path / "columns"), committed_tables(tmp_path / "records")
+    assert list(from_columns) == list(from_records)
+    # flush.size 500 and the schema change at offset 1201 cut partition 0; the tombstone is skipped
+    assert [name.rsplit("/", 1)[1] for name in from_columns if "partition=0" in name] == [
+        f"{topic}+0+0000000000+0000000499.parquet", f"{topic}+0+0000000500+0000000999.parquet",
+        f"{topic}+0+0000001000+0000001199.parquet", f"{topic}+0+0000001201+0000001499.parquet"]
+    for name, table in from_columns.items():
+        assert table.equals(from_records[name], check_metadata=True), name
+    ids = [n for table in from_columns.values() for n in table.column("id").to_pylist()]
+    assert sorted(ids) == [*range(1200), *range(1201, 1500), *range(5000, 5900)]
+    assert columnar_total < 2400  # the runs holding the headers and the tombstone went as records
