@@ -44,6 +44,7 @@ READING_V2 = (SchemaBuilder.struct().name("test.Reading").version(2).field("id",
               .field("at", Timestamp.SCHEMA).field("unit", Schema.OPTIONAL_STRING_SCHEMA).build())
 BASE = dt.datetime(2026, 11, 24, tzinfo=dt.UTC)
 HEADERS = [("trace", b"1")]
+STAMP_MS = 1_795_000_000_000
 
 
 def reading(n: int, schema: Schema = READING) -> Struct:
@@ -62,10 +63,12 @@ Message = tuple[bytes | None, list[tuple[str, bytes]] | None]
 
 
 def produce_messages(bootstrap: str, topic: str, partitions: dict[int, list[Message]]) -> None:
+    """Each partition's messages in order, message i stamped STAMP_MS + partition * 10,000 + i."""
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
     for partition, messages in partitions.items():
-        for value, headers in messages:
-            producer.produce(topic, value=value, key=None, partition=partition, headers=headers)
+        for index, (value, headers) in enumerate(messages):
+            producer.produce(topic, value=value, key=None, partition=partition, headers=headers,
+                             timestamp=STAMP_MS + partition * 10_000 + index)
     assert producer.flush(30) == 0
 
 
@@ -100,6 +103,8 @@ def test_a_task_accepting_batches_gets_columns_and_the_runs_with_odd_messages_as
             expected = to_arrow_batch(READING, [reading(n) for n in ids])
             assert pa.RecordBatch.from_struct_array(call.values).equals(expected), "columns must be the record path's"
             assert call.value_schema == READING
+            stamps = [STAMP_MS + call.kafka_partition * 10_000 + offset for offset in call.offsets]
+            assert list(call.timestamps) == stamps and list(call.slice(1, 3).timestamps) == stamps[1:3]
             got[call.kafka_partition] += [(o, n, "batch") for o, n in zip(call.offsets, ids, strict=True)]
         else:
             odd = [r for r in call if r.value is None or r.headers]

@@ -19,9 +19,11 @@ rejects, a schema with nested types: all None, never a different value.
 from __future__ import annotations
 
 import binascii
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import accumulate
 from typing import Final
 
 import pyarrow as pa
@@ -209,14 +211,30 @@ def _base64_values(column: pa.Array) -> list[bytes | None] | None:
 
 def _bytes_finish(column: pa.Array) -> pa.Array | None:
     values = _base64_values(column)
-    return None if values is None else pa.array(values, type=pa.binary())
+    if values is None:
+        return None
+    ends = array("i", [0] * (column.offset + 1))
+    ends.extend(accumulate(len(value or b"") for value in values))
+    data = b"".join(value or b"" for value in values)
+    return _with_nulls_of(column, pa.binary(), [pa.py_buffer(ends), pa.py_buffer(data)])
+
+
+def _with_nulls_of(column: pa.Array, arrow_type: pa.DataType, buffers: list[pa.Buffer]) -> pa.Array:
+    """An array of ``arrow_type`` over ``buffers`` (laid out from ``column.offset``) with ``column``'s nulls.
+
+    Built from buffers, not ``pa.array``: converting a Python list makes pyarrow import pandas
+    (half a second) to check for its types.
+    """
+    return pa.Array.from_buffers(arrow_type, len(column), [column.buffers()[0] if column.null_count else None,
+                                                           *buffers], null_count=column.null_count,
+                                 offset=column.offset)
 
 
 def _decimal_finish(schema: Schema, arrow_type: pa.DataType) -> Finish:
     """Base64 unscaled two's-complement integers into decimal128, inside the precision.
 
     Zero-length bytes fail on the record path, so they leave this one. Up to 64-bit integers go
-    through an int64 array (cast to decimal128 with scale 0, its buffers read with the real scale);
+    through an int64 array (cast to decimal128 with scale 0, its buffer read with the real scale);
     wider ones are written into the 16-byte buffer directly.
     """
     limit = 10 ** arrow_type.precision
@@ -224,33 +242,32 @@ def _decimal_finish(schema: Schema, arrow_type: pa.DataType) -> Finish:
 
     def finish(column: pa.Array) -> pa.Array | None:
         if column.null_count == len(column):
-            return pa.nulls(len(column), arrow_type)
-        if pc.any(pc.equal(pc.binary_length(column), 0)).as_py():
+            return _with_nulls_of(column, arrow_type, [pa.py_buffer(bytes(16 * (column.offset + len(column))))])
+        if pc.min_max(pc.binary_length(column))["min"].as_py() == 0:  # (no Python scalar: see _with_nulls_of)
             return None
         unscaled = _unscaled(column)
         if unscaled is None:
             return None
-        present = [number for number in unscaled if number is not None] if column.null_count else unscaled
-        low, high = min(present), max(present)
+        low, high = min(unscaled), max(unscaled)  # nulls are 0, inside every precision
         if not -limit < low <= high < limit:
             return None
+        padded = [0] * column.offset + unscaled
         if int64_low <= low and high <= int64_high:
-            as_decimal = pa.array(unscaled, pa.int64()).cast(pa.decimal128(38, 0))
-            return pa.Array.from_buffers(arrow_type, len(as_decimal), as_decimal.buffers(),
-                                         null_count=as_decimal.null_count, offset=as_decimal.offset)
-        data = b"".join([(number or 0).to_bytes(16, "little", signed=True) for number in unscaled])
-        array = pa.Array.from_buffers(arrow_type, len(unscaled), [None, pa.py_buffer(data)])
-        return array if not column.null_count else pc.if_else(column.is_valid(), array, None)
+            as_int64 = pa.Array.from_buffers(pa.int64(), len(padded), [None, pa.py_buffer(array("q", padded))])
+            return _with_nulls_of(column, arrow_type, [as_int64.cast(pa.decimal128(38, 0)).buffers()[1]])
+        data = b"".join([number.to_bytes(16, "little", signed=True) for number in padded])
+        return _with_nulls_of(column, arrow_type, [pa.py_buffer(data)])
     return finish
 
 
-def _unscaled(column: pa.Array) -> list[int | None] | None:
-    """Each base64 string as the signed big-endian integer it encodes; None if any is not strict base64."""
+def _unscaled(column: pa.Array) -> list[int] | None:
+    """Each base64 string as the signed big-endian integer it encodes (a null as 0); None if any is not
+    strict base64."""
     a2b, from_bytes = binascii.a2b_base64, int.from_bytes
     texts = column.to_pylist()
     try:
         if column.null_count:
-            return [None if text is None else from_bytes(a2b(text, strict_mode=True), "big", signed=True)
+            return [0 if text is None else from_bytes(a2b(text, strict_mode=True), "big", signed=True)
                     for text in texts]
         return [from_bytes(a2b(text, strict_mode=True), "big", signed=True) for text in texts]
     except (binascii.Error, ValueError):

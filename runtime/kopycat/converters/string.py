@@ -10,7 +10,9 @@ mark when writing, the mark (or big-endian) when reading. Non-string values are 
 from __future__ import annotations
 
 import codecs
+from array import array
 from collections.abc import Callable, Mapping, Sequence
+from itertools import accumulate
 from typing import Any, Final
 
 from kopycat.api.config import ConfigDef, ConfigType, Importance, Width
@@ -58,6 +60,19 @@ def _codec(name: str) -> tuple[Callable[[str], bytes], Callable[[bytes], str]]:
     except LookupError:
         raise ConfigError.for_key(ENCODING_CONFIG, name, "not a known character set") from None
     return (lambda text: text.encode(python_name)), (lambda data: data.decode(python_name))
+
+
+_MAX_STRING_BYTES: Final = (1 << 31) - 1
+"""A StringArray's int32 offsets address this many bytes."""
+
+
+def _all_utf8(values: Sequence[bytes]) -> bool:
+    try:
+        for value in values:
+            value.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 class StringConverter(Converter, HeaderConverter):
@@ -109,6 +124,26 @@ class StringConverter(Converter, HeaderConverter):
             return [SchemaAndValue(schema, None if value is None else decode(value)) for value in values]
         except UnicodeError:
             return [self.to_connect_data(topic, value) for value in values]
+
+    def to_arrow_array(self, topic: str, values: Sequence[bytes | None]) -> SchemaAndValue | None:
+        """UTF-8 texts as one ``pyarrow.StringArray`` over the joined bytes, no Python string per value.
+
+        Only for ``converter.encoding=UTF-8`` and no null; the bytes must decode as the record
+        path decodes them (all ASCII, or each value valid UTF-8 to Python's codec), else None.
+        """
+        if self._charset != "utf-8" or not values or None in values:
+            return None
+        data = b"".join(values)  # type: ignore[arg-type]  # no None, checked above
+        if not data.isascii() and not _all_utf8(values):  # type: ignore[arg-type]
+            return None
+        if len(data) >= _MAX_STRING_BYTES:
+            return None
+        import pyarrow as pa  # only where columns are asked for
+
+        offsets = array("i", [0])
+        offsets.extend(accumulate(map(len, values)))  # type: ignore[arg-type]
+        texts = pa.Array.from_buffers(pa.string(), len(values), [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+        return SchemaAndValue(Schema.OPTIONAL_STRING_SCHEMA, texts)
 
     def to_connect_data(self, topic: str, value: bytes | None, headers: Any = None) -> SchemaAndValue:
         """``SchemaAndValue(Schema.OPTIONAL_STRING_SCHEMA, text)``; None gives a None value."""

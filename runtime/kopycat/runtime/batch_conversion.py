@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from itertools import compress, pairwise
 from operator import ne
-from typing import Any
+from typing import Any, overload
 
 from confluent_kafka import Message
 
@@ -24,7 +24,7 @@ from kopycat.api.data import Type
 from kopycat.api.record_batch import SinkRecordBatch
 from kopycat.runtime.task_parts import TaskParts
 
-__all__ = ["RecordBatchConverter", "partition_runs"]
+__all__ = ["KafkaTimestamps", "RecordBatchConverter", "partition_runs"]
 
 
 def partition_runs(messages: Sequence[Message]) -> list[Sequence[Message]]:
@@ -40,7 +40,37 @@ def partition_runs(messages: Sequence[Message]) -> list[Sequence[Message]]:
     if topics.count(topics[0]) != count:
         keys = list(zip(topics, keys, strict=True))
     cuts = [0, *compress(range(1, count), map(ne, keys[1:], keys[:-1])), count]
+    if len(cuts) == 2:
+        return [messages]
     return [messages[start:stop] for start, stop in pairwise(cuts)]
+
+
+class KafkaTimestamps(Sequence[int | None]):
+    """Messages' timestamps in ms (None: the message has none), from confluent-kafka's (type, ms) pairs.
+
+    Converted when read: most batch writers never look at them, and the pairs come from one
+    C-level map.
+    """
+
+    __slots__ = ("_pairs",)
+
+    def __init__(self, pairs: list[tuple[int, int]]) -> None:
+        self._pairs = pairs
+
+    def __len__(self) -> int:
+        return len(self._pairs)
+
+    @overload
+    def __getitem__(self, index: int) -> int | None: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> KafkaTimestamps: ...
+
+    def __getitem__(self, index: int | slice) -> int | None | KafkaTimestamps:
+        if isinstance(index, slice):
+            return KafkaTimestamps(self._pairs[index])
+        kind, timestamp = self._pairs[index]
+        return timestamp if kind else None
 
 
 Piece = tuple[Sequence[Message], SinkRecordBatch | None]
@@ -98,7 +128,7 @@ class RecordBatchConverter:
         if decoded.schema.type not in self.types:  # a topic's values keep their type: stop trying
             self._record_topics.add(topic)
             return None
-        timestamps = [timestamp if kind else None for kind, timestamp in map(Message.timestamp, messages)]
+        timestamps = KafkaTimestamps(list(map(Message.timestamp, messages)))
         return SinkRecordBatch(topic, first.partition(), decoded.schema, decoded.value,
                                list(map(Message.offset, messages)), timestamps)
 

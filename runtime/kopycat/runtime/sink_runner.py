@@ -41,7 +41,7 @@ import time
 from bisect import bisect_left
 from collections.abc import Callable, Collection, Mapping, Sequence
 from functools import partial
-from itertools import repeat
+from itertools import chain, repeat
 from operator import is_not
 from typing import Any
 
@@ -292,7 +292,7 @@ class SinkTaskRunner:
             if self.end_offsets and self._all_at_end():
                 return StopReason.END_OFFSETS
             messages = consumer.consume(self.batch_size, timeout=0.5)
-            delivered = self._deliver(self._accept(messages)) if messages else 0
+            delivered = self._deliver(self._accept(messages)) if messages else 0  # runs of one partition
             self._apply_context()
             if not self.context.assigned or not self.context.assigned <= self._at_eof:
                 watch.touch()  # idle counts only once every partition was read to its end
@@ -310,25 +310,25 @@ class SinkTaskRunner:
     def _all_at_end(self) -> bool:
         return all(tp in self._finished for tp in self.end_offsets)
 
-    def _accept(self, messages: list[Message]) -> list[Message]:
-        """Data messages inside the planned range; partitions past their end are paused.
+    def _accept(self, messages: list[Message]) -> list[Sequence[Message]]:
+        """Data messages inside the planned range, as runs of one partition; partitions past their end are paused.
 
         The partition's bookkeeping is done once per run of one partition, not per message, and a
         batch without end-of-partition events takes whole runs (this is on the hot path).
         """
         if any(map(is_not, map(Message.error, messages), repeat(None))):  # (KafkaError == None raises)
-            return self._accept_with_events(messages)
-        accepted: list[Message] = []
+            return partition_runs(self._accept_with_events(messages))
+        accepted: list[Sequence[Message]] = []
         for run in partition_runs(messages):
             last = run[-1]
             tp = TopicPartition(last.topic(), last.partition())
             self._at_eof.discard(tp)  # in consumption order: a later end event re-adds it
             end = self.end_offsets.get(tp) if self.end_offsets else None
-            if end is None or last.offset() < end:
-                accepted.extend(run)
-                continue
-            accepted.extend(run[:bisect_left(list(map(Message.offset, run)), end)])
-            self._finish_partition(tp, end)
+            if end is not None and last.offset() >= end:
+                run = run[:bisect_left(list(map(Message.offset, run)), end)]
+                self._finish_partition(tp, end)
+            if run:
+                accepted.append(run)
         return accepted
 
     def _accept_with_events(self, messages: list[Message]) -> list[Message]:
@@ -396,11 +396,11 @@ class SinkTaskRunner:
 
     # ------------------------------------------------------------------ stages
 
-    def _deliver(self, messages: list[Message]) -> int:
-        """Convert, transform and put one batch; returns how many records were consumed."""
-        if not messages:
+    def _deliver(self, runs: list[Sequence[Message]]) -> int:
+        """Convert, transform and put one batch (runs of one partition); returns how many records were consumed."""
+        if not runs:
             return 0
-        runs = partition_runs(messages)
+        messages = runs[0] if len(runs) == 1 else list(chain.from_iterable(runs))
         inside = self._inside_window(messages) if self.bounds.windowed else messages
         self.summary.filtered += len(messages) - len(inside)
         if self._batches is None:
@@ -432,7 +432,7 @@ class SinkTaskRunner:
             self._retrying(partial(self.task.put, outgoing), len(outgoing), partial(_describe, outgoing))
         self.summary.records += len(outgoing)
 
-    def _inside_window(self, messages: list[Message]) -> list[Message]:
+    def _inside_window(self, messages: Sequence[Message]) -> list[Message]:
         """The messages stamped inside ``[window_start_ms, window_end_ms)``; unstamped ones are outside."""
         start, end = self.bounds.window_start_ms, self.bounds.window_end_ms
         assert start is not None and end is not None

@@ -11,7 +11,10 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import random
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -22,6 +25,7 @@ from kopycat.api.arrow_values import to_arrow_batch
 from kopycat.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp
 from kopycat.converters.json import JsonConverter
 
+REPO = Path(__file__).parents[3]
 PRICE = Decimal.builder(2).parameter(PRECISION_PARAMETER, "10").build()
 WIDE = Decimal.builder(4).optional().build()  # no precision parameter: decimal128(38, 4)
 ALL_TYPES = (SchemaBuilder.struct().name("test.AllTypes").version(3)
@@ -30,6 +34,7 @@ ALL_TYPES = (SchemaBuilder.struct().name("test.AllTypes").version(3)
              .field("f32", Schema.FLOAT32_SCHEMA).field("f64", Schema.OPTIONAL_FLOAT64_SCHEMA)
              .field("flag", Schema.OPTIONAL_BOOLEAN_SCHEMA).field("text", Schema.OPTIONAL_STRING_SCHEMA)
              .field("blob", Schema.OPTIONAL_BYTES_SCHEMA).field("price", PRICE).field("wide", WIDE)
+             .field("cents", Decimal.builder(2).parameter(PRECISION_PARAMETER, "12").optional().build())
              .field("day", Date.builder().optional().build()).field("at", Time.SCHEMA)
              .field("ts", Timestamp.builder().optional().build())
              .build())
@@ -79,6 +84,7 @@ def random_struct(rng: random.Random) -> Struct:
         "price": Decimal.from_unscaled(
             rng.choice([0, -1, 10**10 - 1, -(10**10 - 1), rng.randrange(-10**10 + 1, 10**10)]), 2),
         "wide": maybe(decimal.Decimal(rng.randrange(-10**38 + 1, 10**38)).scaleb(-4)),
+        "cents": maybe(Decimal.from_unscaled(rng.randrange(-10**12 + 1, 10**12), 2)),
         "day": maybe(dt.date(1970, 1, 1) + dt.timedelta(days=rng.randrange(-719162, 2932897))),
         "at": (dt.datetime(2000, 1, 1) + dt.timedelta(milliseconds=rng.randrange(86_400_000))).time(),
         "ts": maybe(dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(milliseconds=ms)),
@@ -223,6 +229,17 @@ def test_each_fallback_case_is_a_plain_batch_once_the_odd_value_is_fixed() -> No
         found = columns(values)
         assert found is not None, name
         assert found.value.equals(record_path(values)[1])
+
+
+def test_the_columnar_path_does_not_import_pandas() -> None:
+    """pyarrow imports pandas (half a second) when it converts a Python list: the path builds buffers."""
+    code = ("import sys, random\n"
+            "from tests.unit.converters.test_json_arrow import ALL_TYPES, columns, encode, random_struct\n"
+            "rng = random.Random(1)\n"
+            "assert columns(encode(ALL_TYPES, [random_struct(rng) for _ in range(200)])) is not None\n"
+            "print('pandas' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    assert done.stdout.strip() == "False"
 
 
 def test_without_schemas_there_are_no_columns() -> None:

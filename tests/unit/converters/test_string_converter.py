@@ -97,3 +97,32 @@ def test_batches_in_any_charset_equal_single_records_and_name_a_bad_character(en
     if encoding == "ISO-8859-1":
         with pytest.raises(DataError, match="ISO-8859-1"):
             instance.from_connect_data_batch(TOPIC, None, ["ok", "\u65e5"])
+
+
+TEXTS = [b"plain", "z\u00e9ro \U0001F600".encode(), b"", b"with\ttab and \x00", "\u2028".encode(), b"x" * 300]
+
+
+def test_utf8_batches_decode_as_one_arrow_string_array_equal_to_the_record_path() -> None:
+    converter = StringConverter()
+    found = converter.to_arrow_array("t", TEXTS)
+    assert found is not None and found.schema == Schema.OPTIONAL_STRING_SCHEMA
+    assert found.value.to_pylist() == [v.value for v in converter.to_connect_data_batch("t", TEXTS)]
+    ascii_only = converter.to_arrow_array("t", [b"a", b"bc"])
+    assert ascii_only is not None and ascii_only.value.to_pylist() == ["a", "bc"]
+
+
+@pytest.mark.parametrize("values", [
+    [b"ok", None],                                     # a tombstone: the record path keeps it
+    [b"ok", b"\xff not UTF-8"],                        # the record path fails, naming it
+    [b"ok", "\ud800".encode("utf-8", "surrogatepass")],  # an encoded surrogate: not UTF-8 to Python
+    [b"\xc3", b"\xa9"],                                # valid only when joined
+    [],
+])
+def test_what_the_record_path_reads_otherwise_or_rejects_has_no_arrow_array(values: list[bytes | None]) -> None:
+    assert StringConverter().to_arrow_array("t", values) is None
+
+
+def test_other_charsets_have_no_arrow_array() -> None:
+    converter = StringConverter()
+    converter.configure({"converter.encoding": "ISO-8859-1"})
+    assert converter.to_arrow_array("t", [b"plain"]) is None

@@ -8,9 +8,12 @@ from typing import Any
 
 import pytest
 
+from kopycat.api.data import Type
 from kopycat.api.errors import ConfigError, ConnectError
+from kopycat.api.record_batch import SinkRecordBatch
 from kopycat.api.records import SinkRecord, TopicPartition
 from kopycat.connectors.files.filestream_sink import FileStreamSinkConnector, FileStreamSinkTask
+from kopycat.converters.string import StringConverter
 
 
 def records(*values: Any) -> list[SinkRecord]:
@@ -90,3 +93,24 @@ def test_connector_plans_one_task_with_every_key_passed_through(tmp_path: Path) 
     assert connector.task_configs(5) == [props]
     assert list(connector.config().names()) == ["file"]
     assert connector.alter_offsets(props, {TopicPartition("in-1", 0): 10})
+
+
+def test_a_batch_of_texts_writes_the_bytes_put_writes(tmp_path: Path) -> None:
+    values = [b"plain", "z\u00e9ro \U0001F600".encode(), b"", b"with\ttab", b"last"]
+    texts = StringConverter().to_arrow_array("in", values)
+    assert texts is not None
+    written = []
+    for how in ("records", "batch"):
+        sink = FileStreamSinkTask()
+        sink.start({"file": str(tmp_path / f"{how}.txt")})
+        assert sink.batch_value_types() == {Type.STRING}
+        if how == "records":
+            sink.put(records(*(v.decode() for v in values)))
+        else:
+            batch = SinkRecordBatch("in", 0, texts.schema, texts.value, list(range(5)), [None] * 5)
+            sink.put_batch(batch.slice(0, 2))
+            sink.put_batch(batch.slice(2, 5))
+        sink.flush({})
+        sink.stop()
+        written.append((tmp_path / f"{how}.txt").read_bytes())
+    assert written[0] == written[1] == b"plain\nz\xc3\xa9ro \xf0\x9f\x98\x80\n\nwith\ttab\nlast\n"
