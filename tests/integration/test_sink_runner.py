@@ -80,6 +80,26 @@ def test_a_retriable_error_hands_the_same_batch_again_and_each_record_is_put_onc
     assert Counter(r.value for r in delivered(props["name"])) == Counter(f"r{i}" for i in range(100))
 
 
+@pytest.mark.parametrize("guarantee", ["at_least_once", "at_most_once"])
+def test_a_failed_put_is_put_again_at_least_once_and_never_at_most_once(
+        bootstrap_servers: str, topic: str, guarantee: str) -> None:
+    produce(bootstrap_servers, topic, [f"m{i}".encode() for i in range(300)], partition=0)
+    props = sink_props(topic, **{"delivery.guarantee": guarantee, "fail.on.put": 1})
+    ends = {TopicPartition(topic, p): (300 if p == 0 else 0) for p in range(3)}
+    with pytest.raises(ConnectError, match="refused the batch"):
+        run(bootstrap_servers, props, Bounds(end_offsets=ends))
+    [(failed, accepted)] = PUT_CALLS[props["name"]]
+    after_failed = failed[-1].kafka_offset + 1
+    group = committed(bootstrap_servers, f"connect-{props['name']}", topic, 1)[0]
+    assert not accepted and group == (after_failed if guarantee == "at_most_once" else -1001)
+
+    PUT_CALLS[props["name"]].clear()
+    run(bootstrap_servers, {**props, "fail.on.put": "0"}, Bounds(end_offsets=ends))
+    again = [r.kafka_offset for r in delivered(props["name"])]
+    assert again == list(range(after_failed if guarantee == "at_most_once" else 0, 300))
+    assert committed(bootstrap_servers, f"connect-{props['name']}", topic, 1)[0] == 300
+
+
 def test_a_bad_record_with_tolerance_none_fails_naming_topic_partition_and_offset(
         bootstrap_servers: str, topic: str) -> None:
     produce(bootstrap_servers, topic, [b'{"ok":1}', b"not json", b'{"ok":2}'], partition=2)

@@ -1,7 +1,8 @@
 """A sink connector that keeps what put() received, per connector name, for tests to inspect.
 
 Options (connector props): ``retriable.failures`` makes the first N put() calls raise
-RetriableError; ``seek.to`` seeks every opened partition to that offset in open().
+RetriableError; ``fail.on.put`` makes put() call N (from 1) raise a non-retriable error;
+``seek.to`` seeks every opened partition to that offset in open().
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class CollectingSinkConnector(SinkConnector):
     def config(self) -> ConfigDef:
         return (ConfigDef()
                 .define("retriable.failures", ConfigType.INT, 0)
+                .define("fail.on.put", ConfigType.INT, 0)
                 .define("seek.to", ConfigType.LONG, None))
 
 
@@ -43,6 +45,8 @@ class CollectingSinkTask(SinkTask):
         values = CollectingSinkConnector().config().parse(props)
         self.name = props["name"]
         self.failures_left = values["retriable.failures"]
+        self.fail_on_put = values["fail.on.put"]
+        self.puts = 0
         self.seek_to = values["seek.to"]
 
     def open(self, partitions: Collection[TopicPartition]) -> None:
@@ -50,6 +54,10 @@ class CollectingSinkTask(SinkTask):
             self.context.offset({tp: self.seek_to for tp in partitions})
 
     def put(self, records: Sequence[SinkRecord]) -> None:
+        self.puts += 1
+        if self.puts == self.fail_on_put:
+            PUT_CALLS[self.name].append((list(records), False))
+            raise ValueError("the destination refused the batch")
         if self.failures_left:
             self.failures_left -= 1
             PUT_CALLS[self.name].append((list(records), False))

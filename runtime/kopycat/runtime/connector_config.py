@@ -24,12 +24,13 @@ from kopycat.runtime.errors import ERRORS_CONFIG, SINK_ERRORS_CONFIG
 from kopycat.transforms.chain import enrich
 
 __all__ = [
-    "COMMON_GROUP", "CONNECTOR_CLASS_CONFIG", "CONNECTOR_CONFIG", "EXACTLY_ONCE_SUPPORT_CONFIG",
-    "HEADER_CONVERTER_CONFIG", "KEY_CONVERTER_CONFIG", "NAME_CONFIG", "OFFSETS_STORAGE_TOPIC_CONFIG",
-    "SCHEDULE_CONFIG", "SCHEDULE_DEFAULT", "SCHEDULE_NONE", "SINK_CONNECTOR_CONFIG", "SOURCE_CONNECTOR_CONFIG", "TASKS_MAX_CONFIG", "TASKS_MAX_ENFORCE_CONFIG",
-    "TOPICS_CONFIG", "TOPICS_REGEX_CONFIG", "TRANSACTION_BOUNDARY_CONFIG",
-    "TRANSACTION_BOUNDARY_INTERVAL_CONFIG", "VALUE_CONVERTER_CONFIG", "sink_topics", "connector_definition",
-    "check_schedule", "parse_connector_config", "validate_connector_config",
+    "AT_LEAST_ONCE", "AT_MOST_ONCE", "COMMON_GROUP", "CONNECTOR_CLASS_CONFIG", "CONNECTOR_CONFIG",
+    "DELIVERY_GUARANTEE_CONFIG", "EXACTLY_ONCE_SUPPORT_CONFIG", "HEADER_CONVERTER_CONFIG", "KEY_CONVERTER_CONFIG",
+    "NAME_CONFIG", "OFFSETS_STORAGE_TOPIC_CONFIG", "SCHEDULE_CONFIG", "SCHEDULE_DEFAULT", "SCHEDULE_NONE",
+    "SINK_CONNECTOR_CONFIG", "SOURCE_CONNECTOR_CONFIG", "TASKS_MAX_CONFIG", "TASKS_MAX_ENFORCE_CONFIG",
+    "TOPICS_CONFIG", "TOPICS_REGEX_CONFIG", "TRANSACTION_BOUNDARY_CONFIG", "TRANSACTION_BOUNDARY_INTERVAL_CONFIG",
+    "VALUE_CONVERTER_CONFIG", "at_most_once", "check_schedule", "connector_definition", "parse_connector_config",
+    "sink_topics", "validate_connector_config",
 ]
 
 COMMON_GROUP: Final = "Common"
@@ -48,6 +49,8 @@ TOPIC_CREATION_GROUPS_CONFIG: Final = "topic.creation.groups"
 TOPICS_CONFIG: Final = "topics"
 TOPICS_REGEX_CONFIG: Final = "topics.regex"
 SCHEDULE_CONFIG: Final = "kopycat.schedule"
+DELIVERY_GUARANTEE_CONFIG: Final = "delivery.guarantee"
+AT_LEAST_ONCE, AT_MOST_ONCE = "at_least_once", "at_most_once"
 SCHEDULE_DEFAULT: Final = "*/5 * * * *"
 SCHEDULE_NONE: Final = "none"
 _CRON_PRESETS: Final = frozenset({"@hourly", "@daily", "@weekly", "@monthly", "@quarterly", "@yearly"})
@@ -57,6 +60,12 @@ _CONVERTER: Final = LambdaValidator(
     lambda name, value: value is None or converter_class(value, name),
     "A converter class: Kafka's name (org.apache.kafka.connect.json.JsonConverter), its simple name "
     "or a Python import path")
+
+
+def at_most_once(connector_props: Mapping[str, Any]) -> bool:
+    """Whether the connector asks for at-most-once delivery; ConfigError naming a bad value."""
+    key = CONNECTOR_CONFIG.keys[DELIVERY_GUARANTEE_CONFIG]
+    return str(ConfigDef().define_key(key).parse(connector_props)[key.name]).lower() == AT_MOST_ONCE
 
 
 def check_schedule(name: str, value: Any) -> None:
@@ -113,6 +122,14 @@ CONNECTOR_CONFIG: Final = (
             doc="(Kopycat) When Airflow runs a connector stored through the REST API (dags/kopycat_connectors.py): "
                 "a cron expression whose intervals are the runs' data intervals, an Airflow preset such as "
                 "@hourly, or 'none' for runs triggered by hand only. Kafka Connect ignores the key.")
+    .define(DELIVERY_GUARANTEE_CONFIG, ConfigType.STRING, AT_LEAST_ONCE,
+            CaseInsensitiveValidString([AT_LEAST_ONCE, AT_MOST_ONCE]), Importance.MEDIUM, group=COMMON_GROUP,
+            order_in_group=9, display_name="Delivery guarantee",
+            doc="(Kopycat) at_least_once: a crash re-sends the records since the last commit, never loses "
+                "one. at_most_once, for data where a repeat is worse than a gap: a source stores the "
+                "offsets of each poll() batch before producing it, a sink commits its consumer group "
+                "past each batch before put(), so a crash loses the batches in flight and never repeats "
+                "one. Exactly-once sources (exactly.once.source.support=enabled) need at_least_once.")
     .merge(ERRORS_CONFIG)
 )
 """Keys of every connector (Kafka's ``ConnectorConfig.configDef()`` minus transforms)."""

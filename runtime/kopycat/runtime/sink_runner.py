@@ -76,8 +76,9 @@ class SinkTaskRunner:
                  *, consumer_config: Mapping[str, Any], topics: Sequence[str] = (), topics_regex: str = "",
                  assignment: Collection[TopicPartition] | None = None, batch_size: int = 5_000,
                  offset_commit_interval_ms: int = 60_000, offset_commit_timeout_ms: int = 5_000,
-                 bounds: Bounds | None = None) -> None:
+                 bounds: Bounds | None = None, at_most_once: bool = False) -> None:
         self.id = task_id
+        self.at_most_once = at_most_once
         self.task = task
         self.task_props = dict(task_props)
         self.parts = parts
@@ -401,6 +402,8 @@ class SinkTaskRunner:
         if not runs:
             return 0
         messages = runs[0] if len(runs) == 1 else list(chain.from_iterable(runs))
+        if self.at_most_once and not self.bounds.windowed:
+            self._commit_before_put(runs)
         inside = self._inside_window(messages) if self.bounds.windowed else messages
         self.summary.filtered += len(messages) - len(inside)
         if self._batches is None:
@@ -422,6 +425,19 @@ class SinkTaskRunner:
         self.summary.bytes += (sum(map(len, filter(None, map(Message.value, messages))))
                                + sum(map(len, filter(None, map(Message.key, messages)))))
         return len(messages)
+
+    def _commit_before_put(self, runs: list[Sequence[Message]]) -> None:
+        """At-most-once: the consumer group moves past the batch before put() sees it, or nothing is put."""
+        positions = {TopicPartition(run[-1].topic(), run[-1].partition()): run[-1].offset() + 1 for run in runs}
+        consumer = self._consumer
+        assert consumer is not None
+        try:
+            consumer.commit(offsets=[KafkaTopicPartition(tp.topic, tp.partition, o) for tp, o in positions.items()],
+                            asynchronous=False)
+        except KafkaException as exc:
+            raise ConnectError(f"Task {self.id} could not commit its consumer group past a batch before put(): "
+                               f"{exc}; with delivery.guarantee=at_most_once the batch is not put") from exc
+        self.committed.update(positions)
 
     def _deliver_records(self, messages: Sequence[Message]) -> None:
         """The record path: convert, transform, put()."""
@@ -510,7 +526,8 @@ class SinkTaskRunner:
                 self._report_window(current)
             return
         to_commit = {TopicPartition(*tp): o for tp, o in (safe or {}).items()
-                     if TopicPartition(*tp) in self.context.assigned and self.committed.get(TopicPartition(*tp)) != o}
+                     if TopicPartition(*tp) in self.context.assigned and self.committed.get(TopicPartition(*tp)) != o
+                     and not (self.at_most_once and o < self.committed.get(TopicPartition(*tp), -1))}
         if to_commit:
             try:
                 consumer.commit(offsets=[KafkaTopicPartition(tp.topic, tp.partition, o)

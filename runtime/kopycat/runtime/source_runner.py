@@ -95,8 +95,10 @@ class SourceTaskRunner:
     def __init__(self, task_id: TaskId, task: SourceTask, task_props: Mapping[str, str], parts: TaskParts,
                  *, producer_config: Mapping[str, Any], offset_store: OffsetBackingStore,
                  offset_flush_interval_ms: int = 60_000, offset_flush_timeout_ms: int = 5_000,
-                 bounds: Bounds | None = None, topic_creator: TopicCreator | None = None) -> None:
+                 bounds: Bounds | None = None, topic_creator: TopicCreator | None = None,
+                 at_most_once: bool = False) -> None:
         self.id = task_id
+        self.at_most_once = at_most_once
         self.task = task
         self.task_props = dict(task_props)
         self.parts = parts
@@ -238,8 +240,19 @@ class SourceTaskRunner:
         runs = self._convert(outgoing)
         if self._unsent:
             self._drop_unsent(origin)
+        if self.at_most_once:
+            self._store_offsets_first(records)
         self._produce(runs, origin)
+        if not self.at_most_once:
+            self._note_offsets(records)
+
+    def _store_offsets_first(self, records: Sequence[SourceRecord]) -> None:
+        """At-most-once: the batch's offsets are stored before it is produced, or it is not produced."""
         self._note_offsets(records)
+        if not self.writer.flush(self.flush_timeout_s):
+            raise ConnectError(f"Task {self.id} could not store the offsets of a batch before producing it "
+                               f"within {self.flush_timeout_s:.1f} s; with delivery.guarantee=at_most_once "
+                               f"the batch is not produced, and is read again when the task restarts")
 
     def _transform_tracked(self, records: Sequence[SourceRecord]
                            ) -> tuple[list[SourceRecord], dict[int, SourceRecord]]:

@@ -22,8 +22,9 @@ from kopycat.kafka import (
 from kopycat.runtime.bounds import Bounds
 from kopycat.plugins import connector_class
 from kopycat.runtime.connector_config import (
-    CONNECTOR_CLASS_CONFIG, HEADER_CONVERTER_CONFIG, KEY_CONVERTER_CONFIG, VALUE_CONVERTER_CONFIG,
-    SINK_CONNECTOR_CONFIG, TOPICS_CONFIG, TOPICS_REGEX_CONFIG, EXACTLY_ONCE_SUPPORT_CONFIG, TRANSACTION_BOUNDARY_CONFIG, TRANSACTION_BOUNDARY_INTERVAL_CONFIG,
+    AT_MOST_ONCE, CONNECTOR_CLASS_CONFIG, DELIVERY_GUARANTEE_CONFIG, EXACTLY_ONCE_SUPPORT_CONFIG,
+    HEADER_CONVERTER_CONFIG, KEY_CONVERTER_CONFIG, SINK_CONNECTOR_CONFIG, TOPICS_CONFIG, TOPICS_REGEX_CONFIG,
+    TRANSACTION_BOUNDARY_CONFIG, TRANSACTION_BOUNDARY_INTERVAL_CONFIG, VALUE_CONVERTER_CONFIG, at_most_once,
 )
 from kopycat.runtime.error_reporters import build_reporters
 from kopycat.runtime.errors import RetryWithToleranceOperator
@@ -159,8 +160,16 @@ def build_source_runner(task_id: TaskId, task_class: type[SourceTask], task_prop
         "bounds": bounds, "topic_creator": creator,
     }
     task = task_class()
+    once_at_most = at_most_once(connector_props)
     if not exactly_once_enabled(worker_props, connector_props):
-        return SourceTaskRunner(task_id, task, task_props, parts, offset_store=offset_store, **common)
+        return SourceTaskRunner(task_id, task, task_props, parts, offset_store=offset_store,
+                                at_most_once=once_at_most, **common)
+    if once_at_most:
+        parts.close()
+        raise ConfigError(f"{DELIVERY_GUARANTEE_CONFIG}={AT_MOST_ONCE}, but the worker has "
+                          f"{EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG}=enabled, which writes every record exactly once: "
+                          f"remove {DELIVERY_GUARANTEE_CONFIG} from the connector, or run it on a worker without "
+                          f"exactly-once support", key=DELIVERY_GUARANTEE_CONFIG)
     if not isinstance(offset_store, KafkaOffsetStore):
         parts.close()
         raise ConfigError(f"{EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG}=enabled needs offsets on a Kafka topic "
@@ -212,7 +221,8 @@ def build_sink_runner(task_id: TaskId, task_class: type[SinkTask], task_props: M
         topics=[t.strip() for t in listed if t.strip()],
         topics_regex=str(connector_props.get(TOPICS_REGEX_CONFIG) or "").strip(),
         assignment=assignment, offset_commit_interval_ms=worker[OFFSET_COMMIT_INTERVAL_MS_CONFIG],
-        offset_commit_timeout_ms=worker[OFFSET_COMMIT_TIMEOUT_MS_CONFIG], bounds=bounds)
+        offset_commit_timeout_ms=worker[OFFSET_COMMIT_TIMEOUT_MS_CONFIG], bounds=bounds,
+        at_most_once=at_most_once(connector_props))
 
 
 def sink_consumer_config(task_id: TaskId, worker_props: Mapping[str, Any],
