@@ -181,3 +181,34 @@ def test_the_storage_sink_writes_the_same_files_from_columns_as_from_records(
     ids = [n for table in from_columns.values() for n in table.column("id").to_pylist()]
     assert sorted(ids) == [*range(1200), *range(1201, 1500), *range(5000, 5900)]
     assert columnar_total < 2400  # the runs holding the headers and the tombstone went as records
+
+
+HOURLY = {"partitioner.class": "HourlyPartitioner", "timezone": "Europe/Berlin", "locale": "en-US",
+          "timestamp.extractor": "Record"}
+
+
+def test_time_based_directories_hold_the_same_files_from_columns_as_from_records(
+        bootstrap_servers: str, topic_name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    topic = create_topic(bootstrap_servers, topic_name, 2)
+    producer = Producer({"bootstrap.servers": bootstrap_servers, "linger.ms": 5})
+    for n, value in enumerate(encoded([reading(n) for n in range(4000)])):
+        stamp = STAMP_MS + n * 9_000 - (1_800_000 if n % 97 == 0 else 0)  # ~10 hours, some stamped late
+        producer.produce(topic, value=value, partition=n % 2, timestamp=stamp)
+    assert producer.flush(30) == 0
+    columnar_rows: list[int] = []
+    put_batch = FileSinkTask.put_batch
+
+    def counting_put_batch(self: FileSinkTask, batch: SinkRecordBatch) -> None:
+        columnar_rows.append(len(batch))
+        put_batch(self, batch)
+    monkeypatch.setattr(FileSinkTask, "put_batch", counting_put_batch)
+
+    assert export(bootstrap_servers, topic, tmp_path / "columns", HOURLY) == 4000
+    assert sum(columnar_rows) == 4000
+    assert export(bootstrap_servers, topic, tmp_path / "records", {**HOURLY, **NO_OP_TRANSFORM}) == 4000
+    from_columns, from_records = committed_tables(tmp_path / "columns"), committed_tables(tmp_path / "records")
+    hours = {name.rsplit("/", 1)[0] for name in from_columns}
+    assert list(from_columns) == list(from_records) and len(hours) >= 10
+    for name, table in from_columns.items():
+        assert table.equals(from_records[name], check_metadata=True), name
+    assert sorted(n for t in from_columns.values() for n in t.column("id").to_pylist()) == list(range(4000))

@@ -13,7 +13,7 @@ error handling, the dead letter queue and the results are the record path's own.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from itertools import compress, pairwise
 from operator import ne
 from typing import Any, overload
@@ -59,6 +59,9 @@ class KafkaTimestamps(Sequence[int | None]):
 
     def __len__(self) -> int:
         return len(self._pairs)
+
+    def __iter__(self) -> Iterator[int | None]:
+        return (timestamp if kind else None for kind, timestamp in self._pairs)
 
     @overload
     def __getitem__(self, index: int) -> int | None: ...

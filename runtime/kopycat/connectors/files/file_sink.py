@@ -47,7 +47,6 @@ from kopycat.connectors.files.partitioners import (
     PARTITIONER_CLASS_CONFIG,
     PATH_FORMAT_CONFIG,
     TIMESTAMP_EXTRACTOR_CONFIG,
-    DefaultPartitioner,
     Partitioner,
     TimeBasedPartitioner,
     WallclockTimestampExtractor,
@@ -174,10 +173,11 @@ class FileSinkTask(SinkTask):
                 writer.commit_if_scheduled(now_ms)
 
     def batch_value_types(self) -> frozenset[Type]:
-        """STRUCT columns, for Parquet files cut by offset alone: the DefaultPartitioner, schema.compatibility
-        NONE, no rotate.interval.ms, no window (the record path handles the rest, record by record)."""
+        """STRUCT columns, for Parquet files a batch can be placed in without its records: a partitioner
+        that places batches (default; time-based on the Kafka timestamp or the wall clock),
+        schema.compatibility NONE, no rotate.interval.ms, no window (the rest goes record by record)."""
         settings = self._settings()
-        columnar = (isinstance(self._format, ParquetFormat) and isinstance(self._partitioner, DefaultPartitioner)
+        columnar = (isinstance(self._format, ParquetFormat) and self._running_partitioner().partitions_batches
                     and settings.schema_compatibility == "NONE" and settings.rotate_interval_ms <= 0
                     and self._window is None)
         return frozenset({Type.STRUCT}) if columnar else frozenset()

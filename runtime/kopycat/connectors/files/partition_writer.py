@@ -40,7 +40,7 @@ from kopycat.api.record_batch import SinkRecordBatch
 from kopycat.api.records import SinkRecord, TopicPartition
 from kopycat.api.schema_projector import SchemaProjector
 from kopycat.connectors.files.committed_files import TEMP_DIR, committed_name
-from kopycat.connectors.files.partitioners import DefaultPartitioner, Partitioner, parse_timezone
+from kopycat.connectors.files.partitioners import Partitioner, parse_timezone
 from kopycat.connectors.files.record_formats import FileContents, RecordFormat
 from kopycat.connectors.files.sink_config import FileSinkSettings
 from kopycat.connectors.files.store import Store
@@ -217,17 +217,21 @@ class TopicPartitionWriter:
     def write_batch(self, batch: SinkRecordBatch, now_ms: int) -> None:
         """Add a batch of this partition as columns, cutting it where the record path would cut files.
 
-        For what :meth:`FileSinkTask.batch_value_types` allows: the DefaultPartitioner (one directory per
-        batch), no ``rotate.interval.ms``, schema.compatibility NONE (another schema rolls, equal
-        schemas need no projection) and no null values (a batch has none).
+        For what :meth:`FileSinkTask.batch_value_types` allows: a partitioner that places batches
+        (the default one; time-based on the Kafka timestamp or the wall clock), no
+        ``rotate.interval.ms``, schema.compatibility NONE (another schema rolls, equal schemas need
+        no projection) and no null values (a batch has none).
         """
         if self.next_offset is not None and batch.offsets[0] < self.next_offset:
             batch = batch.slice(bisect_left(batch.offsets, self.next_offset), len(batch))  # redelivered prefix
         if not len(batch):
             return
         self.commit_if_scheduled(now_ms)
-        assert isinstance(self.partitioner, DefaultPartitioner), "batches need the DefaultPartitioner"
-        encoded = self.partitioner.encode_kafka_partition(batch.kafka_partition)
+        for encoded, start, stop in self.partitioner.encode_batch(batch, now_ms):
+            self._write_run(batch.slice(start, stop), encoded, now_ms)
+
+    def _write_run(self, batch: SinkRecordBatch, encoded: str, now_ms: int) -> None:
+        """Records of one encoded partition into its file, committing the round at flush.size."""
         position = 0
         while position < len(batch):
             file = self._round.files.get(encoded) if self._round is not None else None

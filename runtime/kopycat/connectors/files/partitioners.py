@@ -34,6 +34,7 @@ from typing import Any, Final
 from kopycat.api.config import ConfigDef, ConfigType, Importance, LambdaValidator, Width
 from kopycat.api.data import INT_RANGES, LOGICAL_TYPES, Schema, Struct, Type
 from kopycat.api.errors import ConfigError, DataError
+from kopycat.api.record_batch import SinkRecordBatch
 from kopycat.api.records import SinkRecord
 from kopycat.connectors.files.timestamp_extractors import (
     TIMESTAMP_EXTRACTOR_CONFIG,
@@ -225,6 +226,19 @@ class Partitioner(ABC):
         """:meth:`encode_partition` of each record, in order: the sink's call per batch."""
         return [self.encode_partition(record, now_ms) for record in records]
 
+    @property
+    def partitions_batches(self) -> bool:
+        """Whether :meth:`encode_batch` can place a SinkRecordBatch (values as columns, no records)."""
+        return False
+
+    def encode_batch(self, batch: SinkRecordBatch, now_ms: int) -> list[tuple[str, int, int]]:
+        """The batch as runs of one encoded partition, ``(encoded, start, stop)`` by position, in order.
+
+        Equal to grouping :meth:`encode_partitions` of the batch's records; only for partitioners
+        that say :attr:`partitions_batches`.
+        """
+        raise NotImplementedError(f"{type(self).__name__} places records, not batches")
+
     def partitioned_path(self, topic: str, encoded: str) -> str:
         """``topic + delim + encoded`` (Confluent's ``generatePartitionedPath``)."""
         return f"{topic}{self.delim}{encoded}"
@@ -239,6 +253,13 @@ class DefaultPartitioner(Partitioner):
 
     def encode_partition(self, record: SinkRecord, now_ms: int) -> str:
         return self.encode_kafka_partition(record.kafka_partition)
+
+    @property
+    def partitions_batches(self) -> bool:
+        return True
+
+    def encode_batch(self, batch: SinkRecordBatch, now_ms: int) -> list[tuple[str, int, int]]:
+        return [(self.encode_kafka_partition(batch.kafka_partition), 0, len(batch))]
 
     @staticmethod
     def encode_kafka_partition(partition: int | None) -> str:
@@ -404,6 +425,32 @@ class TimeBasedPartitioner(Partitioner):
         except DataError as exc:
             raise _located(record, exc) from exc
         return out
+
+    @property
+    def partitions_batches(self) -> bool:
+        """The Kafka timestamp or the wall clock place a batch; a value field needs the records."""
+        return type(self.extractor) in (RecordTimestampExtractor, WallclockTimestampExtractor)
+
+    def encode_batch(self, batch: SinkRecordBatch, now_ms: int) -> list[tuple[str, int, int]]:
+        """One run when the earliest and latest timestamps share a bucket (buckets are intervals, so
+        every record between does too); else each record's bucket, grouped."""
+        if type(self.extractor) is WallclockTimestampExtractor:
+            return [(self.encode_timestamp(now_ms), 0, len(batch))]
+        stamps = list(batch.timestamps)
+        if None in stamps:
+            at = stamps.index(None)
+            raise DataError(f"Cannot partition the record at topic {batch.topic} partition {batch.kafka_partition} "
+                            f"offset {batch.offsets[at]}: {RecordTimestampExtractor.no_timestamp()}")
+        low, high = min(stamps), max(stamps)  # type: ignore[type-var]  # no None, checked above
+        if self.bucket_start(low) == self.bucket_start(high):
+            return [(self.encode_timestamp(low), 0, len(stamps))]
+        runs: list[tuple[str, int, int]] = []
+        for index, encoded in enumerate(map(self.encode_timestamp, stamps)):  # type: ignore[arg-type]
+            if runs and runs[-1][0] == encoded:
+                runs[-1] = (encoded, runs[-1][1], index + 1)
+            else:
+                runs.append((encoded, index, index + 1))
+        return runs
 
     def encode_timestamp(self, utc_ms: int) -> str:
         """The encoded partition of an instant (epoch ms)."""

@@ -44,10 +44,13 @@ class RecordTimestampExtractor(TimestampExtractor):
 
     def extract(self, record: SinkRecord, now_ms: int) -> int:
         if record.timestamp is None:
-            raise DataError(f"it has no Kafka timestamp, which {TIMESTAMP_EXTRACTOR_CONFIG}="
-                            f"Record needs; use {TIMESTAMP_EXTRACTOR_CONFIG}=Wallclock or "
-                            "RecordField")
+            raise self.no_timestamp()
         return record.timestamp
+
+    @staticmethod
+    def no_timestamp() -> DataError:
+        return DataError(f"it has no Kafka timestamp, which {TIMESTAMP_EXTRACTOR_CONFIG}=Record needs; use "
+                         f"{TIMESTAMP_EXTRACTOR_CONFIG}=Wallclock or RecordField")
 
 
 _EPOCH_MS_TEXT: Final = re.compile(r"-?[0-9]{1,19}")

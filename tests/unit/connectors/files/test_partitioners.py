@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import random
 from typing import Any
 
 import pytest
 from kopycat.api.data import Schema, SchemaBuilder, Struct, Timestamp
 from kopycat.api.errors import ConfigError, DataError
+from kopycat.api.record_batch import SinkRecordBatch
 from kopycat.api.records import SinkRecord
 from kopycat.connectors.files.partitioners import (
     PARTITIONER_CONFIG,
@@ -429,3 +431,59 @@ def test_the_batch_method_gives_what_the_record_method_gives(partitioner: Partit
     assert partitioner.encode_partitions(batch, 0) == [
         partitioner.encode_partition(r, 0) for r in batch]
     assert len(set(partitioner.encode_partitions(batch, 0))) > 1
+
+
+# --- batches (the columnar path) ------------------------------------------------------------
+
+
+def batch_of(stamps: list[int | None], first_offset: int = 100) -> SinkRecordBatch:
+    offsets = list(range(first_offset, first_offset + len(stamps)))
+    return SinkRecordBatch("orders", 3, Schema.INT32_SCHEMA, None, offsets, stamps)
+
+
+def grouped(partitioner: Partitioner, stamps: list[int]) -> list[tuple[str, int, int]]:
+    """What the record path gives: each record's encoded partition, consecutive equal ones grouped."""
+    runs: list[tuple[str, int, int]] = []
+    for index, encoded in enumerate(partitioner.encode_partitions([record(timestamp=s) for s in stamps], 0)):
+        runs = runs[:-1] + [(encoded, runs[-1][1], index + 1)] if runs and runs[-1][0] == encoded else [
+            *runs, (encoded, index, index + 1)]
+    return runs
+
+
+@pytest.mark.parametrize("partitioner", [
+    DailyPartitioner("Europe/Berlin", RecordTimestampExtractor(), locale="en-US"),
+    HourlyPartitioner("America/New_York", RecordTimestampExtractor(), locale="en-US"),
+    time_based(15 * 60_000, "'t'=HH-mm", "Asia/Kolkata"),
+], ids=["daily-berlin", "hourly-new-york", "quarter-kolkata"])
+def test_a_time_based_partitioner_places_a_batch_as_the_record_path_places_its_records(
+        partitioner: TimeBasedPartitioner) -> None:
+    rng = random.Random(11)
+    start = ms("2026-03-28T20:00:00+00:00")  # across Berlin's and, a few batches on, New York's DST changes
+    for size in (1, 7, 500):
+        for _ in range(40):
+            first = start + rng.randrange(0, 40 * 86_400_000)
+            stamps = sorted(first + rng.randrange(0, 3 * 3_600_000) for _ in range(size))
+            if rng.random() < 0.3:
+                rng.shuffle(stamps)  # Kafka timestamps need not rise with the offsets
+            assert partitioner.encode_batch(batch_of(stamps), now_ms=0) == grouped(partitioner, stamps)
+
+
+def test_a_batch_inside_one_bucket_is_one_run_and_the_wall_clock_places_a_batch_at_now() -> None:
+    daily = DailyPartitioner("UTC", RecordTimestampExtractor(), locale="en-US")
+    stamps = [ms("2026-11-24T00:00:00+00:00"), ms("2026-11-24T23:59:59.999+00:00")]
+    assert daily.encode_batch(batch_of(stamps), now_ms=0) == [("year=2026/month=11/day=24", 0, 2)]
+    clock = DailyPartitioner("UTC", WallclockTimestampExtractor(), locale="en-US")
+    assert clock.encode_batch(batch_of([None, None]), now_ms=ms("2026-01-02T03:00:00+00:00")) == [
+        ("year=2026/month=01/day=02", 0, 2)]
+    assert daily.partitions_batches and clock.partitions_batches and DefaultPartitioner().partitions_batches
+    field_time = DailyPartitioner("UTC", RecordFieldTimestampExtractor("created"), locale="en-US")
+    assert not field_time.partitions_batches and not FieldPartitioner(["region"]).partitions_batches
+
+
+def test_a_batch_record_without_a_kafka_timestamp_is_named_as_the_record_path_names_it() -> None:
+    daily = DailyPartitioner("UTC", RecordTimestampExtractor(), locale="en-US")
+    with pytest.raises(DataError) as from_batch:
+        daily.encode_batch(batch_of([ms("2026-11-24T01:00:00+00:00"), None], first_offset=41), now_ms=0)
+    with pytest.raises(DataError) as from_records:
+        daily.encode_partitions([record(timestamp=None)], now_ms=0)
+    assert str(from_batch.value) == str(from_records.value)
