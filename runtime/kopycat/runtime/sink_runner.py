@@ -38,11 +38,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from bisect import bisect_left
 from collections.abc import Callable, Collection, Mapping, Sequence
 from functools import partial
-from itertools import chain, repeat
-from operator import is_not
+from itertools import chain
 from typing import Any
 
 from confluent_kafka import OFFSET_INVALID, Consumer, KafkaError, KafkaException, Message
@@ -55,6 +53,7 @@ from kopycat.api.task import SinkTask
 from kopycat.gc_pause import young_collections_deferred
 from kopycat.runtime.batch_conversion import RecordBatchConverter, partition_runs
 from kopycat.runtime.bounds import Bounds, RunSummary, StopReason, StopWatch
+from kopycat.runtime.planned_ends import PlannedEnds, offsets_at
 from kopycat.runtime.errors import ProcessingContext, Stage
 from kopycat.runtime.message_conversion import MessageConverter
 from kopycat.runtime.sink_task_context import WorkerSinkTaskContext
@@ -98,13 +97,11 @@ class SinkTaskRunner:
         self.context = WorkerSinkTaskContext(self.task_props)
         self.current: dict[TopicPartition, int] = {}      # next offset after what put() got
         self.committed: dict[TopicPartition, int] = {}
-        self.end_offsets: dict[TopicPartition, int] = {}
         self._before: dict[TopicPartition, int | None] = {}
         self._consumer: Consumer | None = None
         self._stopping = threading.Event()
         self._task_started = False
-        self._finished: set[TopicPartition] = set()
-        self._at_eof: set[TopicPartition] = set()
+        self.ends = PlannedEnds(self.bounds, str(task_id), self.commit_timeout_s * 6)
         self._group_offsets: dict[TopicPartition, int | None] = {}  # a windowed run's untouched group offsets
 
     # ------------------------------------------------------------------ lifecycle
@@ -188,7 +185,8 @@ class SinkTaskRunner:
         for tp in partitions:
             self._group_offsets.setdefault(tp, starts.get(tp))
         assert self.bounds.window_start_ms is not None
-        return dict(self._offsets_at(partitions, self.bounds.window_start_ms))
+        return offsets_at(self._consumer, partitions, self.bounds.window_start_ms,  # type: ignore[arg-type]
+                          self.commit_timeout_s * 6, str(self.id))
 
     def _committed(self, partitions: list[KafkaTopicPartition]) -> list[KafkaTopicPartition]:
         """The group's committed offsets; retried while the group coordinator is not ready yet.
@@ -225,7 +223,8 @@ class SinkTaskRunner:
                 if not windowed:
                     self.committed[tp] = starts[tp]  # type: ignore[assignment]
         self.context.assigned.update(partitions)
-        self._resolve_end_offsets(partitions)
+        assert self._consumer is not None
+        self.ends.resolve(self._consumer, partitions)
         self.task.open(list(partitions))
         seeks = {tp: offset for tp, offset in self.context.take_seeks().items() if tp in partitions}
         if windowed and seeks:
@@ -246,43 +245,6 @@ class SinkTaskRunner:
             self.current.pop(tp, None)
             self.committed.pop(tp, None)
 
-    def _resolve_end_offsets(self, partitions: Sequence[TopicPartition]) -> None:
-        """The planned end of each partition: given, or the first offset at/after the window's end."""
-        bounds, consumer = self.bounds, self._consumer
-        assert consumer is not None
-        if bounds.end_offsets is not None:
-            for tp in partitions:
-                self.end_offsets[tp] = bounds.end_offsets.get(tp, 0)
-        elif bounds.windowed:  # late records stamped inside the window may sit anywhere after its start
-            self.end_offsets.update(self._log_ends(partitions))
-        elif bounds.window_end_ms is not None:
-            self.end_offsets.update(self._offsets_at(partitions, bounds.window_end_ms))
-
-    def _log_ends(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int]:
-        """Where each partition ends now, as this consumer can read it (LSO under read_committed)."""
-        consumer = self._consumer
-        assert consumer is not None
-        return {tp: consumer.get_watermark_offsets(KafkaTopicPartition(tp.topic, tp.partition),
-                                                   timeout=self.commit_timeout_s * 6, cached=False)[1]
-                for tp in partitions}
-
-    def _offsets_at(self, partitions: Sequence[TopicPartition], timestamp_ms: int) -> dict[TopicPartition, int]:
-        """Per partition, the first offset stamped at/after ``timestamp_ms``, else the high watermark."""
-        consumer = self._consumer
-        assert consumer is not None
-        asked = [KafkaTopicPartition(tp.topic, tp.partition, timestamp_ms) for tp in partitions]
-        offsets: dict[TopicPartition, int] = {}
-        for found in consumer.offsets_for_times(asked, timeout=self.commit_timeout_s * 6):
-            tp = TopicPartition(found.topic, found.partition)
-            if found.error is not None:
-                raise ConnectError(f"Task {self.id} could not find the offset of time {timestamp_ms} in "
-                                   f"{tp.topic}-{tp.partition}: {found.error}")
-            if found.offset < 0:  # no record at or after that time (yet): the high watermark
-                found.offset = consumer.get_watermark_offsets(
-                    KafkaTopicPartition(tp.topic, tp.partition), timeout=self.commit_timeout_s * 6)[1]
-            offsets[tp] = found.offset
-        return offsets
-
     # ------------------------------------------------------------------ the loop
 
     def _loop(self, watch: StopWatch) -> StopReason:
@@ -290,12 +252,12 @@ class SinkTaskRunner:
         consumer = self._consumer
         assert consumer is not None
         while not self._stopping.is_set():
-            if self.end_offsets and self._all_at_end():
+            if self.ends.all_reached():
                 return StopReason.END_OFFSETS
             messages = consumer.consume(self.batch_size, timeout=0.5)
-            delivered = self._deliver(self._accept(messages)) if messages else 0  # runs of one partition
+            delivered = self._deliver(self.ends.accept(consumer, messages)) if messages else 0  # runs of one partition
             self._apply_context()
-            if not self.context.assigned or not self.context.assigned <= self._at_eof:
+            if not self.context.assigned or not self.context.assigned <= self.ends.at_log_end:
                 watch.touch()  # idle counts only once every partition was read to its end
             reason = watch.after_batch(delivered)
             if reason is not None:
@@ -308,77 +270,6 @@ class SinkTaskRunner:
                 next_commit = time.monotonic() + self.commit_interval_s
         return StopReason.STOPPED
 
-    def _all_at_end(self) -> bool:
-        return all(tp in self._finished for tp in self.end_offsets)
-
-    def _accept(self, messages: list[Message]) -> list[Sequence[Message]]:
-        """Data messages inside the planned range, as runs of one partition; partitions past their end are paused.
-
-        The partition's bookkeeping is done once per run of one partition, not per message, and a
-        batch without end-of-partition events takes whole runs (this is on the hot path).
-        """
-        if any(map(is_not, map(Message.error, messages), repeat(None))):  # (KafkaError == None raises)
-            return partition_runs(self._accept_with_events(messages))
-        accepted: list[Sequence[Message]] = []
-        for run in partition_runs(messages):
-            last = run[-1]
-            tp = TopicPartition(last.topic(), last.partition())
-            self._at_eof.discard(tp)  # in consumption order: a later end event re-adds it
-            end = self.end_offsets.get(tp) if self.end_offsets else None
-            if end is not None and last.offset() >= end:
-                run = run[:bisect_left(list(map(Message.offset, run)), end)]
-                self._finish_partition(tp, end)
-            if run:
-                accepted.append(run)
-        return accepted
-
-    def _accept_with_events(self, messages: list[Message]) -> list[Message]:
-        """:meth:`_accept` for a batch holding end-of-partition events (or errors), message by message."""
-        accepted: list[Message] = []
-        run_key: tuple[str, int] | None = None
-        end: int | None = None
-        tp = TopicPartition("", 0)
-        for message in messages:
-            error = message.error()
-            if error is not None:
-                if error.code() != KafkaError._PARTITION_EOF:
-                    raise ConnectError(f"Task {self.id} failed to consume from topic '{message.topic()}' "
-                                       f"partition {message.partition()}: {error.str()}")
-                self._reached_eof(message)
-                run_key = None  # a message after the end event starts a new run
-                continue
-            key = (message.topic(), message.partition())
-            if key != run_key:
-                run_key, tp = key, TopicPartition(*key)
-                self._at_eof.discard(tp)  # in consumption order: a later end event re-adds it
-                end = self.end_offsets.get(tp) if self.end_offsets else None
-            if end is not None and message.offset() >= end:
-                self._finish_partition(tp, end)
-                continue
-            accepted.append(message)
-        return accepted
-
-    def _reached_eof(self, message: Message) -> None:
-        """At the end of a partition: done if the end is at or past the planned end.
-
-        The end-of-partition event gives the offset after the last *readable* position, so a
-        range ending in transaction markers (which never arrive as messages) still completes.
-        """
-        tp = TopicPartition(message.topic(), message.partition())
-        self._at_eof.add(tp)
-        end = self.end_offsets.get(tp)
-        if end is not None and message.offset() >= end:
-            self._finish_partition(tp, end)
-
-    def _finish_partition(self, tp: TopicPartition, end: int) -> None:
-        """Everything before ``end`` was consumed: pause the partition; ``end`` is committed."""
-        if tp in self._finished:
-            return
-        self._finished.add(tp)
-        consumer = self._consumer
-        assert consumer is not None
-        consumer.pause([KafkaTopicPartition(tp.topic, tp.partition)])
-
     def _apply_context(self) -> None:
         consumer = self._consumer
         assert consumer is not None
@@ -387,7 +278,7 @@ class SinkTaskRunner:
             self.current[tp] = offset
         if self.context.pause_changed:
             self.context.pause_changed = False
-            assigned = self.context.assigned - self._finished
+            assigned = self.context.assigned - self.ends.finished
             paused = [KafkaTopicPartition(tp.topic, tp.partition) for tp in self.context.paused & assigned]
             resumed = [KafkaTopicPartition(tp.topic, tp.partition) for tp in assigned - self.context.paused]
             if paused:
@@ -420,8 +311,8 @@ class SinkTaskRunner:
         for run in runs:  # in consumption order: a later run of a partition wins
             last = run[-1]
             self.current[TopicPartition(last.topic(), last.partition())] = last.offset() + 1
-        for tp in self._finished:  # offsets up to the end may hold markers or compacted gaps
-            self.current[tp] = max(self.current.get(tp, 0), self.end_offsets[tp])
+        for tp in self.ends.finished:  # offsets up to the end may hold markers or compacted gaps
+            self.current[tp] = max(self.current.get(tp, 0), self.ends.ends[tp])
         self.summary.bytes += (sum(map(len, filter(None, map(Message.value, messages))))
                                + sum(map(len, filter(None, map(Message.key, messages)))))
         return len(messages)
@@ -506,7 +397,7 @@ class SinkTaskRunner:
         self.context.pause_changed = True  # resume what the task did not pause itself
         self._apply_context()
         active = [KafkaTopicPartition(tp.topic, tp.partition)
-                  for tp in self.context.assigned - self.context.paused - self._finished]
+                  for tp in self.context.assigned - self.context.paused - self.ends.finished]
         if active:
             consumer.resume(active)
 
