@@ -142,27 +142,41 @@ def export(bootstrap: str, topic: str, store: Path, extra: dict[str, str]) -> in
     return summary.records
 
 
+@pytest.fixture
+def columnar_rows(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The size of each batch FileSinkTask.put_batch gets, in order (a spy around the real method)."""
+    rows: list[int] = []
+    put_batch = FileSinkTask.put_batch
+
+    def counting_put_batch(self: FileSinkTask, batch: SinkRecordBatch) -> None:
+        rows.append(len(batch))
+        put_batch(self, batch)
+    monkeypatch.setattr(FileSinkTask, "put_batch", counting_put_batch)
+    return rows
+
+
 def committed_tables(store: Path) -> dict[str, pa.Table]:
     return {str(path.relative_to(store)): pq.read_table(path) for path in sorted(store.rglob("*.parquet"))
             if TEMP_DIR not in path.parts}
 
 
+def same_files(columns: Path, records: Path) -> dict[str, pa.Table]:
+    """The committed files under ``columns``, after asserting ``records`` has the same names and tables."""
+    from_columns, from_records = committed_tables(columns), committed_tables(records)
+    assert list(from_columns) == list(from_records)
+    for name, table in from_columns.items():
+        assert table.equals(from_records[name], check_metadata=True), name
+    return from_columns
+
+
 def test_the_storage_sink_writes_the_same_files_from_columns_as_from_records(
-        bootstrap_servers: str, topic_name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        bootstrap_servers: str, topic_name: str, tmp_path: Path, columnar_rows: list[int]) -> None:
     topic = create_topic(bootstrap_servers, topic_name, 2)
     messages = {0: [*plain([reading(n) for n in range(700)]), (encoded([reading(700)])[0], HEADERS),
                     *plain([reading(n) for n in range(701, 1200)]), (None, None),
                     *plain([reading(n, READING_V2) for n in range(1201, 1500)])],
                 1: plain([reading(n) for n in range(5000, 5900)])}
     produce_messages(bootstrap_servers, topic, messages)
-    columnar_rows: list[int] = []
-    put_batch = FileSinkTask.put_batch
-
-    def counting_put_batch(self: FileSinkTask, batch: SinkRecordBatch) -> None:
-        columnar_rows.append(len(batch))
-        put_batch(self, batch)
-    monkeypatch.setattr(FileSinkTask, "put_batch", counting_put_batch)
-
     as_columns = export(bootstrap_servers, topic, tmp_path / "columns", {})
     assert sum(columnar_rows) >= 2000, "the storage sink must take most records as columns"
     columnar_total, columnar_rows[:] = sum(columnar_rows), []
@@ -170,14 +184,11 @@ def test_the_storage_sink_writes_the_same_files_from_columns_as_from_records(
     assert columnar_rows == [], "a transform must turn the columnar path off"
 
     assert as_columns == as_records == 2400
-    from_columns, from_records = committed_tables(tmp_path / "columns"), committed_tables(tmp_path / "records")
-    assert list(from_columns) == list(from_records)
+    from_columns = same_files(tmp_path / "columns", tmp_path / "records")
     # flush.size 500 and the schema change at offset 1201 cut partition 0; the tombstone is skipped
     assert [name.rsplit("/", 1)[1] for name in from_columns if "partition=0" in name] == [
         f"{topic}+0+0000000000+0000000499.parquet", f"{topic}+0+0000000500+0000000999.parquet",
         f"{topic}+0+0000001000+0000001199.parquet", f"{topic}+0+0000001201+0000001499.parquet"]
-    for name, table in from_columns.items():
-        assert table.equals(from_records[name], check_metadata=True), name
     ids = [n for table in from_columns.values() for n in table.column("id").to_pylist()]
     assert sorted(ids) == [*range(1200), *range(1201, 1500), *range(5000, 5900)]
     assert columnar_total < 2400  # the runs holding the headers and the tombstone went as records
@@ -188,27 +199,16 @@ HOURLY = {"partitioner.class": "HourlyPartitioner", "timezone": "Europe/Berlin",
 
 
 def test_time_based_directories_hold_the_same_files_from_columns_as_from_records(
-        bootstrap_servers: str, topic_name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        bootstrap_servers: str, topic_name: str, tmp_path: Path, columnar_rows: list[int]) -> None:
     topic = create_topic(bootstrap_servers, topic_name, 2)
     producer = Producer({"bootstrap.servers": bootstrap_servers, "linger.ms": 5})
     for n, value in enumerate(encoded([reading(n) for n in range(4000)])):
         stamp = STAMP_MS + n * 9_000 - (1_800_000 if n % 97 == 0 else 0)  # ~10 hours, some stamped late
         producer.produce(topic, value=value, partition=n % 2, timestamp=stamp)
     assert producer.flush(30) == 0
-    columnar_rows: list[int] = []
-    put_batch = FileSinkTask.put_batch
-
-    def counting_put_batch(self: FileSinkTask, batch: SinkRecordBatch) -> None:
-        columnar_rows.append(len(batch))
-        put_batch(self, batch)
-    monkeypatch.setattr(FileSinkTask, "put_batch", counting_put_batch)
-
     assert export(bootstrap_servers, topic, tmp_path / "columns", HOURLY) == 4000
     assert sum(columnar_rows) == 4000
     assert export(bootstrap_servers, topic, tmp_path / "records", {**HOURLY, **NO_OP_TRANSFORM}) == 4000
-    from_columns, from_records = committed_tables(tmp_path / "columns"), committed_tables(tmp_path / "records")
-    hours = {name.rsplit("/", 1)[0] for name in from_columns}
-    assert list(from_columns) == list(from_records) and len(hours) >= 10
-    for name, table in from_columns.items():
-        assert table.equals(from_records[name], check_metadata=True), name
+    from_columns = same_files(tmp_path / "columns", tmp_path / "records")
+    assert len({name.rsplit("/", 1)[0] for name in from_columns}) >= 10  # hour directories
     assert sorted(n for t in from_columns.values() for n in t.column("id").to_pylist()) == list(range(4000))

@@ -31,13 +31,11 @@ import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
 from kopycat.api.arrow import to_arrow_schema
-from kopycat.api.data import Date, Decimal, Schema, Time, Timestamp, Type
+from kopycat.api.data import INT_RANGES, Date, Decimal, Schema, Time, Timestamp, Type
 from kopycat.api.errors import DataError
 
 __all__ = ["EnvelopeColumns", "envelope_columns"]
 
-_INT_RANGES: Final = {Type.INT8: (-(1 << 7), (1 << 7) - 1), Type.INT16: (-(1 << 15), (1 << 15) - 1),
-                      Type.INT32: (-(1 << 31), (1 << 31) - 1), Type.INT64: (-(1 << 63), (1 << 63) - 1)}
 _LOGICAL_INTS: Final = {Date.LOGICAL_NAME: Date, Time.LOGICAL_NAME: Time, Timestamp.LOGICAL_NAME: Timestamp}
 _READ_BLOCK: Final = 1 << 24
 """pyarrow's JSON block size: a consumed batch is parsed as one block (a few MB at most)."""
@@ -52,7 +50,8 @@ class EnvelopeColumns:
 
     schema: Schema
     arrow_schema: pa.Schema
-    read_schema: pa.Schema
+    parse_options: pa_json.ParseOptions
+    """The JSON reader's schema: the type each field's JSON is read as (int64 for every integer...)."""
     finishes: tuple[Finish, ...]
 
     def decode(self, payloads: Sequence[bytes]) -> pa.StructArray | None:
@@ -68,7 +67,7 @@ class EnvelopeColumns:
             return None
         try:
             table = pa_json.read_json(pa.py_buffer(text), read_options=_READ_OPTIONS,
-                                      parse_options=self._parse_options())
+                                      parse_options=self.parse_options)
         except (pa.ArrowException, ValueError):  # not JSON pyarrow takes, a type mismatch, bad UTF-8
             return None
         if table.num_rows != len(payloads):  # two objects on one line
@@ -80,9 +79,6 @@ class EnvelopeColumns:
                 return None
             columns.append(finished)
         return pa.StructArray.from_arrays(columns, fields=list(self.arrow_schema))
-
-    def _parse_options(self) -> pa_json.ParseOptions:
-        return pa_json.ParseOptions(explicit_schema=self.read_schema, unexpected_field_behavior="ignore")
 
 
 _READ_OPTIONS: Final = pa_json.ReadOptions(use_threads=False, block_size=_READ_BLOCK)
@@ -114,7 +110,8 @@ def envelope_columns(schema: Schema, replace_null_with_default: bool) -> Envelop
         read_type, finish = column
         read_fields.append(pa.field(field.name, read_type))
         finishes.append(finish)
-    return EnvelopeColumns(schema, arrow_schema, pa.schema(read_fields), tuple(finishes))
+    options = pa_json.ParseOptions(explicit_schema=pa.schema(read_fields), unexpected_field_behavior="ignore")
+    return EnvelopeColumns(schema, arrow_schema, options, tuple(finishes))
 
 
 def _column(schema: Schema, arrow_type: pa.DataType, replace_null: bool) -> tuple[pa.DataType, Finish] | None:
@@ -129,8 +126,8 @@ def _column(schema: Schema, arrow_type: pa.DataType, replace_null: bool) -> tupl
             arrow_type) else None
     if logical is not None:
         return pa.int64(), _checked(nulls, _logical_finish(schema, logical, arrow_type))
-    if schema.type in _INT_RANGES:
-        low, high = _INT_RANGES[schema.type]
+    if schema.type in INT_RANGES:
+        low, high = INT_RANGES[schema.type]
         return pa.int64(), _checked(nulls, _int_finish(low, high, arrow_type))
     if schema.type in (Type.FLOAT32, Type.FLOAT64):
         return pa.float64(), _checked(nulls, _float_finish(arrow_type))
@@ -156,16 +153,18 @@ def _same(column: pa.Array) -> pa.Array:
     return column
 
 
-def _in_range(column: pa.Array, low: int, high: int) -> bool:
+def _bounds(column: pa.Array) -> tuple[int, int] | None:
+    """The column's least and greatest value; None when every value is null."""
     if column.null_count == len(column):
-        return True
-    bounds = pc.min_max(column)
-    return low <= bounds["min"].as_py() and bounds["max"].as_py() <= high
+        return None
+    found = pc.min_max(column)
+    return found["min"].as_py(), found["max"].as_py()
 
 
 def _int_finish(low: int, high: int, arrow_type: pa.DataType) -> Finish:
     def finish(column: pa.Array) -> pa.Array | None:
-        return column.cast(arrow_type) if _in_range(column, low, high) else None
+        bounds = _bounds(column)
+        return column.cast(arrow_type) if bounds is None or low <= bounds[0] <= bounds[1] <= high else None
     return finish
 
 
@@ -183,16 +182,16 @@ def _float_finish(arrow_type: pa.DataType) -> Finish:
 
 def _logical_finish(schema: Schema, logical: type, arrow_type: pa.DataType) -> Finish:
     """Date/Time/Timestamp ints: the data model's range (its ``to_logical`` on the extremes), then the type."""
-    low, high = _INT_RANGES[Type.INT64 if logical is Timestamp else Type.INT32]
+    low, high = INT_RANGES[Type.INT64 if logical is Timestamp else Type.INT32]
 
     def finish(column: pa.Array) -> pa.Array | None:
-        if not _in_range(column, low, high):
-            return None
-        if column.null_count != len(column):
-            bounds = pc.min_max(column)
+        bounds = _bounds(column)
+        if bounds is not None:
+            if not low <= bounds[0] <= bounds[1] <= high:
+                return None
             try:
-                logical.to_logical(schema, bounds["min"].as_py())  # type: ignore[attr-defined]
-                logical.to_logical(schema, bounds["max"].as_py())  # type: ignore[attr-defined]
+                logical.to_logical(schema, bounds[0])  # type: ignore[attr-defined]
+                logical.to_logical(schema, bounds[1])  # type: ignore[attr-defined]
             except DataError:
                 return None
         storage = pa.int64() if logical is Timestamp else pa.int32()
@@ -238,7 +237,7 @@ def _decimal_finish(schema: Schema, arrow_type: pa.DataType) -> Finish:
     wider ones are written into the 16-byte buffer directly.
     """
     limit = 10 ** arrow_type.precision
-    int64_low, int64_high = _INT_RANGES[Type.INT64]
+    int64_low, int64_high = INT_RANGES[Type.INT64]
 
     def finish(column: pa.Array) -> pa.Array | None:
         if column.null_count == len(column):
@@ -263,12 +262,8 @@ def _decimal_finish(schema: Schema, arrow_type: pa.DataType) -> Finish:
 def _unscaled(column: pa.Array) -> list[int] | None:
     """Each base64 string as the signed big-endian integer it encodes (a null as 0); None if any is not
     strict base64."""
-    a2b, from_bytes = binascii.a2b_base64, int.from_bytes
-    texts = column.to_pylist()
-    try:
-        if column.null_count:
-            return [0 if text is None else from_bytes(a2b(text, strict_mode=True), "big", signed=True)
-                    for text in texts]
-        return [from_bytes(a2b(text, strict_mode=True), "big", signed=True) for text in texts]
-    except (binascii.Error, ValueError):
+    values = _base64_values(column)
+    if values is None:
         return None
+    from_bytes = int.from_bytes
+    return [0 if value is None else from_bytes(value, "big", signed=True) for value in values]

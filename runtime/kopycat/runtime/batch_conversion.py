@@ -80,6 +80,17 @@ Piece = tuple[Sequence[Message], SinkRecordBatch | None]
 """Consecutive messages of one run, and their batch (None: they go through the record path)."""
 
 
+def _joined_records(pieces: list[Piece]) -> list[Piece]:
+    """Neighbouring record pieces as one, so the record path gets one put() for them."""
+    joined: list[Piece] = []
+    for piece in pieces:
+        if joined and joined[-1][1] is None and piece[1] is None:
+            joined[-1] = ([*joined[-1][0], *piece[0]], None)
+        else:
+            joined.append(piece)
+    return joined
+
+
 class RecordBatchConverter:
     """One topic partition's messages to SinkRecordBatches with ``parts``' converters, where they can be."""
 
@@ -101,20 +112,15 @@ class RecordBatchConverter:
             return [(messages, self._batch(messages, values))]
         pieces: list[Piece] = []
         start = 0  # the first message in no piece yet
-        for index, (value, header) in enumerate(zip(values, headers, strict=True)):
-            if value is not None and not header:
-                continue
+        for index in [i for i, (value, header) in enumerate(zip(values, headers, strict=True))
+                      if value is None or header]:
             if index > start:
                 pieces.append((messages[start:index], self._batch(messages[start:index], values[start:index])))
-            if pieces and pieces[-1][1] is None:  # the record piece before it grows
-                first = index - len(pieces.pop()[0])
-            else:
-                first = index
-            pieces.append((messages[first:index + 1], None))
+            pieces.append((messages[index:index + 1], None))
             start = index + 1
         if start < len(messages):
             pieces.append((messages[start:], self._batch(messages[start:], values[start:])))
-        return pieces
+        return _joined_records(pieces)
 
     def _batch(self, messages: Sequence[Message], values: list[bytes | None]) -> SinkRecordBatch | None:
         """The messages (no headers, no null value) as one batch; None when the converters cannot."""
