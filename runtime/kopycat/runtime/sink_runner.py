@@ -320,15 +320,11 @@ class SinkTaskRunner:
     def _commit_before_put(self, runs: list[Sequence[Message]]) -> None:
         """At-most-once: the consumer group moves past the batch before put() sees it, or nothing is put."""
         positions = {TopicPartition(run[-1].topic(), run[-1].partition()): run[-1].offset() + 1 for run in runs}
-        consumer = self._consumer
-        assert consumer is not None
         try:
-            consumer.commit(offsets=[KafkaTopicPartition(tp.topic, tp.partition, o) for tp, o in positions.items()],
-                            asynchronous=False)
+            self._commit_to_group(positions)
         except KafkaException as exc:
             raise ConnectError(f"Task {self.id} could not commit its consumer group past a batch before put(): "
                                f"{exc}; with delivery.guarantee=at_most_once the batch is not put") from exc
-        self.committed.update(positions)
 
     def _deliver_records(self, messages: Sequence[Message]) -> None:
         """The record path: convert, transform, put()."""
@@ -421,19 +417,25 @@ class SinkTaskRunner:
                      and not (self.at_most_once and o < self.committed.get(TopicPartition(*tp), -1))}
         if to_commit:
             try:
-                consumer.commit(offsets=[KafkaTopicPartition(tp.topic, tp.partition, o)
-                                         for tp, o in to_commit.items()], asynchronous=False)
+                self._commit_to_group(to_commit)
             except KafkaException as exc:
                 if final:
                     raise ConnectError(f"Task {self.id} could not commit offsets {to_commit}: {exc}") from exc
                 log.warning("Task %s: offset commit failed, retrying at the next commit: %s", self.id, exc)
                 return
-            self.committed.update(to_commit)
         if final or only:
             for tp in current:
                 self.summary.offsets[f"{tp.topic}-{tp.partition}"] = {
                     "topic": tp.topic, "partition": tp.partition, "before": self._before.get(tp),
                     "after": self.committed.get(tp)}
+
+    def _commit_to_group(self, offsets: Mapping[TopicPartition, int]) -> None:
+        """Commit ``offsets`` to the consumer group, synchronously; KafkaException when it cannot."""
+        consumer = self._consumer
+        assert consumer is not None
+        consumer.commit(offsets=[KafkaTopicPartition(tp.topic, tp.partition, o) for tp, o in offsets.items()],
+                        asynchronous=False)
+        self.committed.update(offsets)
 
     def _report_window(self, current: Mapping[TopicPartition, int]) -> None:
         """A windowed run's offsets: the range copied (before/after) and the untouched group offset."""
