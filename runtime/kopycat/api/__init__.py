@@ -54,7 +54,7 @@ from kopycat.api.errors import (
     RetriableError,
     SchemaBuilderError,
 )
-from kopycat.api.record_batch import SinkRecordBatch
+from kopycat.api.record_batch import SinkRecordBatch, SourceRecordBatch
 from kopycat.api.records import (
     ConnectRecord,
     Header,
@@ -86,7 +86,8 @@ __all__ = [
     "RecordMetadata", "Regex", "RetriableError", "Schema", "SchemaAndValue", "SchemaBuilder",
     "SchemaProjector",
     "SchemaBuilderError", "SinkConnector", "SinkConnectorContext", "SinkRecord", "SinkRecordBatch", "SinkTask",
-    "SinkTaskContext", "SourceConnector", "SourceConnectorContext", "SourceRecord", "SourceTask",
+    "SinkTaskContext", "SourceConnector", "SourceConnectorContext", "SourceRecord", "SourceRecordBatch",
+    "SourceTask",
     "SourceTaskContext", "Struct", "Task", "Time", "Timestamp", "TimestampType", "TopicPartition",
     "TransactionContext", "Transformation", "Type", "ValidList", "ValidString", "Width",
 ]

@@ -4,6 +4,7 @@
 batch at a time, column by column (one ``pa.array`` call per column, never per record):
 
     batch = to_arrow_batch(value_schema, [record.value for record in records])
+    values = from_arrow_array(value_schema, batch.to_struct_array())  # and back
 
 Values keep their Connect meaning: Decimal as ``decimal.Decimal``, Date as ``datetime.date``,
 Time as ``datetime.time``, Timestamp as ``datetime.datetime`` (naive taken as UTC, as the data
@@ -22,7 +23,7 @@ from kopycat.api.arrow import to_arrow_schema
 from kopycat.api.data import Schema, Struct, Type
 from kopycat.api.errors import DataError
 
-__all__ = ["struct_dict", "to_arrow_batch"]
+__all__ = ["from_arrow_array", "struct_dict", "to_arrow_batch"]
 
 _Plain = Callable[[Any], Any]
 
@@ -65,16 +66,23 @@ def _plainer(schema: Schema) -> _Plain | None:
         fields = [(field.name, field.index, field.schema.default, _plainer(field.schema))
                   for field in schema.fields]
         return lambda struct: struct_dict(struct, fields)
+    return _container(schema, _plainer, list, dict.items)
+
+
+def _container(schema: Schema, inner: Callable[[Schema], _Plain | None], make_map: Callable[[Any], Any],
+               entries: Callable[[Any], Any]) -> _Plain | None:
+    """An ARRAY's or MAP's conversion from its elements' (``inner``); None for other types or when
+    the elements need none. A map is read through ``entries`` and made by ``make_map`` from pairs."""
     if schema.type is Type.ARRAY:
-        element = _plainer(schema.value_schema)
+        element = inner(schema.value_schema)
         if element is None:
             return None
         return lambda values: [None if v is None else element(v) for v in values]
     if schema.type is Type.MAP:
-        key, value = _plainer(schema.key_schema), _plainer(schema.value_schema)
-        return lambda mapping: [(k if key is None or k is None else key(k),
-                                 v if value is None or v is None else value(v))
-                                for k, v in mapping.items()]
+        key, value = inner(schema.key_schema), inner(schema.value_schema)
+        return lambda mapping: make_map((k if key is None or k is None else key(k),
+                                         v if value is None or v is None else value(v))
+                                        for k, v in entries(mapping))
     return None
 
 
@@ -89,3 +97,29 @@ def struct_dict(struct: Struct, fields: list[tuple[str, int, Any, _Plain | None]
             value = default
         out[name] = value if value is None or plain is None else plain(value)
     return out
+
+
+def from_arrow_array(schema: Schema, array: pa.Array) -> list[Any]:
+    """The Connect values of an Arrow array of ``schema`` (the reverse of :func:`to_arrow_batch`).
+
+    Structs become :class:`Struct`, maps dicts; Timestamp values come back UTC-aware, which
+    every consumer of the data model reads as the naive UTC value it may have started from.
+    """
+    rebuild = _rebuilder(schema)
+    values = array.to_pylist()
+    if rebuild is None:
+        return values
+    return [None if value is None else rebuild(value) for value in values]
+
+
+def _rebuilder(schema: Schema) -> _Plain | None:
+    """How to turn what ``to_pylist`` gives for ``schema`` into the Connect value; None: as is."""
+    if schema.type is Type.STRUCT:
+        fields = [(field.name, _rebuilder(field.schema)) for field in schema.fields]
+        trusted = Struct.of_values
+
+        def rebuild_struct(row: dict[str, Any]) -> Struct:
+            return trusted(schema, [row[name] if convert is None or row[name] is None else convert(row[name])
+                                    for name, convert in fields])
+        return rebuild_struct
+    return _container(schema, _rebuilder, dict, iter)

@@ -89,6 +89,17 @@ class Converter(ABC):
         """
         return None
 
+    def from_arrow_array(self, topic: str, schema: Schema, values: Any) -> Any | None:
+        """Serialize a ``pyarrow.Array`` of ``schema``'s values at once: a ``pyarrow.BinaryArray``
+        whose element i is :meth:`from_connect_data_batch`'s bytes for value i.
+
+        Optional, beyond Kafka Connect (the columnar fast path of sources); ``values`` is as in
+        :class:`~kopycat.api.record_batch.SourceRecordBatch`. Answer None whenever the bytes would
+        not be identical or the work is not cheap: the runner then converts record by record
+        (which also reports bad values). The default always answers None.
+        """
+        return None
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources; called when the task stops."""
 

@@ -1,4 +1,4 @@
-"""SinkRecordBatch: consecutive records of one topic partition as Arrow columns.
+"""SinkRecordBatch and SourceRecordBatch: consecutive records as Arrow columns.
 
 Beyond Kafka Connect (DESIGN.md §2, columnar fast path). Python objects per record cap a sink's
 throughput, so a sink task that writes columns (Parquet, Arrow, a bulk loader) can take its
@@ -17,14 +17,14 @@ them takes no batches.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kopycat.api.data import Schema
-from kopycat.api.records import TopicPartition
+from kopycat.api.records import SourceRecord, TopicPartition
 
-__all__ = ["SinkRecordBatch"]
+__all__ = ["SinkRecordBatch", "SourceRecordBatch"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,3 +56,61 @@ class SinkRecordBatch:
         return SinkRecordBatch(self.topic, self.kafka_partition, self.value_schema,
                                self.values.slice(start, stop - start), self.offsets[start:stop],
                                self.timestamps[start:stop])
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRecordBatch:
+    """Consecutive records of one source partition for one topic, as Arrow columns.
+
+    The source-side half of the columnar fast path (DESIGN.md §2): a task that reads columns
+    (a database result, a file's lines) returns these from :meth:`SourceTask.poll_batch
+    <kopycat.api.task.SourceTask.poll_batch>` and the engine encodes them a column at a time
+    (:meth:`Converter.from_arrow_array <kopycat.api.converter.Converter.from_arrow_array>`),
+    with no Python object per record.
+
+    ``values`` is a ``pyarrow.Array`` of :func:`kopycat.api.arrow.to_arrow_type` of ``value_schema``
+    (a ``StructArray`` for a STRUCT), row i being record i's value; ``keys`` likewise for
+    ``key_schema``, or None for records without keys. ``source_offset`` is the offset of the
+    *last* record: the engine commits a batch as a whole, so a crash re-sends at most the
+    batches since the last commit, as the record path re-sends its records. ``timestamp`` (ms)
+    stamps every record; None lets the producer stamp them.
+
+    Rows a task cannot put in columns (a value of an unexpected class) travel as a batch made by
+    :meth:`of_records`: the engine sends those down the record path, in order with the others.
+    """
+
+    source_partition: Mapping[str, Any] | None
+    source_offset: Mapping[str, Any] | None
+    topic: str
+    value_schema: Schema
+    values: Any  # pyarrow.Array; typed loosely so the SPI does not need pyarrow at import
+    key_schema: Schema | None = None
+    keys: Any = None
+    kafka_partition: int | None = None
+    timestamp: int | None = None
+    record_list: Sequence[SourceRecord] | None = None
+
+    @classmethod
+    def of_records(cls, records: Sequence[SourceRecord]) -> SourceRecordBatch:
+        """Records that could not be made columns, as one batch (the engine sends them as records)."""
+        last = records[-1]
+        return cls(last.source_partition, last.source_offset, last.topic, last.value_schema, None,
+                   record_list=records)
+
+    def __len__(self) -> int:
+        return len(self.values) if self.record_list is None else len(self.record_list)
+
+    def records(self) -> list[SourceRecord]:
+        """The same records one by one, for the record path (a converter without columns, a
+        transform): values as :func:`kopycat.api.arrow_values.from_arrow_array` reads them, each
+        record carrying the batch's offset."""
+        from kopycat.api.arrow_values import from_arrow_array  # pyarrow only where batches are used
+
+        if self.record_list is not None:
+            return list(self.record_list)
+        values = from_arrow_array(self.value_schema, self.values)
+        keys = [None] * len(values) if self.keys is None else from_arrow_array(self.key_schema, self.keys)
+        new = SourceRecord.of
+        return [new(self.source_partition, self.source_offset, self.topic, self.kafka_partition,
+                    self.key_schema, key, self.value_schema, value, self.timestamp)
+                for key, value in zip(keys, values, strict=True)]

@@ -105,6 +105,7 @@ class SchemaBuilder:
             raise SchemaBuilderError(f"fieldSchema for field {name} cannot be null.")
         if name in self._fields:
             raise SchemaBuilderError(f"Cannot create field because of field name duplication {name}")
+        name = str(name)  # a plain str: subclasses (SQLAlchemy's reflected quoted_name) are no JSON keys to orjson
         self._fields[name] = Field(name, len(self._fields), schema.schema())
         return self
 

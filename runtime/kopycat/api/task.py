@@ -18,7 +18,7 @@ from typing import Any
 
 from kopycat import __version__
 from kopycat.api.data import Type
-from kopycat.api.record_batch import SinkRecordBatch
+from kopycat.api.record_batch import SinkRecordBatch, SourceRecordBatch
 from kopycat.api.records import RecordMetadata, SinkRecord, SourceRecord, TopicPartition
 
 __all__ = [
@@ -143,6 +143,16 @@ class SourceTask(Task):
         stop() is called from another thread; poll() should then return promptly.
         Raises RetriableError to have the worker back off and call poll() again.
         """
+
+    def poll_batch(self) -> list[SourceRecordBatch] | None:
+        """The next records as Arrow columns, or None when nothing is ready; same contract as poll().
+
+        Optional, beyond Kafka Connect (the columnar fast path). The engine calls this instead of
+        poll() for the whole run when the task overrides it and nothing needs records one by one
+        (no transform, no ``commit_record`` acknowledgements, not exactly-once); what it returns
+        must equal what poll() would have returned, record for record.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not implement poll_batch()")
 
     def commit(self) -> None:
         """Offsets up to the last acknowledged records were committed (optional hook).

@@ -183,6 +183,7 @@ class JsonConverter(Converter, HeaderConverter):
                                replace_null_with_default=values[REPLACE_NULL_WITH_DEFAULT_CONFIG])
         size = values[SCHEMAS_CACHE_SIZE_CONFIG]
         self._writers = _Cache(size)   # Schema -> function(value) -> bytes
+        self._envelope_texts = _Cache(size)  # Schema -> (head, tail) texts around columnar payloads
         self._schemas = _Cache(size)   # schema JSON text -> (Schema, decoder)
         self._prefixes: list[tuple[bytes, Schema, Callable[[Any, str], Any]]] = []
 
@@ -224,8 +225,7 @@ class JsonConverter(Converter, HeaderConverter):
             return write_plain
         # The envelope around the payload is the same bytes for every value of the schema: made
         # (and fixed to Jackson's escapes) once, so only the payload is encoded and scanned.
-        schema_text = b"null" if schema is None else fix(dumps(schema_json(schema, self.options)))
-        head, tail = b'{"schema":' + schema_text + b',"payload":', b"}"
+        head, tail = self._envelope(schema)
 
         def write_envelope(value: Any) -> bytes | None:
             try:
@@ -239,6 +239,24 @@ class JsonConverter(Converter, HeaderConverter):
                 raise failure(schema, value, exc) from exc
             return head + (fix(data) if needs_fix(data) else data) + tail
         return write_envelope
+
+    def _envelope(self, schema: Schema | None) -> tuple[bytes, bytes]:
+        """The bytes before and after the payload with ``schemas.enable`` (empty without)."""
+        if not self.schemas_enabled:
+            return b"", b""
+        schema_text = b"null" if schema is None else fix_escapes(orjson.dumps(schema_json(schema, self.options)))
+        return b'{"schema":' + schema_text + b',"payload":', b"}"
+
+    def from_arrow_array(self, topic: str, schema: Schema, values: Any) -> Any | None:
+        """A whole column of values to their bytes, column by column, or None where the record
+        path must do it (:mod:`kopycat.converters.json_arrow_writer`)."""
+        from kopycat.converters.json_arrow_writer import json_texts  # pyarrow only where columns are used
+
+        try:
+            head, tail = self._envelope_texts[schema]
+        except KeyError:
+            head, tail = self._envelope_texts.put(schema, tuple(part.decode() for part in self._envelope(schema)))
+        return json_texts(schema, values, self.options, head, tail)
 
     def _payload_encoders(self, schema: Schema | None) -> tuple[Callable[[Any], Any], Callable[[], Any]]:
         """What a non-null value and a null value of ``schema`` become in the payload.

@@ -145,6 +145,17 @@ class StringConverter(Converter, HeaderConverter):
         texts = pa.Array.from_buffers(pa.string(), len(values), [None, pa.py_buffer(offsets), pa.py_buffer(data)])
         return SchemaAndValue(Schema.OPTIONAL_STRING_SCHEMA, texts)
 
+    def from_arrow_array(self, topic: str, schema: Schema, values: Any) -> Any | None:
+        """A StringArray's own UTF-8 bytes (no copy), for ``converter.encoding=UTF-8``; else None.
+
+        Arrow strings are valid UTF-8, exactly what ``str.encode`` writes for the same texts.
+        """
+        import pyarrow as pa  # only where columns are asked for
+
+        if self._charset != "utf-8" or not pa.types.is_string(values.type) or values.null_count:
+            return None
+        return values.cast(pa.binary())
+
     def to_connect_data(self, topic: str, value: bytes | None, headers: Any = None) -> SchemaAndValue:
         """``SchemaAndValue(Schema.OPTIONAL_STRING_SCHEMA, text)``; None gives a None value."""
         if value is None:

@@ -108,6 +108,10 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
     def _task_context(self) -> WorkerSourceTaskContext:
         return WorkerSourceTaskContext(self.task_props, self.reader, self.transactions)
 
+    def _takes_batches(self) -> bool:
+        """Records only: transactions (and the boundaries a connector asks for) split record lists."""
+        return False
+
     def _send(self, records: Sequence[SourceRecord]) -> None:
         if self.transactions is None:
             self._send_in_transaction(records)

@@ -14,6 +14,12 @@ buffered offset is safe. If a flush times out nothing is committed and the offse
 the next commit. A crash re-sends the records after the last commit: duplicates only from that
 window, never a loss.
 
+Columnar batches (DESIGN.md §2): a task that overrides ``poll_batch`` gets it called instead of
+``poll`` when nothing needs records one by one (no transform, no acknowledgements, not
+exactly-once). Each :class:`SourceRecordBatch` is encoded a column at a time by the converters'
+``from_arrow_array`` and produced value by value with no record object; a converter that answers
+None (or fails) sends that batch down the record path instead, as ``batch.records()``.
+
 Tasks that override ``commit_record`` or ``commit_records`` get per-record delivery reports
 instead (as in Kafka). Each report only appends to a list; after every ``poll`` of the producer
 (and before each ``commit``) the runner hands the gathered acknowledgements to the task in one
@@ -30,7 +36,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from itertools import repeat
 from typing import Any
 
 import orjson
@@ -38,11 +45,13 @@ from confluent_kafka import KafkaError, Message, Producer
 
 from kopycat.api.bounded import RunComplete
 from kopycat.api.errors import ConnectError, RetriableError
+from kopycat.api.record_batch import SourceRecordBatch
 from kopycat.api.records import RecordMetadata, SourceRecord
 from kopycat.api.task import OffsetStorageReader, SourceTask, SourceTaskContext, TransactionContext
 from kopycat.gc_pause import gc_paused, young_collections_deferred
 from kopycat.runtime.bounds import Bounds, RunSummary, StopReason, StopWatch
 from kopycat.runtime.errors import ProcessingContext, Stage
+from kopycat.runtime.source_conversion import Run, SourceRecordConverter
 from kopycat.runtime.task_parts import TaskId, TaskParts
 from kopycat.runtime.topic_creation import TopicCreator
 from kopycat.storage.offset_storage import OffsetStorageReaderImpl, OffsetStorageWriter
@@ -54,8 +63,6 @@ log = logging.getLogger(__name__)
 
 _MAX_BLOCK_S = 60.0  # the Java producer's max.block.ms
 _FINAL_COMMIT_S = 60.0
-_Produced = tuple[SourceRecord, bytes | None, bytes | None, list[tuple[str, bytes | None]] | None]
-_Run = tuple[str, list[_Produced]]  # one topic's consecutive records, converted
 _Ack = tuple[SourceRecord, KafkaError | None, Message | None]  # (original, error, where); None: dropped
 _PARTITION_ANY = -1  # librdkafka's RD_KAFKA_PARTITION_UA: the partitioner chooses
 _TIMESTAMP_NOW = 0   # confluent-kafka's "no timestamp given": the producer stamps the record
@@ -84,6 +91,13 @@ class WorkerSourceTaskContext(SourceTaskContext):
         return self._transactions
 
 
+def _byte_count(values: Any) -> int:
+    """Bytes in a binary Arrow array's values."""
+    import pyarrow.compute as pc  # only runs that take batches need pyarrow
+
+    return int(pc.sum(pc.binary_length(values)).as_py() or 0)
+
+
 def partition_text(partition: Mapping[str, Any] | None) -> str:
     """A source partition as sorted compact JSON: how summaries and logs name it."""
     return orjson.dumps(partition, option=orjson.OPT_SORT_KEYS).decode()
@@ -110,13 +124,14 @@ class SourceTaskRunner:
         self.bounds = bounds
         self.topic_creator = topic_creator
         self.summary = RunSummary(task_id.connector, task_id.task)
+        self.conversion = SourceRecordConverter(task_id, parts, self.summary)
         self.wants_acks = (type(task).commit_record is not SourceTask.commit_record
                            or type(task).commit_records is not SourceTask.commit_records)
+        self.takes_batches = self._takes_batches()
         self._producer_config = self._with_delivery_reports(dict(producer_config))
         self._producer: Producer | None = None
         self._delivery_errors: list[tuple[KafkaError, str, int]] = []
         self._acks: list[_Ack] = []
-        self._unsent: list[SourceRecord] = []  # skipped by a tolerated conversion error this batch
         self._stopping = threading.Event()
         self._complete = False  # the task raised RunComplete in a bounded run
         self._task_stopped = False
@@ -188,6 +203,11 @@ class SourceTaskRunner:
             self._producer = None  # destroys the client: its callbacks hold this runner
         self.parts.close()
 
+    def _takes_batches(self) -> bool:
+        """Whether the run polls columnar batches: the task has them and nothing needs records."""
+        return (type(self.task).poll_batch is not SourceTask.poll_batch and not len(self.parts.transforms)
+                and not self.wants_acks)
+
     def _with_delivery_reports(self, config: dict[str, Any]) -> dict[str, Any]:
         if self.wants_acks:
             config["delivery.report.only.error"] = False
@@ -202,12 +222,19 @@ class SourceTaskRunner:
         producer = self._producer
         assert producer is not None
         while not self._stopping.is_set():
-            records = self._poll()
-            if records:
-                self._send(records)
+            if self.takes_batches:
+                batches: list[SourceRecordBatch] = self._poll(self.task.poll_batch)
+                count = sum(map(len, batches))
+                if count:
+                    self._send_batches(batches)
+            else:
+                records: list[SourceRecord] = self._poll(self.task.poll)
+                count = len(records)
+                if records:
+                    self._send(records)
             producer.poll(0)
             self._check_delivery_errors()
-            reason = watch.after_batch(len(records))
+            reason = watch.after_batch(count)
             if reason is not None:
                 return reason
             if self._complete:
@@ -217,10 +244,11 @@ class SourceTaskRunner:
                 next_commit = time.monotonic() + self.flush_interval_s
         return StopReason.STOPPED
 
-    def _poll(self) -> list[SourceRecord]:
+    def _poll(self, poll: Callable[[], Sequence[Any] | None]) -> list[Any]:
+        """What ``poll`` (the task's poll or poll_batch) returned, as a list; [] for nothing."""
         try:
             with gc_paused():  # tasks build a batch of records here: no cycles, many allocations
-                records = self.task.poll()
+                records = poll()
         except RetriableError as exc:
             log.warning("Task %s: poll() raised a retriable error, polling again: %s", self.id, exc)
             return []
@@ -237,18 +265,35 @@ class SourceTaskRunner:
         else:
             outgoing = self._transform(records)
         self.summary.filtered += len(records) - len(outgoing)
-        runs = self._convert(outgoing)
-        if self._unsent:
+        runs = self.conversion.convert(outgoing)
+        if self.conversion.unsent:
             self._drop_unsent(origin)
         if self.at_most_once:
-            self._store_offsets_first(records)
+            self._note_offsets(records)
+            self._store_offsets_first()
         self._produce(runs, origin)
         if not self.at_most_once:
             self._note_offsets(records)
 
-    def _store_offsets_first(self, records: Sequence[SourceRecord]) -> None:
+    def _send_batches(self, batches: Sequence[SourceRecordBatch]) -> None:
+        """Encode and produce each batch column by column, or send it as records when a converter
+        cannot; then note its offset for the next commit."""
+        for batch in batches:
+            if not len(batch):
+                continue
+            encoded = self.conversion.encode_batch(batch)
+            if encoded is None:
+                self._send(batch.records())
+                continue
+            if self.at_most_once:
+                self._note_offset(batch.source_partition, batch.source_offset)
+                self._store_offsets_first()
+            self._produce_batch(batch, *encoded)
+            if not self.at_most_once:
+                self._note_offset(batch.source_partition, batch.source_offset)
+
+    def _store_offsets_first(self) -> None:
         """At-most-once: the batch's offsets are stored before it is produced, or it is not produced."""
-        self._note_offsets(records)
         if not self.writer.flush(self.flush_timeout_s):
             raise ConnectError(f"Task {self.id} could not store the offsets of a batch before producing it "
                                f"within {self.flush_timeout_s:.1f} s; with delivery.guarantee=at_most_once "
@@ -270,7 +315,7 @@ class SourceTaskRunner:
 
     def _drop_unsent(self, origin: Mapping[int, SourceRecord] | None) -> None:
         """Records a tolerated conversion error skipped are acknowledged with None (for acks)."""
-        unsent, self._unsent = self._unsent, []
+        unsent, self.conversion.unsent = self.conversion.unsent, []
         if self.wants_acks:
             self._acks.extend((record if origin is None else origin[id(record)], None, None) for record in unsent)
 
@@ -296,69 +341,7 @@ class SourceTaskRunner:
             return None
         return result[0]
 
-    def _convert(self, records: Sequence[SourceRecord]) -> list[_Run]:
-        """Key, value and header bytes of each record, per run of one topic and schemas; tolerated
-        failures are left out (and noted in ``_unsent``)."""
-        out: list[_Run] = []
-        start = 0
-        while start < len(records):
-            first = records[start]
-            end = start + 1
-            while (end < len(records) and records[end].topic == first.topic
-                   and records[end].key_schema is first.key_schema
-                   and records[end].value_schema is first.value_schema):
-                end += 1
-            out.append((first.topic, self._convert_run(records[start:end])))
-            start = end
-        return out
-
-    def _convert_run(self, run: Sequence[SourceRecord]) -> list[_Produced]:
-        parts, first = self.parts, run[0]
-        try:
-            keys = parts.key_converter.from_connect_data_batch(first.topic, first.key_schema,
-                                                              [r.key for r in run])
-            values = parts.value_converter.from_connect_data_batch(first.topic, first.value_schema,
-                                                                  [r.value for r in run])
-            return [(r, k, v, self._headers(r) if r.headers else None)
-                    for r, k, v in zip(run, keys, values, strict=True)]
-        except Exception:  # noqa: BLE001 - find the bad record(s) one by one, with error handling
-            return self._convert_each(run)
-
-    def _convert_each(self, run: Sequence[SourceRecord]) -> list[_Produced]:
-        out = []
-        for record in run:
-            produced = self._convert_one(record)
-            if produced is None:
-                self._unsent.append(record)
-            else:
-                out.append(produced)
-        return out
-
-    def _convert_one(self, record: SourceRecord) -> _Produced | None:
-        parts, context = self.parts, ProcessingContext.for_source(record)
-        converted: list[Any] = []
-        for stage, converter, schema, value in (
-                (Stage.KEY_CONVERTER, parts.key_converter, record.key_schema, record.key),
-                (Stage.VALUE_CONVERTER, parts.value_converter, record.value_schema, record.value)):
-            result = parts.retry.execute(
-                lambda c=converter, s=schema, v=value: (c.from_connect_data(record.topic, s, v),),
-                stage, type(converter), context)
-            if result is None:
-                self.summary.skipped += 1
-                return None
-            converted.append(result[0])
-        headers = parts.retry.execute(lambda: (self._headers(record),), Stage.HEADER_CONVERTER,
-                                      type(parts.header_converter), context) if record.headers else (None,)
-        if headers is None:
-            self.summary.skipped += 1
-            return None
-        return record, converted[0], converted[1], headers[0]
-
-    def _headers(self, record: SourceRecord) -> list[tuple[str, bytes | None]]:
-        convert = self.parts.header_converter.from_connect_header
-        return [(h.key, convert(record.topic, h.key, h.schema, h.value)) for h in record.headers]
-
-    def _produce(self, runs: Sequence[_Run], origin: Mapping[int, SourceRecord] | None) -> None:
+    def _produce(self, runs: Sequence[Run], origin: Mapping[int, SourceRecord] | None) -> None:
         """Hand every converted record to the producer; with acks, each carries its original."""
         producer = self._producer
         assert producer is not None
@@ -393,6 +376,27 @@ class SourceTaskRunner:
         self.summary.records += count
         self.summary.bytes += size
 
+    def _produce_batch(self, batch: SourceRecordBatch, keys: Any, values: Any) -> None:
+        """Hand an encoded batch to the producer, value by value (librdkafka batches them)."""
+        producer = self._producer
+        assert producer is not None
+        topic = batch.topic
+        if self.topic_creator is not None:
+            self.topic_creator.ensure({topic})
+        self.summary.topics.add(topic)
+        partition = _PARTITION_ANY if batch.kafka_partition is None else batch.kafka_partition
+        timestamp = batch.timestamp or _TIMESTAMP_NOW
+        send = producer.produce
+        value_bytes = values.to_pylist()
+        key_bytes = repeat(None, len(value_bytes)) if keys is None else keys.to_pylist()
+        for key, value in zip(key_bytes, value_bytes):
+            try:
+                send(topic, value, key, partition, None, None, timestamp)
+            except BufferError:
+                self._produce_when_room(producer, (topic, value, key, partition, None, None, timestamp))
+        self.summary.records += len(value_bytes)
+        self.summary.bytes += _byte_count(values) + (0 if keys is None else _byte_count(keys))
+
     def _produce_when_room(self, producer: Producer, args: tuple[Any, ...]) -> None:
         """The local queue is full: serve delivery reports until it takes the record, for up to
         the Java producer's max.block.ms (the clock is read only on this slow path)."""
@@ -413,12 +417,15 @@ class SourceTaskRunner:
         for record in records:
             last[id(record.source_partition)] = record
         for record in last.values():
-            if record.source_partition is None:
-                continue
-            self.writer.offset(record.source_partition, record.source_offset)
-            text = partition_text(record.source_partition)
-            if text not in self._touched:
-                self._touched[text] = record.source_partition
+            self._note_offset(record.source_partition, record.source_offset)
+
+    def _note_offset(self, partition: Mapping[str, Any] | None, offset: Mapping[str, Any] | None) -> None:
+        if partition is None:
+            return
+        self.writer.offset(partition, offset)
+        text = partition_text(partition)
+        if text not in self._touched:
+            self._touched[text] = partition
 
     # ------------------------------------------------------------------ acks and errors
 

@@ -8,7 +8,7 @@ import decimal
 import pyarrow as pa
 import pytest
 from kopycat.api.arrow import to_arrow_schema
-from kopycat.api.arrow_values import to_arrow_batch
+from kopycat.api.arrow_values import from_arrow_array, to_arrow_batch
 from kopycat.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp
 from kopycat.api.errors import DataError
 
@@ -63,3 +63,19 @@ def test_a_reused_arrow_schema_gives_the_same_batch() -> None:
     arrow_schema = to_arrow_schema(ORDER)
     assert to_arrow_batch(ORDER, [order(3)], arrow_schema).equals(to_arrow_batch(ORDER, [order(3)]))
     assert isinstance(arrow_schema, pa.Schema)
+
+
+def test_nested_values_read_back_from_arrow_as_the_structs_they_were() -> None:
+    inner = SchemaBuilder.struct().name("Inner").field("n", Schema.INT32_SCHEMA).build()
+    schema = (SchemaBuilder.struct().field("inner", inner)
+              .field("tags", SchemaBuilder.array(Schema.OPTIONAL_STRING_SCHEMA).optional().build())
+              .field("counts", SchemaBuilder.map(Schema.INT32_SCHEMA, inner).optional().build())
+              .field("at", Timestamp.SCHEMA).build())
+    struct = (Struct(schema).put("inner", Struct(inner).put("n", 1)).put("tags", ["a", None, "b"])
+              .put("counts", {2: Struct(inner).put("n", 3)}).put("at", dt.datetime(2026, 11, 24, 12, 0, 1, 5000)))
+    empty = Struct(schema).put("inner", Struct(inner).put("n", 0)).put("at", dt.datetime(1969, 12, 31))
+    back = from_arrow_array(schema, to_arrow_batch(schema, [struct, empty]).to_struct_array())
+    assert back[0].get("inner") == struct.get("inner") and back[0].get("tags") == ["a", None, "b"]
+    assert back[0].get("counts") == {2: Struct(inner).put("n", 3)}
+    assert back[0].get("at") == dt.datetime(2026, 11, 24, 12, 0, 1, 5000, tzinfo=dt.UTC)
+    assert back[1].get("tags") is None and back[1].get("counts") is None

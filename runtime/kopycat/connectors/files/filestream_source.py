@@ -38,7 +38,7 @@ import os
 import threading
 import time
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -57,6 +57,7 @@ from kopycat.api.config import (
 from kopycat.api.connector import ExactlyOnceSupport, SourceConnector
 from kopycat.api.data import Schema
 from kopycat.api.errors import ConfigError, ConnectError
+from kopycat.api.record_batch import SourceRecordBatch
 from kopycat.api.records import SourceRecord
 from kopycat.api.task import SourceTask
 from kopycat.connectors.files.tailed_file import FILENAME_FIELD, TailedFile
@@ -201,6 +202,10 @@ def _committed_position(path: str, offset: Mapping[str, Any] | None) -> int:
     return position
 
 
+_Make = Callable[["TailedFile", Any, Any, int], list[Any]]
+"""Turns one file's taken lines (values, end positions, the poll's timestamp) into records or a batch."""
+
+
 class FileStreamSourceTask(SourceTask):
     """Reads new lines of its files and returns them as records (Kafka's ``FileStreamSourceTask``).
 
@@ -221,10 +226,13 @@ class FileStreamSourceTask(SourceTask):
         self._turn = 0
         self._warned_missing = False
         self._rotated: set[str] = set()  # paths whose next file starts at 0, not the stored offset
+        self._columns = False  # poll_batch() was called: files split their lines into Arrow arrays
+        self._topic = ""
 
     def start(self, props: Mapping[str, str]) -> None:
         """Parse the config and open the owned files at their committed positions."""
         self._settings = _Settings.parse(props)
+        self._topic = self._settings.topic
         self._stopping.clear()
         with self._lock:
             self._discover(self._settings)
@@ -232,6 +240,18 @@ class FileStreamSourceTask(SourceTask):
                  self._settings.task_count, len(self._files), self._settings.topic)
 
     def poll(self) -> list[SourceRecord] | None:
+        return self._poll(self._records)
+
+    def poll_batch(self) -> list[SourceRecordBatch] | None:
+        """The same lines as poll(), one batch of a file's lines at a time (Kopycat's columnar path)."""
+        if not self._columns:
+            self._columns = True
+            with self._lock:
+                for tailed in self._files.values():
+                    tailed.columns = True
+        return self._poll(self._batch)
+
+    def _poll(self, make: _Make) -> list[Any] | None:
         settings = self._settings
         if settings is None:
             raise ConnectError("FileStreamSourceTask.poll() called before start()")
@@ -241,9 +261,9 @@ class FileStreamSourceTask(SourceTask):
             if (time.monotonic() >= self._next_discovery
                     or (settings.file is not None and not self._files)):
                 self._discover(settings)
-            records = self._read_batch(settings)
-        if records:
-            return records
+            out = self._read_batch(settings, make)
+        if out:
+            return out
         self._stopping.wait(settings.poll_interval_s)
         return None
 
@@ -281,7 +301,8 @@ class FileStreamSourceTask(SourceTask):
 
     def _open(self, path: str, position: int) -> None:
         try:
-            self._files[path] = TailedFile.open(path, position)
+            self._files[path] = tailed = TailedFile.open(path, position)
+            tailed.columns = self._columns
         except FileNotFoundError:
             log.debug("%s disappeared before it could be opened", path)
             return
@@ -290,29 +311,37 @@ class FileStreamSourceTask(SourceTask):
                                f"narrow '{FILES_CONFIG}' so it does not match it") from exc
         log.debug("Opened %s at position %d", path, position)
 
-    def _read_batch(self, settings: _Settings) -> list[SourceRecord]:
+    def _read_batch(self, settings: _Settings, make: _Make) -> list[Any]:
+        """Up to batch.size lines, files in turn; ``make`` turns one file's lines into records or a batch."""
         files = list(self._files.values())
         if not files:
             return []
         first = self._turn % len(files)
         self._turn += 1
-        records: list[SourceRecord] = []
-        budget, topic, schema, record = settings.batch_size, settings.topic, Schema.STRING_SCHEMA, SourceRecord.of
+        out: list[Any] = []
+        budget = settings.batch_size
         timestamp = int(time.time() * 1000)  # Kafka stamps records with the poll's wall clock
         for tailed in files[first:] + files[:first]:
             while budget > 0:
                 values, ends = tailed.take(budget)
-                if not values:
+                if not len(values):
                     break
-                partition = tailed.partition
-                records += [record(partition, {POSITION_FIELD: end}, topic, None, None, None, schema, value, timestamp)
-                            for value, end in zip(values, ends)]
+                out += make(tailed, values, ends, timestamp)
                 budget -= len(values)
             if tailed.replaced and tailed.drained:
                 self._follow_rotation(tailed)
             if budget <= 0:
                 break
-        return records
+        return out
+
+    def _records(self, tailed: TailedFile, values: list[str], ends: list[int], timestamp: int) -> list[SourceRecord]:
+        partition, topic, schema, record = tailed.partition, self._topic, Schema.STRING_SCHEMA, SourceRecord.of
+        return [record(partition, {POSITION_FIELD: end}, topic, None, None, None, schema, value, timestamp)
+                for value, end in zip(values, ends)]
+
+    def _batch(self, tailed: TailedFile, values: Any, ends: Any, timestamp: int) -> list[SourceRecordBatch]:
+        return [SourceRecordBatch(tailed.partition, {POSITION_FIELD: int(ends[-1])}, self._topic,
+                                  Schema.STRING_SCHEMA, values, timestamp=timestamp)]
 
     def _follow_rotation(self, tailed: TailedFile) -> None:
         """The old file is read to its end: read the file now at its path from the start."""

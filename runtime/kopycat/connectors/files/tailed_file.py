@@ -13,9 +13,9 @@ import os
 import re
 from collections.abc import Iterable
 from itertools import accumulate
-from typing import BinaryIO, Final
+from typing import Any, BinaryIO, Final
 
-__all__ = ["FILENAME_FIELD", "READ_CHUNK_BYTES", "TailedFile", "split_lines"]
+__all__ = ["FILENAME_FIELD", "READ_CHUNK_BYTES", "TailedFile", "split_line_array", "split_lines"]
 
 log = logging.getLogger(__name__)
 
@@ -23,6 +23,7 @@ FILENAME_FIELD: Final = "filename"
 READ_CHUNK_BYTES = 1 << 20
 
 _LINE: Final = re.compile(rb"([^\r\n]*)(\r\n|\r|\n)")
+_NEWLINE: Final = ord("\n")
 
 
 def split_lines(complete: bytes, base: int) -> tuple[list[str], list[int]]:
@@ -48,16 +49,44 @@ def split_lines(complete: bytes, base: int) -> tuple[list[str], list[int]]:
     return values, ends[1:]
 
 
+def split_line_array(complete: bytes, base: int) -> tuple[Any, Any]:
+    """:func:`split_lines` as columns: a ``pyarrow.StringArray`` of the lines (the same texts) and a
+    numpy array of the position after each, with no Python object per line.
+
+    Without ``\r`` the newline bytes are cut out of the chunk by numpy and the rest becomes the
+    array's data; bytes that are not UTF-8 are replaced first, as :func:`split_lines` decodes them.
+    """
+    import numpy as np
+    import pyarrow as pa
+
+    if b"\r" in complete:
+        values, ends = split_lines(complete, base)
+        text, positions = ("\n".join(values) + "\n").encode(), np.array(ends, np.int64)
+    else:
+        raw = np.frombuffer(complete, np.uint8)
+        positions = np.flatnonzero(raw == _NEWLINE) + (base + 1)
+        text = complete if complete.isascii() else complete.decode("utf-8", "replace").encode()
+    data = np.frombuffer(text, np.uint8)
+    newlines = np.flatnonzero(data == _NEWLINE)
+    offsets = np.empty(len(newlines) + 1, np.int32)
+    offsets[0] = 0
+    offsets[1:] = newlines - np.arange(len(newlines))  # each line's end once the newlines are cut out
+    lines = pa.Array.from_buffers(pa.string(), len(newlines),
+                                  [None, pa.py_buffer(offsets), pa.py_buffer(data[data != _NEWLINE])])
+    return lines, positions
+
+
 class TailedFile:
     """One open file: where its next unsplit byte sits, its unfinished line, its ready lines.
 
     ``position`` is the offset of the first byte not yet split into lines (a line boundary);
     ``parts`` hold the bytes read past it (an unfinished line, kept as pieces so a very long
-    line is joined once); ``values``/``ends`` are split lines not yet returned, from ``taken``.
+    line is joined once); ``values``/``ends`` are split lines not yet returned, from ``taken``:
+    lists, or with ``columns`` an Arrow array and a numpy array (:func:`split_line_array`).
     Used under the task's lock only.
     """
 
-    __slots__ = ("at_eof", "ends", "handle", "identity", "partition", "parts", "path", "position",
+    __slots__ = ("at_eof", "columns", "ends", "handle", "identity", "partition", "parts", "path", "position",
                  "read_position", "replaced", "taken", "values")
 
     def __init__(self, path: str, handle: BinaryIO, position: int) -> None:
@@ -68,9 +97,10 @@ class TailedFile:
         self.identity = (status.st_dev, status.st_ino)
         self.position = self.read_position = position
         self.parts: list[bytes] = []
-        self.values: list[str] = []
-        self.ends: list[int] = []
+        self.values: Any = []
+        self.ends: Any = []
         self.taken = 0
+        self.columns = False
         self.at_eof = False
         self.replaced = False
 
@@ -95,11 +125,11 @@ class TailedFile:
     def drained(self) -> bool:
         return self.at_eof and self.taken >= len(self.values)
 
-    def take(self, limit: int) -> tuple[list[str], list[int]]:
+    def take(self, limit: int) -> tuple[Any, Any]:
         """Up to ``limit`` complete lines and their end positions; reads when none are ready."""
         if self.taken >= len(self.values):
             self.values, self.ends, self.taken = [], [], 0
-            while not self.values and self._fill():
+            while not len(self.values) and self._fill():
                 pass
         start = self.taken
         stop = self.taken = min(len(self.values), start + limit)
@@ -126,7 +156,7 @@ class TailedFile:
         split_at = len(data) - len(chunk) + cut + 1
         complete, rest = data[:split_at], data[split_at:]
         self.parts = [rest] if rest else []
-        self.values, self.ends = split_lines(complete, self.position)
+        self.values, self.ends = (split_line_array if self.columns else split_lines)(complete, self.position)
         self.position += len(complete)
         return True
 

@@ -226,6 +226,10 @@ def _in_zone(zone: dt.tzinfo) -> Converter:
     return convert
 
 
+PASS_THROUGH: Final[dict[Converter, type]] = {_to_decimal: decimal.Decimal, _to_float: float, _to_int: int,
+                                               _to_bytes: bytes, _json_text: str, str: str}
+"""Converters that return a value of this class unchanged: a column all of it needs no converting."""
+
 _PYTHON_TYPES: Final[tuple[tuple[type, Schema, Converter | None], ...]] = (
     (bool, Schema.OPTIONAL_BOOLEAN_SCHEMA, None),
     (int, Schema.OPTIONAL_INT64_SCHEMA, None),

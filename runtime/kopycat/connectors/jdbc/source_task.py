@@ -25,6 +25,7 @@ from sqlalchemy.exc import DBAPIError, NoSuchTableError, OperationalError
 from sqlalchemy.types import DateTime, Float, Integer, Numeric
 
 from kopycat.api.errors import ConfigError, ConnectError, RetriableError
+from kopycat.api.record_batch import SourceRecordBatch
 from kopycat.api.records import SourceRecord
 from kopycat.api.task import SourceTask
 from kopycat.api.window import TimeWindow
@@ -185,6 +186,7 @@ class JdbcSourceTask(SourceTask):
         self._engine: Engine | None = None
         self._connection: Connection | None = None
         self._queriers: list[TableQuerier] = []
+        self._columns = False  # poll_batch() was called: queriers return SourceRecordBatches
         self._lock = threading.Lock()
         self._stopping = threading.Event()
 
@@ -281,6 +283,19 @@ class JdbcSourceTask(SourceTask):
         return Instant.from_millis(int(settings.timestamp_initial or 0))
 
     def poll(self) -> list[SourceRecord] | None:
+        return self._poll()
+
+    def poll_batch(self) -> list[SourceRecordBatch] | None:
+        """The same rows as poll(), a table's rows as one batch of Arrow columns per read."""
+        if not self._columns:
+            self._columns = True
+            with self._lock:
+                for querier in self._queriers:
+                    querier.columns = True
+        return self._poll()
+
+    def _poll(self) -> list[Any] | None:
+        """Records, or batches once poll_batch() was called: what the next due table gives."""
         settings = self._settings
         if settings is None:
             raise ConnectError("JdbcSourceTask.poll() called before start()")
@@ -300,7 +315,7 @@ class JdbcSourceTask(SourceTask):
         self._stopping.wait(wait_s)
         return None
 
-    def _read(self, querier: TableQuerier, settings: SourceSettings) -> list[SourceRecord]:
+    def _read(self, querier: TableQuerier, settings: SourceSettings) -> list[Any]:
         assert self._connection is not None
         try:
             return querier.read(self._connection, settings.batch_max_rows)

@@ -32,8 +32,10 @@ from sqlalchemy.sql.expression import ColumnElement, Executable
 from sqlalchemy.types import DateTime
 
 from kopycat.api.errors import ConnectError, DataError
+from kopycat.api.record_batch import SourceRecordBatch
 from kopycat.api.records import SourceRecord
 from kopycat.api.window import TimeWindow
+from kopycat.connectors.jdbc.source_columns import arrow_columns
 from kopycat.connectors.jdbc.source_offsets import INCREMENTING_FIELD, Instant, offset_map
 from kopycat.connectors.jdbc.source_schema import RowMapping, infer_query_mapping
 
@@ -86,13 +88,15 @@ class TableQuerier:
         self._result: CursorResult[Any] | None = None
         self._connection: Connection | None = None
         self._mapping = source.mapping
+        self.columns = False  # the task's poll_batch() reads: rows become SourceRecordBatches
 
     @property
     def querying(self) -> bool:
         return self._result is not None
 
-    def read(self, connection: Connection, max_rows: int) -> list[SourceRecord]:
-        """Up to ``max_rows`` records, starting the query first if it is not running."""
+    def read(self, connection: Connection, max_rows: int) -> list[Any]:
+        """Up to ``max_rows`` records (SourceRecordBatches with ``columns``), starting the query first
+        if it is not running."""
         if self._result is None:
             self._connection = connection
             self._result = self._execute(connection)
@@ -124,13 +128,24 @@ class TableQuerier:
     def _execute(self, connection: Connection) -> CursorResult[Any]:
         raise NotImplementedError
 
-    def _records(self, rows: Sequence[Any], exhausted: bool) -> list[SourceRecord]:
+    def _records(self, rows: Sequence[Any], exhausted: bool) -> list[Any]:
         raise NotImplementedError
 
-    def _build(self, rows: Sequence[Any], offsets: Sequence[dict[str, Any] | None]) -> list[SourceRecord]:
+    def _build(self, rows: Sequence[Any], offsets: Sequence[dict[str, Any] | None]) -> list[Any]:
+        """The rows as records, or with ``columns`` as one SourceRecordBatch (records in a batch
+        when a column cannot be built exactly)."""
         mapping = self._mapping
         assert mapping is not None
-        values = mapping.values(rows)
+        if self.columns:
+            columns = arrow_columns(mapping, rows)
+            if columns is not None:
+                return [SourceRecordBatch(self.source.partition, offsets[-1], self.source.topic, mapping.schema,
+                                          columns[0], mapping.key_schema, columns[1])]
+            return [SourceRecordBatch.of_records(self._record_list(mapping, mapping.values(rows), offsets))]
+        return self._record_list(mapping, mapping.values(rows), offsets)
+
+    def _record_list(self, mapping: RowMapping, values: list[list[Any]],
+                     offsets: Sequence[dict[str, Any] | None]) -> list[SourceRecord]:
         structs = mapping.structs(values)
         topic, partition, schema = self.source.topic, self.source.partition, mapping.schema
         record = SourceRecord.of  # positional: a third cheaper than keyword construction per row
@@ -157,7 +172,7 @@ class BulkQuerier(TableQuerier):
             if self.source.table is None else self.source.select()
         return connection.execution_options(stream_results=True).execute(statement)
 
-    def _records(self, rows: Sequence[Any], exhausted: bool) -> list[SourceRecord]:
+    def _records(self, rows: Sequence[Any], exhausted: bool) -> list[Any]:
         if exhausted and self._once:
             self.done = True
         return self._build(rows, [None] * len(rows))
@@ -299,7 +314,7 @@ class IncrementalQuerier(TableQuerier):
                             f"holds {value!r}, not an integer")
         return number
 
-    def _records(self, rows: Sequence[Any], exhausted: bool) -> list[SourceRecord]:
+    def _records(self, rows: Sequence[Any], exhausted: bool) -> list[Any]:
         offsets: list[dict[str, Any] | None] = []
         append, row_timestamp = offsets.append, self._row_timestamp
         timestamp, incrementing = self.timestamp, self.incrementing
@@ -341,7 +356,7 @@ class TimestampQuerier(IncrementalQuerier):
         self._held = None
         super().abandon()
 
-    def _records(self, rows: Sequence[Any], exhausted: bool) -> list[SourceRecord]:
+    def _records(self, rows: Sequence[Any], exhausted: bool) -> list[Any]:
         pending = ([self._held] if self._held is not None else []) + list(rows)
         self._held = None if exhausted or not pending else pending.pop()
         stamps = [self._row_timestamp(row) for row in pending]

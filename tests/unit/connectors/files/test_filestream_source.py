@@ -6,13 +6,13 @@ import logging
 import os
 import threading
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from kopycat.api.data import Schema
 from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.api.records import SourceRecord
@@ -84,14 +84,14 @@ def harness() -> Any:
     running.close()
 
 
-def drain(task: FileStreamSourceTask, polls: int = 50) -> list[SourceRecord]:
-    """Poll until a poll returns nothing."""
-    records: list[SourceRecord] = []
+def drain(task: FileStreamSourceTask, polls: int = 50, batches: bool = False) -> list[Any]:
+    """Poll (or poll_batch) until a poll returns nothing; everything polled, in order."""
+    polled: list[Any] = []
     for _ in range(polls):
-        batch = task.poll()
+        batch = task.poll_batch() if batches else task.poll()
         if not batch:
-            return records
-        records += batch
+            return polled
+        polled += batch
     raise AssertionError(f"still reading after {polls} polls")
 
 
@@ -294,17 +294,23 @@ def test_any_bytes_split_as_kafka_does_whatever_the_read_size(
         data: bytes, alphabet_bias: list[bytes], chunk: int, tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     content = data + b"".join(alphabet_bias)
+    records = read_in_chunks(content, chunk, drain, tmp_path_factory)
+    assert [(v, p) for _, v, p in lines_of(records)] == reference_lines(content)
+
+
+def read_in_chunks(content: bytes, chunk: int, read: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """``read`` (drain or drain_batches) of a file holding ``content``, read ``chunk`` bytes at a time,
+    7 lines a poll at most."""
     path = tmp_path_factory.mktemp("prop") / "f.log"
     path.write_bytes(content)
     harness = Harness()
     original = tailed_file.READ_CHUNK_BYTES
     tailed_file.READ_CHUNK_BYTES = chunk
     try:
-        records = drain(harness.start(file=path, batch_size=7), polls=10_000)
+        return read(harness.start(file=path, batch_size=7), polls=10_000)
     finally:
         tailed_file.READ_CHUNK_BYTES = original
         harness.close()
-    assert [(v, p) for _, v, p in lines_of(records)] == reference_lines(content)
 
 
 @pytest.mark.parametrize(("props", "key", "words"), [
@@ -365,3 +371,37 @@ def test_the_chunked_reader_handles_lines_longer_than_a_read(
     assert lines_of(records) == [(str(path), "short", 6), (str(path), long_line, 1007),
                                  (str(path), "end", 1011)]
     assert os.path.getsize(path) == 1011
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.binary(max_size=200).map(lambda b: b.replace(b"\x00", b"\n")),
+       alphabet_bias=st.lists(st.sampled_from([b"\r", b"\n", b"\r\n", b"x", b"\xc3\xa9", b"\xe2", b"\xf0\x9f\x98\x80"]),
+                              max_size=60),
+       chunk=st.integers(min_value=1, max_value=9))
+def test_batches_hold_the_lines_poll_returns_and_end_at_the_last_lines_position(
+        data: bytes, alphabet_bias: list[bytes], chunk: int, tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """The columnar path reads what the record path reads: same texts, and each batch's offset is
+    the position after its last line (so a commit of the batch is a commit of that line)."""
+    content = data + b"".join(alphabet_bias)
+    batches = read_in_chunks(content, chunk, partial(drain, batches=True), tmp_path_factory)
+    expected = reference_lines(content)
+    assert [line for batch in batches for line in batch.values.to_pylist()] == [line for line, _ in expected]
+    ends, seen = [], 0
+    for batch in batches:
+        assert 0 < len(batch) <= 7 and batch.value_schema == Schema.STRING_SCHEMA
+        assert batch.source_partition is not None and batch.topic == "lines"
+        seen += len(batch)
+        ends.append((batch.source_offset or {}).get("position"))
+        assert ends[-1] == expected[seen - 1][1]
+
+
+def test_batches_records_match_the_record_path(harness: Harness, tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"first\nsecond line\r\nthird\rz\xc3\xa9ro\n\nbad \xff byte\n")
+    batches = drain(harness.start(file=path), batches=True)
+    records = [record for batch in batches for record in batch.records()]
+    assert [(r.value, r.topic, r.value_schema, r.source_partition) for r in records] == [
+        (value, "lines", Schema.STRING_SCHEMA, {"filename": str(path)})
+        for value in ["first", "second line", "third", "z\u00e9ro", "", "bad \ufffd byte"]]
+    assert records[-1].source_offset == {"position": 43} and records[0].timestamp is not None

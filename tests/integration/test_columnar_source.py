@@ -1,0 +1,142 @@
+"""The columnar source path against a real broker: the same messages and offsets as the record path.
+
+Each source runs twice on the same data: once as it runs by default (``poll_batch``: Arrow columns
+encoded a column at a time) and once with a no-op transform, which turns columns off and sends
+every record through ``poll``. Both topics must hold the same keys and values, byte for byte and
+in order, and both connectors must store the same offsets. A spy proves the first run took the
+columnar path.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import random
+import uuid
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+import sqlalchemy as sa
+
+from kopycat.converters.json import JsonConverter
+from kopycat.converters.string import StringConverter
+from kopycat.embedded import Kopycat
+from kopycat.runtime.bounds import Bounds
+from tests.integration.test_jdbc_source import consume, stored_offsets
+
+pytestmark = pytest.mark.timeout(600)
+
+NO_OP_TRANSFORM = {"transforms": "keep", "transforms.keep.type": "org.apache.kafka.connect.transforms.Filter",
+                   "transforms.keep.predicate": "never", "predicates": "never",
+                   "predicates.never.type": "org.apache.kafka.connect.transforms.predicates.TopicNameMatches",
+                   "predicates.never.pattern": "no-topic-is-called-this"}
+JSON_WITH_SCHEMAS = {"key.converter": "org.apache.kafka.connect.json.JsonConverter",
+                     "value.converter": "org.apache.kafka.connect.json.JsonConverter"}
+BOUNDS = Bounds(idle_ms=2000)
+TEXTS = ["plain", 'quote " and \\ backslash', "tab\tnewline\ncontrol\x01", "é ü ß", "emoji 😀", "", None]
+ROWS = 3_000
+
+
+@pytest.fixture
+def columns_spy(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Rows each successful ``from_arrow_array`` call encoded (JSON and String converters)."""
+    encoded: list[int] = []
+    for converter in (JsonConverter, StringConverter):
+        original = converter.from_arrow_array
+
+        def spy(self: Any, topic: str, schema: Any, values: Any, original: Any = original) -> Any:
+            result = original(self, topic, schema, values)
+            if result is not None:
+                encoded.append(len(result))
+            return result
+        monkeypatch.setattr(converter, "from_arrow_array", spy)
+    return encoded
+
+
+def kinds_rows(rng: random.Random) -> list[dict[str, Any]]:
+    base = dt.datetime(1969, 12, 31, 23, 0)
+    return [{"id": n, "small": rng.randrange(-32768, 32768), "num": rng.randrange(-(1 << 31), 1 << 31),
+             "flag": None if n % 11 == 0 else n % 2 == 0, "label": TEXTS[n % len(TEXTS)],
+             "amount": None if n % 13 == 0 else decimal.Decimal(rng.randrange(-10**11, 10**11)).scaleb(-2),
+             "ratio": rng.choice([0.1, 1e-9, 12345678.9, -2.5, float(n)]),
+             "day": None if n % 17 == 0 else dt.date(1950, 1, 1) + dt.timedelta(days=rng.randrange(40000)),
+             "at": base + dt.timedelta(microseconds=rng.randrange(-10**12, 10**13))}
+            for n in range(1, ROWS + 1)]
+
+
+def create_kinds(url: str, rows: list[dict[str, Any]]) -> None:
+    engine = sa.create_engine(url)
+    try:
+        table = sa.Table("kinds", sa.MetaData(), sa.Column("id", sa.BigInteger, primary_key=True),
+                         sa.Column("small", sa.SmallInteger, nullable=False),
+                         sa.Column("num", sa.Integer, nullable=False), sa.Column("flag", sa.Boolean),
+                         sa.Column("label", sa.Text), sa.Column("amount", sa.Numeric(12, 2)),
+                         sa.Column("ratio", sa.Float(53), nullable=False), sa.Column("day", sa.Date),
+                         sa.Column("at", sa.DateTime, nullable=False))
+        with engine.begin() as connection:
+            table.drop(connection, checkfirst=True)
+            table.create(connection)
+            connection.execute(table.insert(), rows)
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture(params=["postgresql", "sqlite"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'kinds.db'}"
+    return str(request.getfixturevalue("postgres_url"))
+
+
+def test_jdbc_rows_as_columns_give_the_record_paths_messages_and_offsets(
+        bootstrap_servers: str, database_url: str, columns_spy: list[int]) -> None:
+    create_kinds(database_url, kinds_rows(random.Random(20261124)))
+    run = uuid.uuid4().hex[:8]
+    offsets_topic = f"offsets-{run}"
+    worker = {"offset.storage.topic": offsets_topic, "offset.storage.replication.factor": "1",
+              "offset.storage.partitions": "5", "offset.flush.interval.ms": "500"}
+    base = {"connector.class": "kopycat.connectors.jdbc.source_connector.JdbcSourceConnector",
+            "connection.url": database_url, "mode": "incrementing", "incrementing.column.name": "id",
+            "table.whitelist": "kinds", "record.key.mode": "primary_key", "batch.max.rows": "700",
+            "tasks.max": "1", **JSON_WITH_SCHEMAS}
+    with Kopycat(bootstrap_servers, worker_props=worker) as kc:
+        columns = kc.run_once({**base, "name": f"columns-{run}", "topic.prefix": f"c{run}-"}, BOUNDS, 300)
+        assert sum(columns_spy) == 2 * ROWS, "keys and values must take the columnar path"
+        records = kc.run_once({**base, "name": f"records-{run}", "topic.prefix": f"r{run}-", **NO_OP_TRANSFORM},
+                              BOUNDS, 300)
+    assert sum(columns_spy) == 2 * ROWS, "a transform must turn columns off"
+    assert [s.records for s in columns if s] == [s.records for s in records if s] == [ROWS]
+
+    from_columns, from_records = consume(bootstrap_servers, f"c{run}-kinds"), consume(bootstrap_servers, f"r{run}-kinds")
+    assert len(from_columns) == ROWS and from_columns == from_records
+    assert [orjson.loads(key)["payload"]["id"] for key, _ in from_columns] == list(range(1, ROWS + 1))
+    stored = stored_offsets(bootstrap_servers, offsets_topic, f"columns-{run}")
+    assert list(stored.values()) == list(stored_offsets(bootstrap_servers, offsets_topic, f"records-{run}").values())
+    assert list(stored.values()) == [{"incrementing": ROWS}]
+
+
+def test_file_lines_as_columns_give_the_record_paths_messages_and_offsets(
+        bootstrap_servers: str, tmp_path: Path, columns_spy: list[int]) -> None:
+    path = tmp_path / "app.log"
+    lines = [f"line {n} {TEXTS[n % (len(TEXTS) - 1)].replace(chr(10), ' ')}".encode() for n in range(20_000)]
+    path.write_bytes(b"\n".join(lines) + b"\r\nbad \xff byte\r\nlast\n")
+    run = uuid.uuid4().hex[:8]
+    offsets_topic = f"offsets-{run}"
+    worker = {"offset.storage.topic": offsets_topic, "offset.storage.replication.factor": "1",
+              "offset.storage.partitions": "5", "offset.flush.interval.ms": "500"}
+    base = {"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": str(path),
+            "batch.size": "3000", "tasks.max": "1",
+            "value.converter": "org.apache.kafka.connect.storage.StringConverter"}
+    with Kopycat(bootstrap_servers, worker_props=worker) as kc:
+        kc.run_once({**base, "name": f"columns-{run}", "topic": f"c{run}"}, BOUNDS, 300)
+        assert sum(columns_spy) == len(lines) + 2
+        kc.run_once({**base, "name": f"records-{run}", "topic": f"r{run}", **NO_OP_TRANSFORM}, BOUNDS, 300)
+    assert sum(columns_spy) == len(lines) + 2
+    from_columns, from_records = consume(bootstrap_servers, f"c{run}"), consume(bootstrap_servers, f"r{run}")
+    assert len(from_columns) == len(lines) + 2 and from_columns == from_records
+    assert from_columns[-2:] == [(None, "bad \ufffd byte".encode()), (None, b"last")]
+    stored = stored_offsets(bootstrap_servers, offsets_topic, f"columns-{run}")
+    assert list(stored.values()) == list(stored_offsets(bootstrap_servers, offsets_topic, f"records-{run}").values())
+    assert list(stored.values()) == [{"position": path.stat().st_size}]
