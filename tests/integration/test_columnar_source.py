@@ -20,6 +20,7 @@ import orjson
 import pytest
 import sqlalchemy as sa
 
+from kopycat.connectors.jdbc.arrow_result import ArrowResult
 from kopycat.converters.json import JsonConverter
 from kopycat.converters.string import StringConverter
 from kopycat.embedded import Kopycat
@@ -37,6 +38,20 @@ JSON_WITH_SCHEMAS = {"key.converter": "org.apache.kafka.connect.json.JsonConvert
 BOUNDS = Bounds(idle_ms=2000)
 TEXTS = ["plain", 'quote " and \\ backslash', "tab\tnewline\ncontrol\x01", "é ü ß", "emoji 😀", "", None]
 ROWS = 3_000
+
+
+@pytest.fixture
+def adbc_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Rows each ADBC fetch gave (PostgreSQL tables are read into Arrow without a cursor)."""
+    fetched: list[int] = []
+    original = ArrowResult.fetchmany
+
+    def spy(self: ArrowResult, max_rows: int) -> Any:
+        rows = original(self, max_rows)
+        fetched.append(len(rows))
+        return rows
+    monkeypatch.setattr(ArrowResult, "fetchmany", spy)
+    return fetched
 
 
 @pytest.fixture
@@ -91,7 +106,7 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 def test_jdbc_rows_as_columns_give_the_record_paths_messages_and_offsets(
-        bootstrap_servers: str, database_url: str, columns_spy: list[int]) -> None:
+        bootstrap_servers: str, database_url: str, columns_spy: list[int], adbc_reads: list[int]) -> None:
     create_kinds(database_url, kinds_rows(random.Random(20261124)))
     run = uuid.uuid4().hex[:8]
     offsets_topic = f"offsets-{run}"
@@ -107,6 +122,7 @@ def test_jdbc_rows_as_columns_give_the_record_paths_messages_and_offsets(
         records = kc.run_once({**base, "name": f"records-{run}", "topic.prefix": f"r{run}-", **NO_OP_TRANSFORM},
                               BOUNDS, 300)
     assert sum(columns_spy) == 2 * ROWS, "a transform must turn columns off"
+    assert sum(adbc_reads) == (ROWS if database_url.startswith("postgresql") else 0)
     assert [s.records for s in columns if s] == [s.records for s in records if s] == [ROWS]
 
     from_columns, from_records = consume(bootstrap_servers, f"c{run}-kinds"), consume(bootstrap_servers, f"r{run}-kinds")
@@ -140,3 +156,35 @@ def test_file_lines_as_columns_give_the_record_paths_messages_and_offsets(
     stored = stored_offsets(bootstrap_servers, offsets_topic, f"columns-{run}")
     assert list(stored.values()) == list(stored_offsets(bootstrap_servers, offsets_topic, f"records-{run}").values())
     assert list(stored.values()) == [{"position": path.stat().st_size}]
+
+
+def test_rows_arrow_cannot_hold_take_the_record_path_and_its_error_handling(
+        bootstrap_servers: str, postgres_url: str, columns_spy: list[int], adbc_reads: list[int]) -> None:
+    """A NaN in a NUMERIC(12, 2) column is read by ADBC but has no Decimal bytes: the batch goes to
+    the record path, which skips that row under errors.tolerance=all, exactly as without columns."""
+    engine = sa.create_engine(postgres_url)
+    with engine.begin() as connection:
+        connection.execute(sa.text("CREATE TABLE prices (id BIGINT PRIMARY KEY, amount NUMERIC(12, 2))"))
+        connection.execute(sa.text("INSERT INTO prices VALUES (1, 1.5), (2, 'NaN'), (3, -2.25), (4, NULL)"))
+    engine.dispose()
+    run = uuid.uuid4().hex[:8]
+    base = {"connector.class": "kopycat.connectors.jdbc.source_connector.JdbcSourceConnector",
+            "connection.url": postgres_url, "mode": "bulk", "table.whitelist": "prices", "tasks.max": "1",
+            "errors.tolerance": "all", **JSON_WITH_SCHEMAS}
+    worker = {"offset.storage.topic": f"offsets-{run}", "offset.storage.replication.factor": "1"}
+    with Kopycat(bootstrap_servers, worker_props=worker) as kc:
+        columns = kc.run_once({**base, "name": f"columns-{run}", "topic.prefix": f"c{run}-"}, Bounds(max_records=3), 120)
+        records = kc.run_once({**base, "name": f"records-{run}", "topic.prefix": f"r{run}-", **NO_OP_TRANSFORM},
+                              Bounds(max_records=3), 120)
+    assert sum(adbc_reads) == 4 and columns_spy == [], "ADBC read the rows; the NaN kept them off columns"
+    assert [(s.records, s.skipped) for s in columns if s] == [(s.records, s.skipped) for s in records if s] == [(3, 1)]
+    from_columns = consume(bootstrap_servers, f"c{run}-prices")
+    assert from_columns == consume(bootstrap_servers, f"r{run}-prices")
+    assert [orjson.loads(value)["payload"]["id"] for _, value in from_columns if value] == [1, 3, 4]
+
+
+def test_a_query_adbc_cannot_run_fails_as_a_database_error_naming_the_statement(postgres_url: str) -> None:
+    """ADBC's errors reach the task as SQLAlchemy's, which it reports (or retries, for a lost connection)."""
+    url = sa.make_url(postgres_url).set(drivername="postgresql").render_as_string(hide_password=False)
+    with pytest.raises(sa.exc.DBAPIError, match="no_such_table"):
+        ArrowResult(url, "SELECT * FROM no_such_table")

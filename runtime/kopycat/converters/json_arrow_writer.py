@@ -39,12 +39,11 @@ _INTEGERS: Final = frozenset({Type.INT8, Type.INT16, Type.INT32, Type.INT64})
 _AS_INTEGER: Final = {Date.LOGICAL_NAME: pa.int32(), Time.LOGICAL_NAME: pa.int32(),
                       Timestamp.LOGICAL_NAME: pa.int64()}
 _NESTED: Final = frozenset({Type.STRUCT, Type.ARRAY, Type.MAP})
-_ESCAPED: Final = r'[\x00-\x1f"\\\x{10000}-\x{10ffff}]'
-"""Characters Jackson escapes (or writes as a surrogate pair): their strings take the slow path."""
 _B64: Final = np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", np.uint8)
 _PAD: Final = ord("=")
 _QUOTE: Final = ord('"')
-_FALSE: Final = pa.Array.from_buffers(pa.bool_(), 1, [None, pa.py_buffer(b"\0")])[0]
+_BYTE_LIMITS: Final = np.array([(1 << (8 * k - 1)) - 1 for k in range(1, 8)], np.int64)
+"""The largest magnitude (or ~value of a negative) that k two's-complement bytes hold, k = 1..7."""
 
 
 def _json(value: Any) -> str:
@@ -68,6 +67,8 @@ def json_texts(schema: Schema, values: pa.Array, options: Options, head: str, ta
         if texts is None:
             return None
         pieces = [head, texts, tail]
+        if isinstance(texts, _Unquoted):
+            pieces = [head + '"', texts.texts, '"' + tail]
     if len(pieces) == 1:  # a struct without fields: the same text for every value
         return _strings(pieces * len(values)).cast(pa.binary())
     joined = pc.binary_join_element_wise(*[_text(p) if isinstance(p, str) else p for p in pieces], _text(""))
@@ -82,16 +83,27 @@ def _struct_pieces(schema: Schema, values: pa.StructArray, options: Options) -> 
         texts = _field_texts(field.schema, values.field(index), options)
         if texts is None:
             return None
-        pieces += [prefix + _json(field.name) + ":", texts]
-        prefix = ","
-    pieces.append("}" if pieces else "{}")
+        quote = '"' if isinstance(texts, _Unquoted) else ""
+        pieces += [prefix + _json(field.name) + ":" + quote, texts.texts if quote else texts]
+        prefix = quote + ","
+    pieces.append(prefix[:-1] + "}" if pieces else "{}")
     return pieces
 
 
-def _field_texts(schema: Schema, column: pa.Array, options: Options) -> pa.Array | None:
+class _Unquoted:
+    """Texts whose quotes go into the constant pieces around them (strings without nulls): one
+    less join per column."""
+
+    def __init__(self, texts: pa.Array) -> None:
+        self.texts = texts
+
+
+def _field_texts(schema: Schema, column: pa.Array, options: Options) -> pa.Array | _Unquoted | None:
     """The JSON text of each value of one column, nulls included (None: not identical here)."""
     if schema.type in _NESTED:
         return None
+    if schema.type is Type.STRING and schema.name is None and not column.null_count:
+        return _Unquoted(_string_texts(column, quoted=False))
     texts = _fast_texts(schema, column, options)
     if texts is None:
         texts = _value_texts(encoder(schema, options), column)
@@ -116,16 +128,45 @@ def _fast_texts(schema: Schema, column: pa.Array, options: Options) -> pa.Array 
     return None
 
 
-def _string_texts(column: pa.Array) -> pa.Array:
-    """Quoted as they are, except the strings Jackson escapes, which the record path writes."""
-    quote = _text('"')
-    texts = pc.binary_join_element_wise(quote, column, quote, _text(""))
-    odd = pc.match_substring_regex(column, _ESCAPED)
-    if not pc.any(odd).as_py():
+def _string_texts(column: pa.Array, quoted: bool = True) -> pa.Array:
+    """The strings as they are (quoted, or for :class:`_Unquoted` not), except those Jackson
+    escapes, which the record path writes (:func:`_escaped_rows` finds them)."""
+    if quoted:
+        quote = _text('"')
+        texts = pc.binary_join_element_wise(quote, column, quote, _text(""))
+    else:
+        texts = column
+    rows = _escaped_rows(column)
+    if not len(rows):
         return texts
-    odd = pc.fill_null(odd, _FALSE)
-    fixed = [_json(value) for value in pc.filter(column, odd).to_pylist()]
-    return pc.replace_with_mask(texts, odd, _strings(fixed))
+    fixed = [_json(value) for value in pc.take(column, _indices(rows)).to_pylist()]
+    mask = np.zeros(len(column), np.bool_)
+    mask[rows] = True
+    if not quoted:
+        fixed = [text[1:-1] for text in fixed]
+    return pc.replace_with_mask(texts, _booleans(mask), _strings(fixed))
+
+
+def _escaped_rows(column: pa.Array) -> Any:
+    """Positions of the non-null strings holding a byte Jackson escapes (a quote, a backslash, a
+    control character) or starting a character outside the BMP (written as a surrogate pair),
+    by one numpy pass over the UTF-8 bytes."""
+    count, start = len(column), column.offset
+    offsets = np.frombuffer(column.buffers()[1], np.int32, count + 1, start * 4)
+    data = np.frombuffer(column.buffers()[2], np.uint8)[offsets[0]:offsets[-1]]
+    odd = (data < 0x20) | (data == 0x22) | (data == 0x5C) | (data >= 0xF0)
+    if not odd.any():
+        return np.empty(0, np.int64)
+    rows = np.unique(np.searchsorted(offsets, np.flatnonzero(odd) + offsets[0], side="right") - 1)
+    return rows if not column.null_count else rows[np.asarray(column.is_valid())[rows]]
+
+
+def _indices(rows: Any) -> pa.Array:
+    return pa.Array.from_buffers(pa.int64(), len(rows), [None, pa.py_buffer(rows.astype(np.int64))])
+
+
+def _booleans(mask: Any) -> pa.Array:
+    return pa.Array.from_buffers(pa.bool_(), len(mask), [None, pa.py_buffer(np.packbits(mask, bitorder="little"))])
 
 
 def _value_texts(encode: Callable[[Any], Any] | None, column: pa.Array) -> pa.Array:
@@ -159,15 +200,12 @@ def _decimal_texts(column: pa.Array) -> pa.Array | None:
         low, high = np.where(valid, low, 0), np.where(valid, high, 0)
     if not np.array_equal(high, low >> 63):
         return None
-    magnitude = np.where(low < 0, ~low, low)
-    lengths = np.ones(count, np.int64)
-    for k in range(1, 8):
-        lengths += magnitude >= (1 << (8 * k - 1))
-    big_endian = low.astype(">i8").view(np.uint8).reshape(-1, 8)
-    data_bytes = np.zeros((count, 9), np.uint8)  # each value's bytes first, zeros after: 3 groups of 3
-    for length in range(1, 9):
-        rows = lengths == length
-        data_bytes[rows, :length] = big_endian[rows, 8 - length:]
+    lengths = np.searchsorted(_BYTE_LIMITS, np.where(low < 0, ~low, low), side="left") + 1
+    # The shortest bytes are the last ``length`` of the 8 big-endian ones: shifted to the front,
+    # zeros follow, as base64 pads the last group.
+    front = low.view(np.uint64) << ((8 - lengths) * 8).astype(np.uint64)
+    data_bytes = np.zeros((count, 9), np.uint8)
+    data_bytes[:, :8] = front.astype(">u8").view(np.uint8).reshape(count, 8)
     triples = data_bytes.reshape(count, 3, 3).astype(np.uint32)
     bits = (triples[..., 0] << 16) | (triples[..., 1] << 8) | triples[..., 2]
     sextets = np.stack([(bits >> shift) & 63 for shift in (18, 12, 6, 0)], axis=-1).reshape(count, 12)

@@ -36,7 +36,7 @@ from kopycat.api.data import Date, Decimal, Schema, Time, Timestamp, Type
 from kopycat.api.errors import DataError
 from kopycat.connectors.jdbc.source_schema import PASS_THROUGH, RowMapping
 
-__all__ = ["arrow_columns"]
+__all__ = ["arrow_columns", "values_and_keys"]
 
 _NUMPY: Final = {Type.INT8: np.int8, Type.INT16: np.int16, Type.INT32: np.int32, Type.INT64: np.int64,
                  Type.FLOAT32: np.float32, Type.FLOAT64: np.float64}
@@ -68,7 +68,12 @@ def arrow_columns(mapping: RowMapping, rows: Sequence[Sequence[Any]]
         if built is None:
             return None
         arrays.append(built)
-    values = _struct(schema, arrays)
+    return values_and_keys(mapping, arrays)
+
+
+def values_and_keys(mapping: RowMapping, arrays: list[pa.Array]) -> tuple[pa.StructArray, pa.StructArray | None]:
+    """The value StructArray of the field arrays, and the key one of the key columns' same arrays."""
+    values = _struct(mapping.schema, arrays)
     if mapping.key_schema is None:
         return values, None
     return values, _struct(mapping.key_schema, [arrays[i] for i in mapping.key_indexes])

@@ -33,7 +33,8 @@ from sqlalchemy import Column
 from kopycat.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type
 from kopycat.api.errors import ConfigError
 
-__all__ = ["PRECISION_PARAMETER", "RowMapping", "column_schema", "infer_query_mapping", "table_mapping"]
+__all__ = ["PASS_THROUGH", "PRECISION_PARAMETER", "RowMapping", "column_schema", "infer_query_mapping", "table_mapping",
+           "to_bytes", "to_decimal"]
 
 PRECISION_PARAMETER: Final = "connect.decimal.precision"
 MAX_INTEGER_TYPE_PRECISION: Final = 18
@@ -148,7 +149,7 @@ def _mapped(column_type: sat.TypeEngine[Any], numeric_mapping: str, timezone: dt
     if isinstance(column_type, sat.String):
         return Schema.STRING_SCHEMA, None
     if isinstance(column_type, sat._Binary):
-        return Schema.BYTES_SCHEMA, _to_bytes
+        return Schema.BYTES_SCHEMA, to_bytes
     if isinstance(column_type, sat.DateTime):
         return Timestamp.SCHEMA, None if timezone is None else _in_zone(timezone)
     if isinstance(column_type, sat.Date):
@@ -182,7 +183,7 @@ def _numeric(precision: int | None, scale: int | None, mapping: str
                 return Schema.FLOAT64_SCHEMA, _to_float
     decimal_scale = NUMERIC_SCALE_HIGH if scale is None or (scale == 0 and not precision) else scale
     schema = Decimal.builder(decimal_scale).parameter(PRECISION_PARAMETER, str(precision or 0)).build()
-    return schema, _to_decimal
+    return schema, to_decimal
 
 
 def _integer_schema(precision: int) -> Schema:
@@ -208,11 +209,13 @@ def _to_float(value: Any) -> float:
     return float(value)
 
 
-def _to_decimal(value: Any) -> decimal.Decimal:
+def to_decimal(value: Any) -> decimal.Decimal:
+    """A NUMERIC column's value as the Decimal logical type holds it (drivers may give floats or text)."""
     return value if isinstance(value, decimal.Decimal) else decimal.Decimal(str(value))
 
 
-def _to_bytes(value: Any) -> bytes:
+def to_bytes(value: Any) -> bytes:
+    """A binary column's value as bytes (drivers may give memoryview or bytearray)."""
     return value if isinstance(value, bytes) else bytes(value)
 
 
@@ -226,8 +229,8 @@ def _in_zone(zone: dt.tzinfo) -> Converter:
     return convert
 
 
-PASS_THROUGH: Final[dict[Converter, type]] = {_to_decimal: decimal.Decimal, _to_float: float, _to_int: int,
-                                               _to_bytes: bytes, _json_text: str, str: str}
+PASS_THROUGH: Final[dict[Converter, type]] = {to_decimal: decimal.Decimal, _to_float: float, _to_int: int,
+                                               to_bytes: bytes, _json_text: str, str: str}
 """Converters that return a value of this class unchanged: a column all of it needs no converting."""
 
 _PYTHON_TYPES: Final[tuple[tuple[type, Schema, Converter | None], ...]] = (
@@ -236,7 +239,7 @@ _PYTHON_TYPES: Final[tuple[tuple[type, Schema, Converter | None], ...]] = (
     (float, Schema.OPTIONAL_FLOAT64_SCHEMA, None),
     (str, Schema.OPTIONAL_STRING_SCHEMA, None),
     (bytes, Schema.OPTIONAL_BYTES_SCHEMA, None),
-    (memoryview, Schema.OPTIONAL_BYTES_SCHEMA, _to_bytes),
+    (memoryview, Schema.OPTIONAL_BYTES_SCHEMA, to_bytes),
     (dt.datetime, _optional(Timestamp.SCHEMA), None),
     (dt.date, _optional(Date.SCHEMA), None),
     (dt.time, _optional(Time.SCHEMA), None),
@@ -271,7 +274,7 @@ def _python_schema(sample: Any, column: Sequence[Any], timezone: dt.tzinfo | Non
     if isinstance(sample, decimal.Decimal):
         exponents = [v.as_tuple().exponent for v in column if isinstance(v, decimal.Decimal)]
         scale = max([-e for e in exponents if isinstance(e, int)] + [0])
-        return _optional(Decimal.schema(scale)), _to_decimal
+        return _optional(Decimal.schema(scale)), to_decimal
     for python_type, schema, convert in _PYTHON_TYPES:
         if isinstance(sample, python_type):
             if schema.type is Type.INT64 and schema.name == Timestamp.LOGICAL_NAME and timezone:

@@ -35,6 +35,14 @@ from kopycat.api.errors import ConnectError, DataError
 from kopycat.api.record_batch import SourceRecordBatch
 from kopycat.api.records import SourceRecord
 from kopycat.api.window import TimeWindow
+from kopycat.connectors.jdbc.arrow_result import (
+    ArrowResult,
+    ArrowRows,
+    adopt_columns,
+    arrow_readable,
+    column_values,
+    literal_sql,
+)
 from kopycat.connectors.jdbc.source_columns import arrow_columns
 from kopycat.connectors.jdbc.source_offsets import INCREMENTING_FIELD, Instant, offset_map
 from kopycat.connectors.jdbc.source_schema import RowMapping, infer_query_mapping
@@ -85,7 +93,7 @@ class TableQuerier:
         self.source = source
         self.last_update = 0.0  # monotonic seconds of the last finished run; 0: due now
         self.done = False       # a window run that finished: never due again
-        self._result: CursorResult[Any] | None = None
+        self._result: CursorResult[Any] | ArrowResult | None = None
         self._connection: Connection | None = None
         self._mapping = source.mapping
         self.columns = False  # the task's poll_batch() reads: rows become SourceRecordBatches
@@ -125,24 +133,42 @@ class TableQuerier:
     def _infer(self, names: list[str], rows: Sequence[Any]) -> RowMapping:
         return infer_query_mapping(names, rows, None)
 
-    def _execute(self, connection: Connection) -> CursorResult[Any]:
+    def _execute(self, connection: Connection) -> CursorResult[Any] | ArrowResult:
         raise NotImplementedError
+
+    def _run(self, connection: Connection, statement: Executable,
+             params: dict[str, Any] | None = None) -> CursorResult[Any] | ArrowResult:
+        """The statement's result: read into Arrow by ADBC where that gives the same columns (the
+        columnar path on PostgreSQL), else a streaming SQLAlchemy cursor."""
+        if self.columns and self._arrow_reads(connection):
+            url = connection.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+            return ArrowResult(url, literal_sql(statement, params, connection))
+        return connection.execution_options(stream_results=True).execute(statement, params or {})
+
+    def _arrow_reads(self, connection: Connection) -> bool:
+        return self.source.table is not None and arrow_readable(connection, self._mapping)
 
     def _records(self, rows: Sequence[Any], exhausted: bool) -> list[Any]:
         raise NotImplementedError
 
     def _build(self, rows: Sequence[Any], offsets: Sequence[dict[str, Any] | None]) -> list[Any]:
-        """The rows as records, or with ``columns`` as one SourceRecordBatch (records in a batch
-        when a column cannot be built exactly)."""
+        """The rows as records, or with ``columns`` as one SourceRecordBatch ending at the last offset
+        (records in a batch, each with that offset, where a column cannot be built exactly)."""
         mapping = self._mapping
         assert mapping is not None
-        if self.columns:
+        if not rows:
+            return []
+        if not self.columns:
+            return self._record_list(mapping, mapping.values(rows), offsets)
+        if isinstance(rows, ArrowRows):
+            columns = adopt_columns(mapping, rows.batch)
+        else:
             columns = arrow_columns(mapping, rows)
-            if columns is not None:
-                return [SourceRecordBatch(self.source.partition, offsets[-1], self.source.topic, mapping.schema,
-                                          columns[0], mapping.key_schema, columns[1])]
-            return [SourceRecordBatch.of_records(self._record_list(mapping, mapping.values(rows), offsets))]
-        return self._record_list(mapping, mapping.values(rows), offsets)
+        if columns is not None:
+            return [SourceRecordBatch(self.source.partition, offsets[-1], self.source.topic, mapping.schema,
+                                      columns[0], mapping.key_schema, columns[1])]
+        values = mapping.values(rows.all() if isinstance(rows, ArrowRows) else rows)
+        return [SourceRecordBatch.of_records(self._record_list(mapping, values, [offsets[-1]] * len(rows)))]
 
     def _record_list(self, mapping: RowMapping, values: list[list[Any]],
                      offsets: Sequence[dict[str, Any] | None]) -> list[SourceRecord]:
@@ -167,10 +193,10 @@ class BulkQuerier(TableQuerier):
         super().__init__(source)
         self._once = window is not None
 
-    def _execute(self, connection: Connection) -> CursorResult[Any]:
+    def _execute(self, connection: Connection) -> CursorResult[Any] | ArrowResult:
         statement = text(str(self.source.query) + _suffix(self.source.suffix)) \
             if self.source.table is None else self.source.select()
-        return connection.execution_options(stream_results=True).execute(statement)
+        return self._run(connection, statement)
 
     def _records(self, rows: Sequence[Any], exhausted: bool) -> list[Any]:
         if exhausted and self._once:
@@ -206,10 +232,10 @@ class IncrementalQuerier(TableQuerier):
 
     # ---------------------------------------------------------------- the query
 
-    def _execute(self, connection: Connection) -> CursorResult[Any]:
+    def _execute(self, connection: Connection) -> CursorResult[Any] | ArrowResult:
         statement, params = self._statement(), self._parameters(connection)
         log.debug("Querying %s with %s", self.source.name, params)
-        return connection.execution_options(stream_results=True).execute(statement, params)
+        return self._run(connection, statement, params)
 
     def _coalesced(self) -> Any:
         columns = [self.source.column(name) for name in self.timestamp_columns]
@@ -302,6 +328,21 @@ class IncrementalQuerier(TableQuerier):
                 return Instant.of(value, self.zone)
         return None
 
+    def _last_offset(self, rows: Sequence[Any]) -> dict[str, Any] | None:
+        """Columns: only the last row's offset is needed (a batch commits as a whole), and the
+        incrementing column is checked at once; None when it needs the row by row checks."""
+        incrementing = self.incrementing
+        if self._inc_index is not None:
+            values = column_values(rows, self._inc_index)
+            if set(map(type, values)) != {int}:
+                return None  # a null or another class: the loop names the row
+            incrementing = values[-1]
+        if not self._ts_indexes:
+            self.incrementing = incrementing
+            return {INCREMENTING_FIELD: incrementing}
+        self.timestamp, self.incrementing = self._row_timestamp(rows[-1]), incrementing
+        return offset_map(self.timestamp, self.incrementing)
+
     def _row_incrementing(self, row: Sequence[Any]) -> int:
         assert self._inc_index is not None
         value = row[self._inc_index]
@@ -315,6 +356,12 @@ class IncrementalQuerier(TableQuerier):
         return number
 
     def _records(self, rows: Sequence[Any], exhausted: bool) -> list[Any]:
+        if self.columns and rows:
+            last = self._last_offset(rows)
+            if last is not None:
+                if exhausted and self.window is not None:
+                    self.done = True
+                return self._build(rows, [last])
         offsets: list[dict[str, Any] | None] = []
         append, row_timestamp = offsets.append, self._row_timestamp
         timestamp, incrementing = self.timestamp, self.incrementing
@@ -351,6 +398,10 @@ class TimestampQuerier(IncrementalQuerier):
     def finish(self, now: float) -> None:
         self._held = None
         super().finish(now)
+
+    def _arrow_reads(self, connection: Connection) -> bool:
+        """The cursor's rows: the last row of each read is held back for the next, as rows."""
+        return False
 
     def abandon(self) -> None:
         self._held = None

@@ -77,14 +77,14 @@ def start_task(props: Mapping[str, str], reader: OffsetStorageReader | None = No
     return task
 
 
-def drain(task: JdbcSourceTask, polls: int = 50) -> list[SourceRecord]:
-    """Every record the task returns until a poll comes back empty."""
-    records: list[SourceRecord] = []
+def drain(task: JdbcSourceTask, polls: int = 50, batches: bool = False) -> list[Any]:
+    """Every record (or with ``batches`` every SourceRecordBatch) until a poll comes back empty."""
+    polled: list[Any] = []
     for _ in range(polls):
-        batch = task.poll()
+        batch = task.poll_batch() if batches else task.poll()
         if not batch:
-            return records
-        records += batch
+            return polled
+        polled += batch
     raise AssertionError(f"still returning records after {polls} polls")
 
 

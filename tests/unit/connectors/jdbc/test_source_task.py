@@ -76,6 +76,24 @@ def test_incrementing_returns_exactly_the_rows_inserted_between_polls(db: Databa
     assert second[0].source_partition == {"protocol": "1", "table": "orders"}
 
 
+@pytest.mark.parametrize("mode", ["bulk", "incrementing", "timestamp", "timestamp+incrementing"])
+def test_batches_hold_the_rows_poll_returns_each_ending_at_its_last_rows_offset(db: Database, mode: str) -> None:
+    """poll_batch() (the columnar path) reads what poll() reads; a batch's offset is the offset of
+    its last row, so committing it commits that row. Six rows in reads of three end on an empty read."""
+    add(db, *[(i, f"i{i}", i // 2) for i in range(1, 7)])
+    records = drain(start_task(task_props(db, mode, batch_max_rows="3", poll_interval_ms="60000")))
+    batches = drain(start_task(task_props(db, mode, batch_max_rows="3", poll_interval_ms="60000")), batches=True)
+    assert values([r for b in batches for r in b.records()], "item") == values(records, "item")
+    assert [b.values.field("item").to_pylist() for b in batches] == [["i1", "i2"], ["i3", "i4", "i5"], ["i6"]] \
+        if mode == "timestamp" else [len(b) for b in batches] == [3, 3]
+    ends, seen = [], 0
+    for batch in batches:
+        seen += len(batch)
+        ends.append(records[seen - 1].source_offset)
+    assert [b.source_offset for b in batches] == ends
+    assert all(b.source_partition == records[0].source_partition and b.topic == "shop-orders" for b in batches)
+
+
 def test_batch_max_rows_limits_each_poll_and_the_result_stays_open_between_polls(db: Database) -> None:
     add(db, *[(i, f"i{i}", i) for i in range(1, 8)])
     task = start_task(task_props(db, "incrementing", batch_max_rows="3"))
