@@ -188,3 +188,36 @@ def test_a_query_adbc_cannot_run_fails_as_a_database_error_naming_the_statement(
     url = sa.make_url(postgres_url).set(drivername="postgresql").render_as_string(hide_password=False)
     with pytest.raises(sa.exc.DBAPIError, match="no_such_table"):
         ArrowResult(url, "SELECT * FROM no_such_table")
+
+
+@pytest.mark.parametrize("source", ["file", "jdbc"])
+def test_a_full_producer_queue_holds_a_batch_back_until_there_is_room(
+        bootstrap_servers: str, tmp_path: Path, columns_spy: list[int], source: str) -> None:
+    """librdkafka's queue holds 10 messages here: the columnar produce loops (stamped file lines;
+    unkeyed, unstamped JDBC rows) wait for room, serving delivery reports, instead of dropping or
+    failing; every record arrives once, in order."""
+    run = uuid.uuid4().hex[:8]
+    if source == "file":
+        path = tmp_path / "many.log"
+        path.write_text("".join(f"line {n}\n" for n in range(5_000)))
+        props = {"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": str(path),
+                 "topic": f"q{run}", "value.converter": "org.apache.kafka.connect.storage.StringConverter"}
+        topic, expected = f"q{run}", [f"line {n}".encode() for n in range(5_000)]
+    else:
+        url = f"sqlite:///{tmp_path / 'many.db'}"
+        engine = sa.create_engine(url)
+        with engine.begin() as connection:
+            connection.execute(sa.text("CREATE TABLE many (id INTEGER PRIMARY KEY)"))
+            connection.execute(sa.text("INSERT INTO many VALUES (:id)"), [{"id": n} for n in range(5_000)])
+        engine.dispose()
+        props = {"connector.class": "kopycat.connectors.jdbc.source_connector.JdbcSourceConnector",
+                 "connection.url": url, "mode": "incrementing", "incrementing.column.name": "id",
+                 "topic.prefix": f"q{run}-", "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                 "value.converter.schemas.enable": "false"}
+        topic, expected = f"q{run}-many", [b'{"id":%d}' % n for n in range(5_000)]
+    worker = {"offset.storage.topic": f"offsets-{run}", "offset.storage.replication.factor": "1",
+              "producer.queue.buffering.max.messages": "10", "producer.linger.ms": "0"}
+    with Kopycat(bootstrap_servers, worker_props=worker) as kc:
+        [summary] = kc.run_once({"name": f"full-{run}", "tasks.max": "1", **props}, BOUNDS, 300)
+    assert summary is not None and summary.records == 5_000 and sum(columns_spy) == 5_000
+    assert [value for _, value in consume(bootstrap_servers, topic)] == expected

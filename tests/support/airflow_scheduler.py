@@ -103,10 +103,19 @@ class AirflowDeployment:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def cli(self, *args: str, timeout_s: float = 120) -> str:
-        """``airflow <args>`` against this deployment's DB; its stdout (raises with stderr on failure)."""
-        done = subprocess.run([sys.executable, "-m", "airflow", *args], env=self.env, capture_output=True,
-                              text=True, timeout=timeout_s)
+    def cli(self, *args: str, timeout_s: float = 120, attempts: int = 3) -> str:
+        """``airflow <args>`` against this deployment's DB; its stdout (raises with stderr on failure).
+
+        SQLite answers "database is locked" at once, whatever its busy timeout, when a read
+        transaction must become a write while the scheduler writes; the command's transaction was
+        rolled back, so it is run again (up to ``attempts`` times).
+        """
+        for _ in range(attempts):
+            done = subprocess.run([sys.executable, "-m", "airflow", *args], env=self.env, capture_output=True,
+                                  text=True, timeout=timeout_s)
+            if done.returncode == 0 or "database is locked" not in done.stdout + done.stderr:
+                break
+            time.sleep(1)
         if done.returncode != 0:
             raise RuntimeError(f"airflow {' '.join(args)} failed (exit {done.returncode}):\n"
                                f"{done.stdout[-2000:]}\n{done.stderr[-3000:]}")

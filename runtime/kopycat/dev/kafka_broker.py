@@ -39,6 +39,9 @@ SINGLE_NODE_SETTINGS: dict[str, str] = {
     "min.insync.replicas": "1",
     # Let compaction tests see the cleaner work within seconds rather than minutes.
     "log.cleaner.backoff.ms": "1000",
+    # Keep every record whatever its timestamp: tests and demos stamp records in the past (backfill
+    # windows), and time retention would delete them between two runs when its check fires.
+    "log.retention.ms": "-1",
 }
 
 LOG4J2_PROPERTIES = """\

@@ -145,9 +145,7 @@ def build_source_runner(task_id: TaskId, task_class: type[SourceTask], task_prop
     worker = WORKER_CONFIG.parse(worker_props)
     if bounds is not None and bounds.bounded:
         task_props = {**task_props, BOUNDED_RUN_CONFIG: "true"}
-    producer_config = client_config(worker_props, connector_props, "producer",
-                                    defaults={**SOURCE_PRODUCER_DEFAULTS, "client.id": f"kopycat-{task_id}"},
-                                    forced=SOURCE_PRODUCER_FORCED)
+    producer_config = source_producer_config(worker_props, connector_props, f"kopycat-{task_id}")
     creator = None
     groups = topic_creation_groups(connector_props) if worker[TOPIC_CREATION_ENABLE_CONFIG] else None
     if groups:
@@ -185,6 +183,16 @@ def build_source_runner(task_id: TaskId, task_class: type[SourceTask], task_prop
         transaction_interval_ms=int(interval) if interval not in (None, "") else None, **common)
 
 
+def source_producer_config(worker_props: Mapping[str, Any], connector_props: Mapping[str, Any],
+                           client_id: str | None = None) -> dict[str, Any]:
+    """A source task's producer: the worker's ``producer.*`` and the connector's overrides on
+    Kopycat's defaults, with the settings its delivery guarantees need forced."""
+    defaults = dict(SOURCE_PRODUCER_DEFAULTS)
+    if client_id is not None:
+        defaults["client.id"] = client_id
+    return client_config(worker_props, connector_props, "producer", defaults=defaults, forced=SOURCE_PRODUCER_FORCED)
+
+
 def fence_source_tasks(connector_props: Mapping[str, Any], worker_props: Mapping[str, Any], tasks: int) -> None:
     """Before a run of an exactly-once source: fence its tasks' earlier transactions (see
     :func:`kopycat.runtime.exactly_once_source_runner.fence_zombies`); nothing otherwise.
@@ -193,7 +201,7 @@ def fence_source_tasks(connector_props: Mapping[str, Any], worker_props: Mapping
     """
     if tasks <= 0 or not exactly_once_enabled(worker_props, connector_props):
         return
-    producer_config = client_config(worker_props, connector_props, "producer", forced=SOURCE_PRODUCER_FORCED)
+    producer_config = source_producer_config(worker_props, connector_props)
     fence_zombies(producer_config, WORKER_CONFIG.parse(worker_props)[GROUP_ID_CONFIG],
                   str(connector_props.get("name", "")), tasks)
 
