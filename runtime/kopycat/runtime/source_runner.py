@@ -36,8 +36,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from itertools import repeat
+from operator import length_hint
 from typing import Any
 
 import orjson
@@ -386,23 +388,31 @@ class SourceTaskRunner:
         self.summary.topics.add(topic)
         partition = _PARTITION_ANY if batch.kafka_partition is None else batch.kafka_partition
         timestamp = batch.timestamp or _TIMESTAMP_NOW
-        send = producer.produce
         value_bytes = values.to_pylist()
         if keys is None and partition == _PARTITION_ANY and timestamp == _TIMESTAMP_NOW:
-            for value in value_bytes:  # two arguments: parsing five more defaults costs 15% of a call
-                try:
-                    send(topic, value)
-                except BufferError:
-                    self._produce_when_room(producer, (topic, value))
+            self._produce_all(producer, topic, value_bytes)  # two arguments: five defaults cost 15% of a call
         else:
-            key_bytes = repeat(None, len(value_bytes)) if keys is None else keys.to_pylist()
-            for key, value in zip(key_bytes, value_bytes):
-                try:
-                    send(topic, value, key, partition, None, None, timestamp)
-                except BufferError:
-                    self._produce_when_room(producer, (topic, value, key, partition, None, None, timestamp))
+            key_bytes = [None] * len(value_bytes) if keys is None else keys.to_pylist()
+            self._produce_all(producer, topic, value_bytes, key_bytes, partition, None, None, timestamp)
         self.summary.records += len(value_bytes)
         self.summary.bytes += _byte_count(values) + (0 if keys is None else _byte_count(keys))
+
+    def _produce_all(self, producer: Producer, topic: str, values: list[bytes | None],
+                     keys: list[bytes | None] | None = None, *rest: Any) -> None:
+        """``produce(topic, value[, key, *rest])`` for every value, iterated by ``map`` in C: no Python
+        frame per record (13% of a call). A full queue stops the map; the value it stopped at is
+        found from the iterator's remaining length, waits for room, and the map goes on."""
+        send, remaining = producer.produce, iter(values)
+        key_iter = iter(keys) if keys is not None else None
+        more = [key_iter, *map(repeat, rest)] if key_iter is not None else []
+        while True:
+            try:
+                deque(map(send, repeat(topic), remaining, *more), 0)
+                return
+            except BufferError:
+                index = len(values) - length_hint(remaining) - 1
+                args = (topic, values[index]) if keys is None else (topic, values[index], keys[index], *rest)
+                self._produce_when_room(producer, args)
 
     def _produce_when_room(self, producer: Producer, args: tuple[Any, ...]) -> None:
         """The local queue is full: serve delivery reports until it takes the record, for up to
