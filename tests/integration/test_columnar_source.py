@@ -221,3 +221,27 @@ def test_a_full_producer_queue_holds_a_batch_back_until_there_is_room(
         [summary] = kc.run_once({"name": f"full-{run}", "tasks.max": "1", **props}, BOUNDS, 300)
     assert summary is not None and summary.records == 5_000 and sum(columns_spy) == 5_000
     assert [value for _, value in consume(bootstrap_servers, topic)] == expected
+
+
+def test_an_infinite_timestamp_fails_the_columns_as_it_fails_the_cursor(
+        bootstrap_servers: str, postgres_url: str, adbc_reads: list[int]) -> None:
+    """ADBC decodes PostgreSQL's 'infinity' into a wrapped-around number; the columns must not carry
+    it. Both paths fail the task naming the table, and neither produces the batch."""
+    engine = sa.create_engine(postgres_url)
+    with engine.begin() as connection:
+        connection.execute(sa.text("CREATE TABLE stamps (id BIGINT PRIMARY KEY, at TIMESTAMP)"))
+        connection.execute(sa.text("INSERT INTO stamps VALUES (1, '2024-01-01'), (2, 'infinity')"))
+    engine.dispose()
+    run = uuid.uuid4().hex[:8]
+    base = {"connector.class": "kopycat.connectors.jdbc.source_connector.JdbcSourceConnector",
+            "connection.url": postgres_url, "mode": "bulk", "table.whitelist": "stamps", "tasks.max": "1",
+            **JSON_WITH_SCHEMAS}
+    worker = {"offset.storage.topic": f"offsets-{run}", "offset.storage.replication.factor": "1"}
+    with Kopycat(bootstrap_servers, worker_props=worker) as kc:
+        columns = kc.run_once({**base, "name": f"columns-{run}", "topic.prefix": f"c{run}-"}, BOUNDS, 120)
+        records = kc.run_once({**base, "name": f"records-{run}", "topic.prefix": f"r{run}-", **NO_OP_TRANSFORM},
+                              BOUNDS, 120)
+    assert sum(adbc_reads) == 2
+    for summary in (*columns, *records):
+        assert summary is not None and summary.records == 0
+        assert summary.error is not None and "Reading public.stamps failed" in summary.error

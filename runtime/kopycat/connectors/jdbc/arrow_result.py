@@ -114,7 +114,7 @@ class ArrowResult:
         """The next ``max_rows`` rows (fewer at the end); [] at the end."""
         batch = self._take(max_rows)
         self.batch = batch
-        return [] if batch is None else ArrowRows(batch)
+        return [] if batch is None else ArrowRows(batch, self.sql)
 
     def _take(self, max_rows: int) -> pa.RecordBatch | None:
         taken, count = [], 0
@@ -156,8 +156,9 @@ class ArrowRows(Sequence[tuple[Any, ...]]):
     """Fetched rows kept as Arrow: a row is made only when asked for (the offset logic reads the
     last one), a column as a list (:meth:`column`), every row by :meth:`all` (the record path)."""
 
-    def __init__(self, batch: pa.RecordBatch) -> None:
+    def __init__(self, batch: pa.RecordBatch, sql: str = "") -> None:
         self.batch = batch
+        self.sql = sql
 
     def __len__(self) -> int:
         return int(self.batch.num_rows)
@@ -171,7 +172,12 @@ class ArrowRows(Sequence[tuple[Any, ...]]):
         return self.batch.column(index).to_pylist()  # type: ignore[no-any-return]
 
     def all(self) -> list[tuple[Any, ...]]:
-        return list(zip(*(column.to_pylist() for column in self.batch.columns)))
+        """Every row as Python values; a value Python cannot hold (PostgreSQL's infinity) fails as
+        the cursor's driver fails on it, as a database error naming the statement."""
+        try:
+            return list(zip(*(column.to_pylist() for column in self.batch.columns)))
+        except (ValueError, OverflowError) as exc:
+            raise DBAPIError(self.sql, None, exc) from exc  # type: ignore[arg-type]
 
 
 def column_values(rows: Sequence[Sequence[Any]], index: int) -> list[Any]:
@@ -212,6 +218,8 @@ def _adopt(schema: Schema, column: pa.Array) -> pa.Array | None:
     target = to_arrow_type(schema)
     if column.null_count and not schema.optional:
         return None  # the record path reports the missing value
+    if schema.name in (Timestamp.LOGICAL_NAME, Date.LOGICAL_NAME) and not _in_python_range(column):
+        return None  # PostgreSQL's infinity and dates beyond year 9999: the cursor's driver refuses them
     if schema.name == Timestamp.LOGICAL_NAME:
         return _millis(column) if pa.types.is_timestamp(column.type) and column.type.unit == "us" else None
     if schema.name == Decimal.LOGICAL_NAME:
@@ -221,6 +229,24 @@ def _adopt(schema: Schema, column: pa.Array) -> pa.Array | None:
         except pa.ArrowInvalid:
             return None  # NaN, infinite, or beyond the column's precision: the record path reports it
     return column if column.type == target else None
+
+
+_MICROS_RANGE: Final = (-62_135_596_800_000_000, 253_402_300_799_999_999)  # years 1 to 9999, as datetime holds
+_DAYS_RANGE: Final = (-719_162, 2_932_896)
+
+
+def _in_python_range(column: pa.Array) -> bool:
+    """Every timestamp (µs) or date within years 1 to 9999: what the record path's datetimes hold."""
+    if pa.types.is_timestamp(column.type):
+        low, high = _MICROS_RANGE
+        values = pc.min_max(column.cast(pa.int64()))
+    elif pa.types.is_date32(column.type):
+        low, high = _DAYS_RANGE
+        values = pc.min_max(column.cast(pa.int32()))
+    else:
+        return False
+    least, most = values["min"].as_py(), values["max"].as_py()
+    return least is None or (low <= least and most <= high)
 
 
 def _millis(column: pa.Array) -> pa.Array:
