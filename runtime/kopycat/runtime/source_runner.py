@@ -21,8 +21,8 @@ exactly-once). Each :class:`SourceRecordBatch` is encoded a column at a time by 
 None (or fails) sends that batch down the record path instead, as ``batch.records()``.
 
 Tasks that override ``commit_record`` or ``commit_records`` get per-record delivery reports
-instead (as in Kafka). Each report only appends to a list; after every ``poll`` of the producer
-(and before each ``commit``) the runner hands the gathered acknowledgements to the task in one
+instead (as in Kafka): :mod:`kopycat.runtime.source_delivery` gathers them and, after every
+``poll`` of the producer (and before each ``commit``), hands them to the task in one
 ``commit_records`` call, on this runner's thread.
 
 Records go to ``Producer.produce`` as positional arguments: confluent-kafka parses keywords
@@ -43,17 +43,18 @@ from operator import length_hint
 from typing import Any
 
 import orjson
-from confluent_kafka import KafkaError, Message, Producer
+from confluent_kafka import Producer
 
 from kopycat.api.bounded import RunComplete
 from kopycat.api.errors import ConnectError, RetriableError
 from kopycat.api.record_batch import SourceRecordBatch
-from kopycat.api.records import RecordMetadata, SourceRecord
+from kopycat.api.records import SourceRecord
 from kopycat.api.task import OffsetStorageReader, SourceTask, SourceTaskContext, TransactionContext
 from kopycat.gc_pause import gc_paused, young_collections_deferred
 from kopycat.runtime.bounds import Bounds, RunSummary, StopReason, StopWatch
 from kopycat.runtime.errors import ProcessingContext, Stage
 from kopycat.runtime.source_conversion import Run, SourceRecordConverter
+from kopycat.runtime.source_delivery import DeliveryReports
 from kopycat.runtime.task_parts import TaskId, TaskParts
 from kopycat.runtime.topic_creation import TopicCreator
 from kopycat.storage.offset_storage import OffsetStorageReaderImpl, OffsetStorageWriter
@@ -65,10 +66,8 @@ log = logging.getLogger(__name__)
 
 _MAX_BLOCK_S = 60.0  # the Java producer's max.block.ms
 _FINAL_COMMIT_S = 60.0
-_Ack = tuple[SourceRecord, KafkaError | None, Message | None]  # (original, error, where); None: dropped
 _PARTITION_ANY = -1  # librdkafka's RD_KAFKA_PARTITION_UA: the partitioner chooses
 _TIMESTAMP_NOW = 0   # confluent-kafka's "no timestamp given": the producer stamps the record
-_new_metadata = tuple.__new__  # RecordMetadata without NamedTuple's Python-level __new__
 
 
 class WorkerSourceTaskContext(SourceTaskContext):
@@ -127,13 +126,12 @@ class SourceTaskRunner:
         self.topic_creator = topic_creator
         self.summary = RunSummary(task_id.connector, task_id.task)
         self.conversion = SourceRecordConverter(task_id, parts, self.summary)
+        self.reports = DeliveryReports(task_id, task, parts, self.summary)
         self.wants_acks = (type(task).commit_record is not SourceTask.commit_record
                            or type(task).commit_records is not SourceTask.commit_records)
         self.takes_batches = self._takes_batches()
         self._producer_config = self._with_delivery_reports(dict(producer_config))
         self._producer: Producer | None = None
-        self._delivery_errors: list[tuple[KafkaError, str, int]] = []
-        self._acks: list[_Ack] = []
         self._stopping = threading.Event()
         self._complete = False  # the task raised RunComplete in a bounded run
         self._task_stopped = False
@@ -214,7 +212,7 @@ class SourceTaskRunner:
         if self.wants_acks:
             config["delivery.report.only.error"] = False
         else:
-            config["on_delivery"] = self._on_delivery_error
+            config["on_delivery"] = self.reports.on_delivery_error
         return config
 
     # ------------------------------------------------------------------ the loop
@@ -309,7 +307,7 @@ class SourceTaskRunner:
         for record in records:
             transformed = self._transform_one(record)
             if transformed is None:
-                self._acks.append((record, None, None))
+                self.reports.acks.append((record, None, None))
                 continue
             outgoing.append(transformed)
             origin[id(transformed)] = record
@@ -319,7 +317,8 @@ class SourceTaskRunner:
         """Records a tolerated conversion error skipped are acknowledged with None (for acks)."""
         unsent, self.conversion.unsent = self.conversion.unsent, []
         if self.wants_acks:
-            self._acks.extend((record if origin is None else origin[id(record)], None, None) for record in unsent)
+            self.reports.acks.extend((record if origin is None else origin[id(record)], None, None)
+                                     for record in unsent)
 
     # ------------------------------------------------------------------ stages
 
@@ -351,7 +350,7 @@ class SourceTaskRunner:
         if self.topic_creator is not None:
             self.topic_creator.ensure(topics)
         self.summary.topics.update(topics)
-        send, acks, wants_acks = producer.produce, self._acks.append, self.wants_acks
+        send, acks, wants_acks = producer.produce, self.reports.acks.append, self.wants_acks
         size = count = 0
         for topic, produced in runs:
             count += len(produced)
@@ -444,51 +443,10 @@ class SourceTaskRunner:
         if text not in self._touched:
             self._touched[text] = partition
 
-    # ------------------------------------------------------------------ acks and errors
-
-    def _on_delivery_error(self, error: KafkaError | None, message: Message) -> None:
-        if error is not None:
-            self._delivery_errors.append((error, message.topic() or "", message.partition() or -1))
-
-    def _deliver_acks(self) -> None:
-        """Give the task the acknowledgements gathered so far, in one ``commit_records`` call."""
-        if not self._acks:
-            return
-        acks = self._acks.copy()
-        self._acks.clear()  # the same list: callbacks of records still in flight append to it
-        records: list[SourceRecord] = []
-        metadata: list[RecordMetadata | None] = []
-        for record, error, message in acks:
-            if error is not None:
-                assert message is not None
-                self._delivery_errors.append((error, message.topic() or "", message.partition() or -1))
-                continue
-            records.append(record)
-            if message is None:  # dropped by a transform or a tolerated conversion error
-                metadata.append(None)
-                continue
-            timestamp = message.timestamp()[1]
-            metadata.append(_new_metadata(RecordMetadata, (message.topic(), message.partition(), message.offset(),
-                                                           timestamp if timestamp >= 0 else None)))
-        if records:
-            self.task.commit_records(records, metadata)
-
     def _check_delivery_errors(self) -> None:
-        """Fail on a record Kafka refused (tolerance none), or report and skip it (all).
-
-        Gathered acknowledgements go to the task first (their failures are among them); every
-        commit checks here after its flush, so the task hears of them before ``commit()``.
-        """
-        self._deliver_acks()
-        if not self._delivery_errors:
-            return
-        errors, self._delivery_errors = self._delivery_errors, []
-        for error, topic, partition in errors:
-            cause = ConnectError(f"Kafka refused a record for topic '{topic}' partition {partition}: "
-                                 f"{error.str()}; with errors.tolerance=none its offset is not "
-                                 f"committed and it is re-sent when the task restarts")
-            self.parts.retry.execute_failed(Stage.KAFKA_PRODUCE, Producer, cause, ProcessingContext())
-            self.summary.skipped += 1
+        """Acknowledgements to the task, then records Kafka refused through error handling
+        (:meth:`DeliveryReports.check`); every commit does this after its flush."""
+        self.reports.check()
 
     # ------------------------------------------------------------------ commits
 
@@ -533,8 +491,8 @@ class SourceTaskRunner:
         try:
             if self._producer.flush(self.flush_timeout_s) != 0:
                 return
-            self._deliver_acks()
-            if not self._delivery_errors:
+            self.reports.deliver_acks()
+            if not self.reports.errors:
                 self.writer.flush(self.flush_timeout_s)
                 self._summarize_offsets()
         except Exception:  # noqa: BLE001 - the original failure is what the caller must see
