@@ -25,14 +25,11 @@ from kopycat.converters.json import JsonConverter
 from kopycat.converters.string import StringConverter
 from kopycat.embedded import Kopycat
 from kopycat.runtime.bounds import Bounds
-from tests.integration.test_jdbc_source import consume, stored_offsets
+from tests.integration.test_columnar_sink import NO_OP_TRANSFORM
+from tests.integration.test_jdbc_source import consume, execute, stored_offsets
 
 pytestmark = pytest.mark.timeout(600)
 
-NO_OP_TRANSFORM = {"transforms": "keep", "transforms.keep.type": "org.apache.kafka.connect.transforms.Filter",
-                   "transforms.keep.predicate": "never", "predicates": "never",
-                   "predicates.never.type": "org.apache.kafka.connect.transforms.predicates.TopicNameMatches",
-                   "predicates.never.pattern": "no-topic-is-called-this"}
 JSON_WITH_SCHEMAS = {"key.converter": "org.apache.kafka.connect.json.JsonConverter",
                      "value.converter": "org.apache.kafka.connect.json.JsonConverter"}
 BOUNDS = Bounds(idle_ms=2000)
@@ -158,24 +155,30 @@ def test_file_lines_as_columns_give_the_record_paths_messages_and_offsets(
     assert list(stored.values()) == [{"position": path.stat().st_size}]
 
 
+def bulk_both_ways(bootstrap: str, url: str, table: str, bounds: Bounds, extra: dict[str, str] | None = None
+                   ) -> tuple[str, list[Any], list[Any]]:
+    """One bulk copy of ``table`` by columns (topic prefix ``c<run>-``) and one by records (``r<run>-``):
+    the run id and each run's summaries."""
+    run = uuid.uuid4().hex[:8]
+    base = {"connector.class": "kopycat.connectors.jdbc.source_connector.JdbcSourceConnector",
+            "connection.url": url, "mode": "bulk", "table.whitelist": table, "tasks.max": "1",
+            **JSON_WITH_SCHEMAS, **(extra or {})}
+    worker = {"offset.storage.topic": f"offsets-{run}", "offset.storage.replication.factor": "1"}
+    with Kopycat(bootstrap, worker_props=worker) as kc:
+        columns = kc.run_once({**base, "name": f"columns-{run}", "topic.prefix": f"c{run}-"}, bounds, 120)
+        records = kc.run_once({**base, "name": f"records-{run}", "topic.prefix": f"r{run}-", **NO_OP_TRANSFORM},
+                              bounds, 120)
+    return run, columns, records
+
+
 def test_rows_arrow_cannot_hold_take_the_record_path_and_its_error_handling(
         bootstrap_servers: str, postgres_url: str, columns_spy: list[int], adbc_reads: list[int]) -> None:
     """A NaN in a NUMERIC(12, 2) column is read by ADBC but has no Decimal bytes: the batch goes to
     the record path, which skips that row under errors.tolerance=all, exactly as without columns."""
-    engine = sa.create_engine(postgres_url)
-    with engine.begin() as connection:
-        connection.execute(sa.text("CREATE TABLE prices (id BIGINT PRIMARY KEY, amount NUMERIC(12, 2))"))
-        connection.execute(sa.text("INSERT INTO prices VALUES (1, 1.5), (2, 'NaN'), (3, -2.25), (4, NULL)"))
-    engine.dispose()
-    run = uuid.uuid4().hex[:8]
-    base = {"connector.class": "kopycat.connectors.jdbc.source_connector.JdbcSourceConnector",
-            "connection.url": postgres_url, "mode": "bulk", "table.whitelist": "prices", "tasks.max": "1",
-            "errors.tolerance": "all", **JSON_WITH_SCHEMAS}
-    worker = {"offset.storage.topic": f"offsets-{run}", "offset.storage.replication.factor": "1"}
-    with Kopycat(bootstrap_servers, worker_props=worker) as kc:
-        columns = kc.run_once({**base, "name": f"columns-{run}", "topic.prefix": f"c{run}-"}, Bounds(max_records=3), 120)
-        records = kc.run_once({**base, "name": f"records-{run}", "topic.prefix": f"r{run}-", **NO_OP_TRANSFORM},
-                              Bounds(max_records=3), 120)
+    execute(postgres_url, "CREATE TABLE prices (id BIGINT PRIMARY KEY, amount NUMERIC(12, 2))",
+            "INSERT INTO prices VALUES (1, 1.5), (2, 'NaN'), (3, -2.25), (4, NULL)")
+    run, columns, records = bulk_both_ways(bootstrap_servers, postgres_url, "prices", Bounds(max_records=3),
+                                           {"errors.tolerance": "all"})
     assert sum(adbc_reads) == 4 and columns_spy == [], "ADBC read the rows; the NaN kept them off columns"
     assert [(s.records, s.skipped) for s in columns if s] == [(s.records, s.skipped) for s in records if s] == [(3, 1)]
     from_columns = consume(bootstrap_servers, f"c{run}-prices")
@@ -227,20 +230,9 @@ def test_an_infinite_timestamp_fails_the_columns_as_it_fails_the_cursor(
         bootstrap_servers: str, postgres_url: str, adbc_reads: list[int]) -> None:
     """ADBC decodes PostgreSQL's 'infinity' into a wrapped-around number; the columns must not carry
     it. Both paths fail the task naming the table, and neither produces the batch."""
-    engine = sa.create_engine(postgres_url)
-    with engine.begin() as connection:
-        connection.execute(sa.text("CREATE TABLE stamps (id BIGINT PRIMARY KEY, at TIMESTAMP)"))
-        connection.execute(sa.text("INSERT INTO stamps VALUES (1, '2024-01-01'), (2, 'infinity')"))
-    engine.dispose()
-    run = uuid.uuid4().hex[:8]
-    base = {"connector.class": "kopycat.connectors.jdbc.source_connector.JdbcSourceConnector",
-            "connection.url": postgres_url, "mode": "bulk", "table.whitelist": "stamps", "tasks.max": "1",
-            **JSON_WITH_SCHEMAS}
-    worker = {"offset.storage.topic": f"offsets-{run}", "offset.storage.replication.factor": "1"}
-    with Kopycat(bootstrap_servers, worker_props=worker) as kc:
-        columns = kc.run_once({**base, "name": f"columns-{run}", "topic.prefix": f"c{run}-"}, BOUNDS, 120)
-        records = kc.run_once({**base, "name": f"records-{run}", "topic.prefix": f"r{run}-", **NO_OP_TRANSFORM},
-                              BOUNDS, 120)
+    execute(postgres_url, "CREATE TABLE stamps (id BIGINT PRIMARY KEY, at TIMESTAMP)",
+            "INSERT INTO stamps VALUES (1, '2024-01-01'), (2, 'infinity')")
+    _, columns, records = bulk_both_ways(bootstrap_servers, postgres_url, "stamps", BOUNDS)
     assert sum(adbc_reads) == 2
     for summary in (*columns, *records):
         assert summary is not None and summary.records == 0

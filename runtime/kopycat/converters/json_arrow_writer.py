@@ -19,9 +19,7 @@ record. The rule is the decoder's (:mod:`kopycat.converters.json_arrow`): identi
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Callable
-from itertools import accumulate
 from typing import Any, Final
 
 import numpy as np
@@ -30,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kopycat.api.data import Date, Decimal, Schema, Time, Timestamp, Type
+from kopycat.arrow_buffers import bitmap, boolean_array, string_array, string_scalar
 from kopycat.converters._jsoncodec import Options, encoder
 from kopycat.converters._jsonformat import fix_escapes, needs_fix
 
@@ -70,8 +69,9 @@ def json_texts(schema: Schema, values: pa.Array, options: Options, head: str, ta
         if isinstance(texts, _Unquoted):
             pieces = [head + '"', texts.texts, '"' + tail]
     if len(pieces) == 1:  # a struct without fields: the same text for every value
-        return _strings(pieces * len(values)).cast(pa.binary())
-    joined = pc.binary_join_element_wise(*[_text(p) if isinstance(p, str) else p for p in pieces], _text(""))
+        return string_array(pieces * len(values)).cast(pa.binary())
+    joined = pc.binary_join_element_wise(*[string_scalar(p) if isinstance(p, str) else p for p in pieces],
+                                         string_scalar(""))
     return joined.cast(pa.binary())
 
 
@@ -110,7 +110,7 @@ def _field_texts(schema: Schema, column: pa.Array, options: Options) -> pa.Array
     if not column.null_count:
         return texts
     null_text = _null_text(schema, options)
-    return None if null_text is None else pc.fill_null(texts, _text(null_text))
+    return None if null_text is None else pc.fill_null(texts, string_scalar(null_text))
 
 
 def _fast_texts(schema: Schema, column: pa.Array, options: Options) -> pa.Array | None:
@@ -132,8 +132,8 @@ def _string_texts(column: pa.Array, quoted: bool = True) -> pa.Array:
     """The strings as they are (quoted, or for :class:`_Unquoted` not), except those Jackson
     escapes, which the record path writes (:func:`_escaped_rows` finds them)."""
     if quoted:
-        quote = _text('"')
-        texts = pc.binary_join_element_wise(quote, column, quote, _text(""))
+        quote = string_scalar('"')
+        texts = pc.binary_join_element_wise(quote, column, quote, string_scalar(""))
     else:
         texts = column
     rows = _escaped_rows(column)
@@ -144,7 +144,7 @@ def _string_texts(column: pa.Array, quoted: bool = True) -> pa.Array:
     mask[rows] = True
     if not quoted:
         fixed = [text[1:-1] for text in fixed]
-    return pc.replace_with_mask(texts, _booleans(mask), _strings(fixed))
+    return pc.replace_with_mask(texts, boolean_array(mask), string_array(fixed))
 
 
 def _escaped_rows(column: pa.Array) -> Any:
@@ -165,8 +165,6 @@ def _indices(rows: Any) -> pa.Array:
     return pa.Array.from_buffers(pa.int64(), len(rows), [None, pa.py_buffer(rows.astype(np.int64))])
 
 
-def _booleans(mask: Any) -> pa.Array:
-    return pa.Array.from_buffers(pa.bool_(), len(mask), [None, pa.py_buffer(np.packbits(mask, bitorder="little"))])
 
 
 def _value_texts(encode: Callable[[Any], Any] | None, column: pa.Array) -> pa.Array:
@@ -176,7 +174,7 @@ def _value_texts(encode: Callable[[Any], Any] | None, column: pa.Array) -> pa.Ar
         texts = [None if value is None else _json(value) for value in values]
     else:
         texts = [None if value is None else _json(encode(value)) for value in values]
-    return _strings(texts)
+    return string_array(texts)
 
 
 def _null_text(schema: Schema, options: Options) -> str | None:
@@ -226,24 +224,4 @@ def _decimal_texts(column: pa.Array) -> pa.Array | None:
 
 def _validity(column: pa.Array) -> pa.Buffer | None:
     """A validity bitmap starting at bit 0 for a column's nulls (None without nulls)."""
-    if not column.null_count:
-        return None
-    return pa.py_buffer(np.packbits(np.asarray(column.is_valid()), bitorder="little"))
-
-
-def _text(text: str) -> pa.Scalar:
-    """A string scalar built from buffers: ``pa.scalar`` and ``pa.array`` of Python values import
-    pandas (half a second) the first time, which a source run never needs."""
-    return _strings([text])[0]
-
-
-def _strings(texts: list[str | None]) -> pa.Array:
-    """A StringArray of Python strings (None: null), built from buffers (see :func:`_text`)."""
-    encoded = [b"" if text is None else text.encode() for text in texts]
-    offsets = array("i", [0])
-    offsets.extend(accumulate(map(len, encoded)))
-    validity = None
-    if None in texts:
-        validity = pa.py_buffer(np.packbits(np.array([text is not None for text in texts]), bitorder="little"))
-    return pa.Array.from_buffers(pa.string(), len(texts), [validity, pa.py_buffer(offsets),
-                                                           pa.py_buffer(b"".join(encoded))])
+    return bitmap(np.asarray(column.is_valid())) if column.null_count else None

@@ -10,9 +10,7 @@ mark when writing, the mark (or big-endian) when reading. Non-string values are 
 from __future__ import annotations
 
 import codecs
-from array import array
 from collections.abc import Callable, Mapping, Sequence
-from itertools import accumulate
 from typing import Any, Final
 
 from kopycat.api.config import ConfigDef, ConfigType, Importance, Width
@@ -62,8 +60,6 @@ def _codec(name: str) -> tuple[Callable[[str], bytes], Callable[[bytes], str]]:
     return (lambda text: text.encode(python_name)), (lambda data: data.decode(python_name))
 
 
-_MAX_STRING_BYTES: Final = (1 << 31) - 1
-"""A StringArray's int32 offsets address this many bytes."""
 
 
 def _all_utf8(values: Sequence[bytes]) -> bool:
@@ -136,14 +132,12 @@ class StringConverter(Converter, HeaderConverter):
         data = b"".join(values)  # type: ignore[arg-type]  # no None, checked above
         if not data.isascii() and not _all_utf8(values):  # type: ignore[arg-type]
             return None
-        if len(data) >= _MAX_STRING_BYTES:
-            return None
         import pyarrow as pa  # only where columns are asked for
 
-        offsets = array("i", [0])
-        offsets.extend(accumulate(map(len, values)))  # type: ignore[arg-type]
-        texts = pa.Array.from_buffers(pa.string(), len(values), [None, pa.py_buffer(offsets), pa.py_buffer(data)])
-        return SchemaAndValue(Schema.OPTIONAL_STRING_SCHEMA, texts)
+        from kopycat.arrow_buffers import variable_array
+
+        texts = variable_array(pa.string(), data, map(len, values), len(values))  # type: ignore[arg-type]
+        return None if texts is None else SchemaAndValue(Schema.OPTIONAL_STRING_SCHEMA, texts)
 
     def from_arrow_array(self, topic: str, schema: Schema, values: Any) -> Any | None:
         """A StringArray's own UTF-8 bytes (no copy), for ``converter.encoding=UTF-8``; else None.

@@ -346,10 +346,7 @@ class SourceTaskRunner:
         """Hand every converted record to the producer; with acks, each carries its original."""
         producer = self._producer
         assert producer is not None
-        topics = {topic for topic, _ in runs}
-        if self.topic_creator is not None:
-            self.topic_creator.ensure(topics)
-        self.summary.topics.update(topics)
+        self._ensure_topics({topic for topic, _ in runs})
         send, acks, wants_acks = producer.produce, self.reports.acks.append, self.wants_acks
         size = count = 0
         for topic, produced in runs:
@@ -377,14 +374,18 @@ class SourceTaskRunner:
         self.summary.records += count
         self.summary.bytes += size
 
+    def _ensure_topics(self, topics: set[str]) -> None:
+        """Create the topics records are about to go to where topic creation asks for it."""
+        if self.topic_creator is not None:
+            self.topic_creator.ensure(topics)
+        self.summary.topics.update(topics)
+
     def _produce_batch(self, batch: SourceRecordBatch, keys: Any, values: Any) -> None:
         """Hand an encoded batch to the producer, value by value (librdkafka batches them)."""
         producer = self._producer
         assert producer is not None
         topic = batch.topic
-        if self.topic_creator is not None:
-            self.topic_creator.ensure({topic})
-        self.summary.topics.add(topic)
+        self._ensure_topics({topic})
         partition = _PARTITION_ANY if batch.kafka_partition is None else batch.kafka_partition
         timestamp = batch.timestamp or _TIMESTAMP_NOW
         value_bytes = values.to_pylist()

@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-from array import array
 from collections.abc import Sequence
-from itertools import accumulate, chain, repeat
+from itertools import chain, repeat
 from operator import attrgetter, is_not
 from typing import Any, Final
 
@@ -34,6 +33,7 @@ import pyarrow.compute as pc
 from kopycat.api.arrow import to_arrow_type
 from kopycat.api.data import Date, Decimal, Schema, Time, Timestamp, Type
 from kopycat.api.errors import DataError
+from kopycat.arrow_buffers import bitmap, variable_array
 from kopycat.connectors.jdbc.source_schema import PASS_THROUGH, RowMapping
 
 __all__ = ["arrow_columns", "values_and_keys"]
@@ -101,8 +101,7 @@ def _column(schema: Schema, column: Sequence[Any], convert: Any) -> pa.Array | N
     if len(classes) < len(column) and None in column:  # nulls: a bitmap, and a filler in their slots
         if not schema.optional:
             return None  # the record path reports the missing value
-        present = np.fromiter(map(is_not, column, repeat(None)), np.bool_, len(column))
-        validity = pa.py_buffer(np.packbits(present, bitorder="little"))
+        validity = bitmap(np.fromiter(map(is_not, column, repeat(None)), np.bool_, len(column)))
         filler = _FILLERS[kind]
         column = [filler if value is None else value for value in column]
     try:
@@ -125,14 +124,13 @@ def _build(schema: Schema, kind: type, column: Sequence[Any], validity: pa.Buffe
     if schema.type in _NUMPY:
         return _fixed(arrow_type, np.array(column, _NUMPY[schema.type]), validity)
     if kind is bool:
-        bits = np.packbits(np.array(column, np.bool_), bitorder="little")
-        return pa.Array.from_buffers(arrow_type, count, [validity, pa.py_buffer(bits)])
+        return pa.Array.from_buffers(arrow_type, count, [validity, bitmap(np.array(column, np.bool_))])
     if kind is str:
         joined = "".join(column)
         data = joined.encode()
         lengths = map(len, column) if len(data) == len(joined) else (len(value.encode()) for value in column)
-        return _variable(arrow_type, data, lengths, validity, count)
-    return _variable(arrow_type, b"".join(column), map(len, column), validity, count)
+        return variable_array(arrow_type, data, lengths, count, validity)
+    return variable_array(arrow_type, b"".join(column), map(len, column), count, validity)
 
 
 def _timestamp_millis(column: Sequence[dt.datetime]) -> Any:
@@ -154,22 +152,13 @@ def _fixed(arrow_type: pa.DataType, data: Any, validity: pa.Buffer | None) -> pa
     return pa.Array.from_buffers(arrow_type, len(data), [validity, pa.py_buffer(data)])
 
 
-def _variable(arrow_type: pa.DataType, data: bytes, lengths: Any, validity: pa.Buffer | None,
-              count: int) -> pa.Array | None:
-    if len(data) >= 1 << 31:
-        return None
-    offsets = array("i", [0])
-    offsets.extend(accumulate(lengths))
-    return pa.Array.from_buffers(arrow_type, count, [validity, pa.py_buffer(offsets), pa.py_buffer(data)])
-
-
 def _decimal(schema: Schema, arrow_type: pa.DataType, column: Sequence[decimal.Decimal],
              validity: pa.Buffer | None) -> pa.Array | None:
     """Arrow's exact parse of each decimal's text; it refuses rounding and values beyond the precision."""
     if not pa.types.is_decimal128(arrow_type):
         return None
     texts = list(map(str, column))  # ASCII: a decimal's text is digits, sign, point and exponent
-    strings = _variable(pa.string(), "".join(texts).encode(), map(len, texts), None, len(texts))
+    strings = variable_array(pa.string(), "".join(texts).encode(), map(len, texts), len(texts))
     if strings is None:
         return None
     try:
