@@ -92,7 +92,7 @@ class PlannedEnds:
             tp = TopicPartition(last.topic(), last.partition())
             self.at_log_end.discard(tp)  # in consumption order: a later end event re-adds it
             end = self.ends.get(tp)
-            if end is not None and last.offset() >= end:
+            if end is not None and last.offset() >= end - 1:  # the message before the end closes the range
                 run = run[:bisect_left(list(map(Message.offset, run)), end)]
                 self._finish(consumer, tp, end)
             if run:
@@ -123,6 +123,8 @@ class PlannedEnds:
                 self._finish(consumer, tp, end)
                 continue
             accepted.append(message)
+            if end is not None and message.offset() == end - 1:
+                self._finish(consumer, tp, end)
         return accepted
 
     def _reached_log_end(self, consumer: Consumer, message: Message) -> None:

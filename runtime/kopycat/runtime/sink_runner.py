@@ -50,6 +50,7 @@ from kopycat.api.errors import ConnectError, RetriableError
 from kopycat.api.record_batch import SinkRecordBatch
 from kopycat.api.records import SinkRecord, TopicPartition
 from kopycat.api.task import SinkTask
+from kopycat.consumer_assignment import assign_with_metadata
 from kopycat.gc_pause import young_collections_deferred
 from kopycat.runtime.batch_conversion import RecordBatchConverter, partition_runs
 from kopycat.runtime.bounds import Bounds, RunSummary, StopReason, StopWatch
@@ -167,7 +168,8 @@ class SinkTaskRunner:
     def _assign(self, partitions: Sequence[TopicPartition]) -> None:
         consumer = self._consumer
         assert consumer is not None
-        consumer.assign(self._opened(partitions, self._start_offsets(partitions)))
+        opened = self._opened(partitions, self._start_offsets(partitions))
+        assign_with_metadata(consumer, opened, self.commit_timeout_s * 6)
 
     def _on_assign(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
         tps = [TopicPartition(p.topic, p.partition) for p in partitions]

@@ -35,6 +35,7 @@ from confluent_kafka import (
 
 from kopycat.api.errors import ConnectError, DataError
 from kopycat.connectors.mirror.offset_sync import OffsetSync, decode_offset_sync
+from kopycat.consumer_assignment import assign_with_metadata
 
 __all__ = ["SYNCS_PER_PARTITION", "OffsetSyncStore", "TopicReader"]
 
@@ -84,7 +85,8 @@ class TopicReader:
         if end is None or (self._next is not None and self._next >= end):
             return 0
         if self._next is None:
-            self._consumer.assign([TopicPartition(self.topic, self._partition.partition, OFFSET_BEGINNING)])
+            assign_with_metadata(self._consumer, [TopicPartition(self.topic, self._partition.partition,
+                                                                 OFFSET_BEGINNING)], self.timeout_s)
             self._next = 0
         deadline, count = time.monotonic() + self.timeout_s, 0
         while self._next < end:

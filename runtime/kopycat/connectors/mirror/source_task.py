@@ -54,6 +54,7 @@ from kopycat.connectors.mirror.source_config import (
     MirrorSettings,
     decode_topic_partitions,
 )
+from kopycat.consumer_assignment import assign_with_metadata
 
 __all__ = ["MirrorSourceTask", "wrap_partition"]
 
@@ -110,7 +111,7 @@ class MirrorSourceTask(SourceTask):
                 wrap_partition(topic, partition, settings.source_alias),
                 settings.policy.format_remote_topic(settings.source_alias, topic), ends.get((topic, partition), _NO_END))
         assigned = [TopicPartition(t, p, starts[(t, p)]) for t, p in partitions if (t, p) not in self._done]
-        self._consumer.assign(assigned)
+        assign_with_metadata(self._consumer, assigned, settings[ADMIN_TIMEOUT_MS] / 1000)
         producer = settings.offset_syncs_producer_config()
         if settings[EMIT_OFFSET_SYNCS_ENABLED] and producer is not None:
             self._writer = OffsetSyncWriter(producer, settings.offset_syncs_topic, settings[OFFSET_LAG_MAX])

@@ -1,0 +1,80 @@
+"""PlannedEnds: which consumed messages a bounded sink run takes, and when a partition is done.
+
+A partition whose range ends on a data message is done when that message arrives; waiting for the
+end-of-partition event instead costs the broker's fetch.wait.max.ms (500 ms) on every run.
+"""
+
+from __future__ import annotations
+
+from confluent_kafka import KafkaError, Message
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+from kopycat.api.records import TopicPartition
+from kopycat.runtime.bounds import Bounds
+from kopycat.runtime.planned_ends import PlannedEnds
+
+TP = TopicPartition("orders", 0)
+OTHER = TopicPartition("orders", 1)
+
+
+class PauseRecorder:
+    """The one consumer call PlannedEnds makes: pausing a finished partition."""
+
+    def __init__(self) -> None:
+        self.paused: list[tuple[str, int]] = []
+
+    def pause(self, partitions: list[KafkaTopicPartition]) -> None:
+        self.paused += [(p.topic, p.partition) for p in partitions]
+
+
+def messages(tp: TopicPartition, offsets: range) -> list[Message]:
+    return [Message(topic=tp.topic, partition=tp.partition, offset=o, value=b"v%d" % o) for o in offsets]
+
+
+def end_event(tp: TopicPartition, offset: int) -> Message:
+    return Message(topic=tp.topic, partition=tp.partition, offset=offset,
+                   error=KafkaError(KafkaError._PARTITION_EOF))
+
+
+def planned(ends: dict[TopicPartition, int]) -> PlannedEnds:
+    planned_ends = PlannedEnds(Bounds(end_offsets=ends), "sink-0", 1.0)
+    planned_ends.resolve(None, list(ends))  # type: ignore[arg-type]  (given ends need no consumer)
+    return planned_ends
+
+
+def offsets(runs: list) -> list[tuple[int, int]]:
+    return [(m.partition(), m.offset()) for run in runs for m in run]
+
+
+def test_a_range_ending_on_a_data_message_is_done_when_that_message_arrives() -> None:
+    ends, consumer = planned({TP: 5}), PauseRecorder()
+    runs = ends.accept(consumer, messages(TP, range(0, 5)))  # type: ignore[arg-type]
+    assert offsets(runs) == [(0, o) for o in range(5)]
+    assert ends.finished == {TP} and ends.all_reached()
+    assert consumer.paused == [("orders", 0)]
+
+
+def test_messages_at_and_after_the_end_are_left_out() -> None:
+    ends, consumer = planned({TP: 5, OTHER: 3}), PauseRecorder()
+    runs = ends.accept(consumer, messages(TP, range(3, 8)) + messages(OTHER, range(0, 2)))  # type: ignore[arg-type]
+    assert offsets(runs) == [(0, 3), (0, 4), (1, 0), (1, 1)]
+    assert ends.finished == {TP} and not ends.all_reached()
+    runs = ends.accept(consumer, messages(OTHER, range(2, 4)))  # type: ignore[arg-type]
+    assert offsets(runs) == [(1, 2)]
+    assert ends.all_reached() and consumer.paused == [("orders", 0), ("orders", 1)]
+
+
+def test_a_batch_with_end_events_finishes_a_range_on_its_last_data_message() -> None:
+    ends, consumer = planned({TP: 5, OTHER: 3}), PauseRecorder()
+    batch = [end_event(OTHER, 0), *messages(TP, range(0, 5))]  # OTHER is empty so far: not done
+    runs = ends.accept(consumer, batch)  # type: ignore[arg-type]
+    assert offsets(runs) == [(0, o) for o in range(5)]
+    assert ends.finished == {TP} and OTHER in ends.at_log_end
+
+
+def test_a_range_ending_in_a_transaction_marker_waits_for_the_end_event() -> None:
+    ends, consumer = planned({TP: 6}), PauseRecorder()  # offset 5 is a commit marker, never a message
+    assert offsets(ends.accept(consumer, messages(TP, range(0, 5)))) == [(0, o) for o in range(5)]  # type: ignore[arg-type]
+    assert not ends.finished
+    assert ends.accept(consumer, [end_event(TP, 6)]) == []  # type: ignore[arg-type]
+    assert ends.finished == {TP} and consumer.paused == [("orders", 0)]
