@@ -144,7 +144,9 @@ def test_the_page_lists_the_connector_and_its_buttons_pause_resume_stop_and_rest
     click("resume", "RUNNING")
     assert herder.config_store.snapshot().target_states[CONNECTOR] is TargetState.STARTED
     click("restart", "RUNNING")  # includeTasks&onlyFailed: the failed task restarts, the connector runs on
-    assert herder.status_store.get_task(CONNECTOR, 1).state is State.RESTARTING  # type: ignore[union-attr]
+    # the row showed RUNNING before the click too: wait for the request itself to land
+    _wait(lambda: herder.status_store.get_task(CONNECTOR, 1).state is State.RESTARTING,  # type: ignore[union-attr]
+          "the failed task to restart", lambda: f"row {_cells(driver)}, error {_error(driver)!r}")
     assert herder.status_store.get_task(CONNECTOR, 0).state is State.RUNNING  # type: ignore[union-attr]
     click("stop", "STOPPED")
     assert herder.config_store.snapshot().target_states[CONNECTOR] is TargetState.STOPPED
