@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 
 from kopycat.api.data import Date, Decimal, Schema, Time, Timestamp, Type
 from kopycat.arrow_buffers import bitmap, boolean_array, string_array, string_scalar, valid_mask
+from kopycat.converters.base64_integers import base64_of_int64
 from kopycat.converters._jsoncodec import Options, encoder
 from kopycat.converters._jsonformat import fix_escapes, needs_fix
 
@@ -38,11 +39,7 @@ _INTEGERS: Final = frozenset({Type.INT8, Type.INT16, Type.INT32, Type.INT64})
 _AS_INTEGER: Final = {Date.LOGICAL_NAME: pa.int32(), Time.LOGICAL_NAME: pa.int32(),
                       Timestamp.LOGICAL_NAME: pa.int64()}
 _NESTED: Final = frozenset({Type.STRUCT, Type.ARRAY, Type.MAP})
-_B64: Final = np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", np.uint8)
-_PAD: Final = ord("=")
 _QUOTE: Final = ord('"')
-_BYTE_LIMITS: Final = np.array([(1 << (8 * k - 1)) - 1 for k in range(1, 8)], np.int64)
-"""The largest magnitude (or ~value of a negative) that k two's-complement bytes hold, k = 1..7."""
 
 
 def _json(value: Any) -> str:
@@ -198,24 +195,11 @@ def _decimal_texts(column: pa.Array) -> pa.Array | None:
         low, high = np.where(valid, low, 0), np.where(valid, high, 0)
     if not np.array_equal(high, low >> 63):
         return None
-    lengths = np.searchsorted(_BYTE_LIMITS, np.where(low < 0, ~low, low), side="left") + 1
-    # The shortest bytes are the last ``length`` of the 8 big-endian ones: shifted to the front,
-    # zeros follow, as base64 pads the last group.
-    front = low.view(np.uint64) << ((8 - lengths) * 8).astype(np.uint64)
-    data_bytes = np.zeros((count, 9), np.uint8)
-    data_bytes[:, :8] = front.astype(">u8").view(np.uint8).reshape(count, 8)
-    triples = data_bytes.reshape(count, 3, 3).astype(np.uint32)
-    bits = (triples[..., 0] << 16) | (triples[..., 1] << 8) | triples[..., 2]
-    sextets = np.stack([(bits >> shift) & 63 for shift in (18, 12, 6, 0)], axis=-1).reshape(count, 12)
+    base64, text_lengths = base64_of_int64(low)
     chars = np.empty((count, 14), np.uint8)  # the quote, 12 base64 characters at most, the quote
     chars[:, 0] = _QUOTE
-    chars[:, 1:13] = _B64[sextets]
-    text_lengths = (lengths + 2) // 3 * 4
-    rows = np.arange(count)
-    short = lengths % 3  # 1: the last two characters are padding, 2: the last one
-    chars[rows[short != 0], text_lengths[short != 0]] = _PAD
-    chars[rows[short == 1], text_lengths[short == 1] - 1] = _PAD
-    chars[rows, text_lengths + 1] = _QUOTE
+    chars[:, 1:13] = base64
+    chars[np.arange(count), text_lengths + 1] = _QUOTE
     offsets = np.zeros(count + 1, np.int32)
     np.cumsum(text_lengths + 2, out=offsets[1:])
     data = chars[np.arange(14) < (text_lengths + 2)[:, None]]

@@ -1,4 +1,4 @@
-"""unscaled_int64: base64 two's-complement texts decoded by numpy must equal Python's value-by-value decoding."""
+"""base64_integers: numpy base64 of two's-complement int64s must equal Python's value-by-value codec."""
 
 from __future__ import annotations
 
@@ -6,11 +6,12 @@ import base64
 import binascii
 import random
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
 from kopycat.arrow_buffers import valid_mask
-from kopycat.converters.base64_integers import unscaled_int64
+from kopycat.converters.base64_integers import base64_of_int64, unscaled_int64
 
 
 def shortest_base64(number: int) -> str:
@@ -61,3 +62,12 @@ def test_valid_mask_follows_the_bitmap_of_a_sliced_column() -> None:
     column = pa.array(values, pa.int64())
     assert valid_mask(column.slice(5, 20)).tolist() == [v is not None for v in values[5:25]]
     assert valid_mask(pa.array([1, 2], pa.int64())).tolist() == [True, True]
+
+
+def test_encoding_writes_java_s_shortest_bytes_and_decoding_reads_them_back() -> None:
+    rng = random.Random(11)
+    numbers = EDGES + [rng.randint(-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) for bits in range(1, 65) for _ in range(20)]
+    chars, lengths = base64_of_int64(np.array(numbers, np.int64))
+    texts = [bytes(row[:length]).decode() for row, length in zip(chars, lengths, strict=True)]
+    assert texts == [shortest_base64(n) for n in numbers]
+    assert unscaled_int64(pa.array(texts, pa.string())).tolist() == numbers  # type: ignore[union-attr]
