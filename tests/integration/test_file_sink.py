@@ -134,7 +134,7 @@ def test_a_bounded_run_to_s3_writes_every_planned_offset_once_and_a_rerun_adds_n
     produce_orders(bootstrap_servers, topic_name, records)
     connector = {"name": f"s3-{topic_name}", "connector.class": "io.confluent.connect.s3.S3SinkConnector",
                  "topics": topic_name, "tasks.max": "2", "store.url": f"s3://{s3_bucket}/exports",
-                 "s3.endpoint.url": s3_server.endpoint_url, "s3.region": REGION,
+                 "s3.endpoint.url": s3_server.endpoint_url, "s3.region": REGION, "s3.part.size": str(5 << 20),
                  "aws.access.key.id": ACCESS_KEY, "aws.secret.access.key": SECRET_KEY, "flush.size": "4000"}
     worker = {"bootstrap.servers": bootstrap_servers}
     filesystem = pafs.S3FileSystem(access_key=ACCESS_KEY, secret_key=SECRET_KEY, region=REGION,
@@ -148,5 +148,8 @@ def test_a_bounded_run_to_s3_writes_every_planned_offset_once_and_a_rerun_adds_n
     ids = sorted(i for file_ids in files.values() for i in file_ids)
     assert ids == list(range(records))
     assert all(len(i) <= 4000 for i in files.values())
+    client = s3_server.client()
+    assert not [o["Key"] for o in client.list_objects_v2(Bucket=s3_bucket)["Contents"] if "/+tmp/" in o["Key"]]
+    assert client.list_multipart_uploads(Bucket=s3_bucket).get("Uploads", []) == []
     groups = committed_offsets(bootstrap_servers, f"connect-s3-{topic_name}", topic_name, PARTITIONS)
     assert groups == {p: records // PARTITIONS for p in range(PARTITIONS)}

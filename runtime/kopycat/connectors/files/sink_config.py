@@ -4,8 +4,8 @@ Storage keys come from :mod:`~kopycat.connectors.files.store`, partitioner keys 
 :mod:`~kopycat.connectors.files.partitioners`; this module adds the writer's: format, rotation
 (``flush.size``, ``rotate.interval.ms``, ``rotate.schedule.interval.ms``), ``topics.dir``,
 ``schema.compatibility`` and ``behavior.on.null.values``. Confluent keys Kopycat does not act on
-(``s3.part.size``, ``storage.class``, ``hadoop.conf.dir`` ...) are not defined, so a Confluent
-config with them still starts.
+(``storage.class``, ``hadoop.conf.dir`` ...) are not defined, so a Confluent config with them still
+starts; ``s3.part.size`` is acted on (the S3 store's multipart part size).
 """
 
 from __future__ import annotations

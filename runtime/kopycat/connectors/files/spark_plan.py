@@ -37,6 +37,7 @@ from kopycat.connectors.files.spark_export import (
 from kopycat.connectors.files.store import (
     AWS_ACCESS_KEY_CONFIG,
     AWS_SECRET_KEY_CONFIG,
+    S3_PART_SIZE_CONFIG,
     S3_REGION_CONFIG,
     StoreLocation,
     locate_store,
@@ -112,8 +113,14 @@ def spark_store(values: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
 
 
 def _s3a_conf(values: Mapping[str, Any], location: StoreLocation) -> dict[str, str]:
-    """The connector's S3 keys as ``spark.hadoop.fs.s3a.*``; no keys means the AWS default chain."""
+    """The connector's S3 keys as ``spark.hadoop.fs.s3a.*``; no keys means the AWS default chain.
+
+    ``s3.part.size`` becomes s3a's ``multipart.size``, so both movers upload files in the same parts.
+    """
     conf: dict[str, str] = {}
+    part_size = values.get(S3_PART_SIZE_CONFIG)
+    if part_size:
+        conf["spark.hadoop.fs.s3a.multipart.size"] = str(int(part_size))
     region = str(values.get(S3_REGION_CONFIG) or "")
     if region:
         conf["spark.hadoop.fs.s3a.endpoint.region"] = region

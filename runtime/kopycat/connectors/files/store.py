@@ -1,15 +1,16 @@
-"""Where a storage sink's files go: local disk, HDFS or S3, through pyarrow's filesystems.
+"""Where a storage sink's files go: local disk, HDFS or S3. Local and HDFS through pyarrow.fs, S3 through boto3.
 
-Why pyarrow.fs and not fsspec: the Parquet writer is pyarrow's already, and pyarrow.fs speaks
-local, HDFS (libhdfs) and S3 (the AWS SDK: the standard credential chain, endpoint override for
-MinIO and moto, multipart uploads for big objects) with no further dependency; fsspec would
-add s3fs/aiobotocore to do the same.
+Why pyarrow.fs for local and HDFS and not fsspec: the Parquet writer is pyarrow's already, and
+pyarrow.fs speaks local and HDFS (libhdfs) with no further dependency. Why not for S3 as well
+(:mod:`~kopycat.connectors.files.s3_store`): pyarrow's S3FileSystem has no part size, so
+Confluent's ``s3.part.size`` could not be honoured, and its move is one CopyObject, which S3
+refuses above 5 GB; boto3 (the ``s3`` extra, imported only for an s3 store) does both.
 
-The commit protocol (DESIGN.md §3) is the same on every store: a file is written under a
-temporary name, then moved to its committed name. A local or HDFS move is an atomic rename; on
-S3 it is a server-side CopyObject (atomic: the committed object appears whole or not at all)
-then a delete of the temporary object. Writing the committed key directly would not do on S3:
-pyarrow completes a multipart upload when its stream is closed, even after a failed write.
+The commit protocol (DESIGN.md §3) is the same on every store, behind :class:`Store`: a file
+is written under a temporary name, then moved to its committed name. A local or HDFS move is an
+atomic rename; on S3 it is a server-side copy (atomic: the committed object appears whole or not
+at all) then a delete of the temporary object. A temporary name on S3 as well, because a file's
+commit belongs to its round (several files, one manifest), not to the end of its write.
 
 ``store.url`` names the root: ``file:///data/exports`` (or a plain path), ``hdfs://nn:8020/data``,
 ``s3://bucket/prefix``. Confluent's S3 way is accepted too: ``s3.bucket.name`` with ``store.url``
@@ -22,6 +23,7 @@ import contextlib
 import logging
 import os
 import posixpath
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -30,12 +32,12 @@ from urllib.parse import urlparse
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from kopycat.api.config import NO_DEFAULT, ConfigDef, ConfigType, Importance, NonEmptyString, Password
+from kopycat.api.config import NO_DEFAULT, ConfigDef, ConfigType, Importance, NonEmptyString, Range
 from kopycat.api.errors import ConfigError, ConnectError, RetriableError
 
 __all__ = [
-    "S3_BUCKET_CONFIG", "S3_ENDPOINT_CONFIG", "S3_REGION_CONFIG", "STORE_CONFIG", "STORE_URL_CONFIG",
-    "Store", "StoreLocation", "locate_store", "open_store",
+    "ArrowStore", "S3_BUCKET_CONFIG", "S3_ENDPOINT_CONFIG", "S3_PART_SIZE_CONFIG", "S3_REGION_CONFIG",
+    "STORE_CONFIG", "STORE_URL_CONFIG", "Store", "StoreLocation", "locate_store", "open_store",
 ]
 
 log = logging.getLogger(__name__)
@@ -46,6 +48,10 @@ S3_REGION_CONFIG: Final = "s3.region"
 S3_ENDPOINT_CONFIG: Final = "s3.endpoint.url"
 AWS_ACCESS_KEY_CONFIG: Final = "aws.access.key.id"
 AWS_SECRET_KEY_CONFIG: Final = "aws.secret.access.key"  # noqa: S105 - a key name
+S3_PART_SIZE_CONFIG: Final = "s3.part.size"
+
+S3_MIN_PART_SIZE: Final = 5 * 1024 * 1024
+"""S3's smallest part (all but the last part of a multipart upload)."""
 
 _GROUP: Final = "Storage"
 
@@ -70,41 +76,80 @@ STORE_CONFIG: Final = (
     .define(AWS_SECRET_KEY_CONFIG, ConfigType.PASSWORD, "", None, Importance.MEDIUM,
             "The secret for aws.access.key.id; never logged.", group=_GROUP, order_in_group=6,
             display_name="AWS Secret Access Key")
+    .define(S3_PART_SIZE_CONFIG, ConfigType.INT, 25 * 1024 * 1024, Range(min=S3_MIN_PART_SIZE, max=2**31 - 1),
+            Importance.HIGH,
+            "The part size of S3 multipart uploads, in bytes (Confluent's key and default, 25 MiB): a file "
+            "is uploaded in parts of this size as it is written (one PutObject when it is smaller), and "
+            "committed by a copy in parts of this size (so files over 5 GB commit). At least 5242880, "
+            "S3's smallest part; a task holds about one part in memory per file it writes.",
+            group=_GROUP, order_in_group=7, display_name="S3 Part Size")
 )
 """The storage keys every file-writing sink shares."""
 
 
 @dataclass(frozen=True)
-class Store:
-    """A filesystem and the root directory under it that the sink owns paths below."""
+class Store(ABC):
+    """The root directory a sink owns paths below, and the file operations its commit protocol needs.
 
-    filesystem: pafs.FileSystem
+    The partition writer and recovery see only these methods, so local, HDFS and S3 stores
+    behave alike; all are safe to call from several threads.
+    """
+
     root: str
     url: str
 
     def path(self, *parts: str) -> str:
         return posixpath.join(self.root, *parts) if self.root else posixpath.join(*parts)
 
+    @abstractmethod
     def open_output(self, path: str) -> pa.NativeFile:
-        """A stream writing ``path``; parents are created as needed."""
-        self._create_parent(path)
-        return self._call(f"writing {path}", self.filesystem.open_output_stream, path)
+        """A stream writing ``path``; parents are created as needed. Use it in a ``with`` block."""
 
     def write_bytes(self, path: str, data: bytes) -> None:
         with self.open_output(path) as stream:
             stream.write(data)
+
+    @abstractmethod
+    def read_bytes(self, path: str) -> bytes:
+        """The file's bytes; FileNotFoundError when there is none."""
+
+    @abstractmethod
+    def move(self, source: str, destination: str) -> None:
+        """Commit ``source`` as ``destination``: it appears whole or not at all."""
+
+    @abstractmethod
+    def delete(self, path: str) -> None:
+        """Delete a file; a missing one is fine (recovery may run twice)."""
+
+    @abstractmethod
+    def exists(self, path: str) -> bool:
+        """A file, or a directory, at ``path``."""
+
+    @abstractmethod
+    def list_files(self, directory: str) -> Iterator[str]:
+        """Paths of all files below ``directory`` (recursive); nothing when it does not exist."""
+
+
+@dataclass(frozen=True)
+class ArrowStore(Store):
+    """Local disk or HDFS through a pyarrow filesystem."""
+
+    filesystem: pafs.FileSystem
+
+    def open_output(self, path: str) -> pa.NativeFile:
+        self._create_parent(path)
+        return self._call(f"writing {path}", self.filesystem.open_output_stream, path)
 
     def read_bytes(self, path: str) -> bytes:
         with self._call(f"reading {path}", self.filesystem.open_input_stream, path) as stream:
             return bytes(stream.read())
 
     def move(self, source: str, destination: str) -> None:
-        """Commit: rename (local, HDFS) or copy-then-delete (S3, atomic per object)."""
+        """Commit: an atomic rename."""
         self._create_parent(destination)
         self._call(f"committing {source} as {destination}", self.filesystem.move, source, destination)
 
     def delete(self, path: str) -> None:
-        """Delete a file; a missing one is fine (recovery may run twice)."""
         with contextlib.suppress(FileNotFoundError):
             self._call(f"deleting {path}", self.filesystem.delete_file, path)
 
@@ -113,7 +158,6 @@ class Store:
         return bool(info.type != pafs.FileType.NotFound)
 
     def list_files(self, directory: str) -> Iterator[str]:
-        """Paths of all files below ``directory`` (recursive); nothing when it does not exist."""
         selector = pafs.FileSelector(directory, recursive=True, allow_not_found=True)
         for info in self._call(f"listing {directory}", self.filesystem.get_file_info, selector):
             if info.type == pafs.FileType.File:
@@ -121,7 +165,7 @@ class Store:
 
     def _create_parent(self, path: str) -> None:
         parent = posixpath.dirname(path)
-        if parent and not isinstance(self.filesystem, pafs.S3FileSystem):
+        if parent:
             self._call(f"creating {parent}", self.filesystem.create_dir, parent, recursive=True)
 
     def _call(self, what: str, function: Any, *args: Any, **kwargs: Any) -> Any:
@@ -174,32 +218,20 @@ def locate_store(props: Mapping[str, Any]) -> StoreLocation:
 
 
 def open_store(props: Mapping[str, Any]) -> Store:
-    """Connect to the store ``store.url`` names (see :func:`locate_store`)."""
-    location = locate_store(props)
+    """Connect to the store ``store.url`` names (see :func:`locate_store`); ``props`` raw or parsed."""
+    values = STORE_CONFIG.parse(props)
+    location = locate_store(values)
     if location.scheme == "s3":
-        return Store(_s3_filesystem(props, location.endpoint), location.root, location.url)
+        try:
+            from kopycat.connectors.files.s3_store import open_s3_store
+        except ImportError as exc:
+            raise ConfigError.for_key(STORE_URL_CONFIG, location.url,
+                                      f"needs boto3, which is not installed ({exc}): pip install "
+                                      f"'kopycat[s3]'") from exc
+        return open_s3_store(values, location)
     if location.scheme == "hdfs":
-        return Store(_hdfs_filesystem(location), location.root, location.url)
-    return Store(pafs.LocalFileSystem(), location.root, location.url)
-
-
-def _s3_filesystem(props: Mapping[str, Any], endpoint: str | None) -> pafs.S3FileSystem:
-    options: dict[str, Any] = {}
-    region = str(props.get(S3_REGION_CONFIG) or "")
-    if region:
-        options["region"] = region
-    if endpoint:
-        parsed = urlparse(endpoint)
-        options["endpoint_override"] = parsed.netloc or endpoint
-        options["scheme"] = parsed.scheme or "https"
-    access_key = str(props.get(AWS_ACCESS_KEY_CONFIG) or "")
-    if access_key:
-        secret = props.get(AWS_SECRET_KEY_CONFIG)
-        secret_text = secret.value() if isinstance(secret, Password) else str(secret or "")
-        if not secret_text:
-            raise ConfigError.for_key(AWS_SECRET_KEY_CONFIG, "", f"is required with {AWS_ACCESS_KEY_CONFIG}")
-        options["access_key"], options["secret_key"] = access_key, secret_text
-    return pafs.S3FileSystem(**options)
+        return ArrowStore(location.root, location.url, _hdfs_filesystem(location))
+    return ArrowStore(location.root, location.url, pafs.LocalFileSystem())
 
 
 def _hdfs_filesystem(location: StoreLocation) -> pafs.FileSystem:

@@ -19,10 +19,11 @@ def test_a_local_or_hdfs_store_keeps_its_url_and_needs_no_conf() -> None:
 def test_an_s3_store_becomes_s3a_with_the_connectors_endpoint_region_and_keys() -> None:
     url, conf = spark_store({"store.url": "s3://bucket/exports", "s3.endpoint.url": "http://127.0.0.1:9000",
                              "s3.region": "eu-west-1", "aws.access.key.id": "AKIA",
-                             "aws.secret.access.key": "s3cr3t"})
+                             "aws.secret.access.key": "s3cr3t", "s3.part.size": "8388608"})
     assert url == "s3a://bucket/exports"
     assert conf == {"spark.hadoop.fs.s3a.endpoint": "http://127.0.0.1:9000",
                     "spark.hadoop.fs.s3a.endpoint.region": "eu-west-1",
+                    "spark.hadoop.fs.s3a.multipart.size": "8388608",
                     "spark.hadoop.fs.s3a.path.style.access": "true",
                     "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
                     "spark.hadoop.fs.s3a.access.key": "AKIA", "spark.hadoop.fs.s3a.secret.key": "s3cr3t",
