@@ -2,11 +2,14 @@
 
 ``kopycat_shop_export`` copies the shop topics into the lake with the Python storage sink after
 every import. When a backlog is too big for it (a new lake, a long outage, a replay), trigger this
-DAG: ``SparkExportOperator`` plans the same ``shop-lake-sink`` connector, reads each partition from
-its consumer group ``connect-shop-lake-sink`` up to the end offsets planned now with Spark's Kafka
-source, writes Parquet under the same committed names and commits the group after the files. Both
-paths start behind what the lake already holds, so they take turns without writing a record
-twice; do not run them at the same time (pause ``kopycat_shop_export`` while this one runs).
+DAG: ``spark_export_task_group`` plans the same ``shop-lake-sink`` connector (``plan``: its
+topic-partitions split over ``tasks.max=2`` range groups, end offsets snapshotted now), then maps
+one ``export`` task per range group. Each submits one Spark job that reads its partitions from the
+consumer group ``connect-shop-lake-sink`` up to the planned ends with Spark's Kafka source, writes
+Parquet under the same committed names and commits the group for those partitions after the
+files; a retry resumes behind its own files. ``summary`` totals the run. Both paths start behind
+what the lake already holds, so they take turns without writing a record twice; do not run them
+at the same time (pause ``kopycat_shop_export`` while this one runs).
 
 Connections: ``kopycat_default`` (Kafka) and ``spark_default`` (the Spark master, e.g.
 ``AIRFLOW_CONN_SPARK_DEFAULT='spark://local%5B2%5D'`` for local mode; a ``spark://host:7077`` or
@@ -22,7 +25,7 @@ import pendulum
 from airflow.sdk import DAG
 
 from kopycat.properties import load_config_file
-from kopycat_airflow.operators.spark_export import SparkExportOperator
+from kopycat_airflow.task_group import spark_export_task_group
 
 INCLUDE = Path(__file__).resolve().parent.parent / "include"
 LAKE_URL = os.environ.get("KOPYCAT_LAKE_URL", f"file://{INCLUDE / 'demo' / 'lake'}")
@@ -36,9 +39,7 @@ with DAG(
     tags=["kopycat", "parquet", "spark", "export"],
     doc_md=__doc__,
 ):
-    SparkExportOperator(
-        task_id="export",
-        connector_config={**load_config_file(INCLUDE / "connectors" / "shop-lake-sink.properties"),
-                          "store.url": LAKE_URL},
+    spark_export_task_group(
+        {**load_config_file(INCLUDE / "connectors" / "shop-lake-sink.properties"), "store.url": LAKE_URL},
         spark_conf={"spark.sql.shuffle.partitions": "4"},
     )

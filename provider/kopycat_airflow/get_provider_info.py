@@ -17,7 +17,8 @@ def get_provider_info() -> dict[str, Any]:
         "integrations": [{"integration-name": "Kopycat", "external-doc-url": "https://kafka.apache.org/documentation/#connect",
                           "tags": ["software"]}],
         "operators": [{"integration-name": "Kopycat", "python-modules": [
-            "kopycat_airflow.operators.plan", "kopycat_airflow.operators.copy"]}],
+            "kopycat_airflow.operators.plan", "kopycat_airflow.operators.copy",
+            "kopycat_airflow.operators.spark_export"]}],
         "sensors": [{"integration-name": "Kopycat", "python-modules": ["kopycat_airflow.sensors.connector"]}],
         "triggers": [{"integration-name": "Kopycat", "python-modules": ["kopycat_airflow.triggers.connector"]}],
         "hooks": [{"integration-name": "Kopycat", "python-modules": ["kopycat_airflow.hooks.kopycat"]}],

@@ -1,25 +1,32 @@
-"""One call that turns a connector config into plan -> mapped copy tasks -> summary.
+"""One call that turns a connector config into plan -> mapped copy (or Spark export) tasks -> summary.
 
 DESIGN.md §4's shape, so a DAG is a few lines::
 
     with DAG("shop_import", schedule=CronDataIntervalTimetable("*/5 * * * *", timezone="UTC"), ...):
         connector_task_group("include/shop-jdbc-source.properties")
+
+    with DAG("shop_lake_spark", schedule=None, ...):
+        spark_export_task_group("include/shop-lake-sink.properties")
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
-from airflow.sdk import TaskGroup, task
+from airflow.sdk import TaskGroup, XComArg, task
 
 from kopycat_airflow.assets import connector_alias
 from kopycat_airflow.connector_config import ConnectorConfigArg, connector_name
 from kopycat_airflow.hooks.kopycat import KopycatHook
 from kopycat_airflow.operators.copy import COPY_LABEL_TEMPLATE, CopyTaskOperator, WindowMode
 from kopycat_airflow.operators.plan import PlanConnectorOperator
+from kopycat_airflow.operators.spark_export import SparkExportOperator
 
-__all__ = ["connector_task_group"]
+if TYPE_CHECKING:
+    from airflow.sdk.definitions.mappedoperator import MappedOperator
+
+__all__ = ["connector_task_group", "spark_export_task_group"]
 
 
 def connector_task_group(connector_config: ConnectorConfigArg, *,
@@ -37,24 +44,55 @@ def connector_task_group(connector_config: ConnectorConfigArg, *,
     name = connector_name(connector_config)
     common = {"connector_config": connector_config, "kopycat_conn_id": kopycat_conn_id,
               "worker_overrides": worker_overrides}
-    with TaskGroup(group_id=group_id or name or "kopycat") as group:
+    outlets = [connector_alias(name)] if name else []
+    return _planned_group(group_id or name, common, lambda planned: CopyTaskOperator.partial(
+        task_id="copy", window=window, idle_ms=idle_ms, max_records=max_records, max_seconds=max_seconds,
+        retries=copy_retries, outlets=outlets, map_index_template=COPY_LABEL_TEMPLATE, **common, **copy_kwargs,
+    ).expand(task_config=planned))
+
+
+def spark_export_task_group(connector_config: ConnectorConfigArg, *, group_id: str | None = None,
+                            kopycat_conn_id: str = KopycatHook.default_conn_name,
+                            spark_conn_id: str = "spark_default", spark_conf: Mapping[str, str] | None = None,
+                            worker_overrides: Mapping[str, Any] | None = None, export_retries: int = 2,
+                            **export_kwargs: Any) -> TaskGroup:
+    """A task group ``<connector name>``: ``plan`` -> ``export`` (one Spark job per task config) -> ``summary``.
+
+    The storage sink's own plan splits its topic-partitions over ``tasks.max`` task configs with
+    their end offsets, as for ``connector_task_group``; each mapped ``export`` submits one Spark
+    job for its item's partitions (disjoint, so the jobs run side by side up to the DAG's
+    concurrency) and commits the group ``connect-<name>`` for them only. A retry
+    (``export_retries``) resumes behind the files its own job committed. ``export_kwargs`` go to
+    every :class:`SparkExportOperator` (``window``, ``retry_delay``, ``pool``...).
+    """
+    name = connector_name(connector_config)
+    common = {"connector_config": connector_config, "kopycat_conn_id": kopycat_conn_id,
+              "worker_overrides": worker_overrides}
+    return _planned_group(group_id or name, common, lambda planned: SparkExportOperator.partial(
+        task_id="export", spark_conn_id=spark_conn_id, spark_conf=spark_conf, retries=export_retries,
+        map_index_template=COPY_LABEL_TEMPLATE, **common, **export_kwargs,
+    ).expand(task_config=planned))
+
+
+def _planned_group(group_id: str, common: Mapping[str, Any],
+                   mapped: Callable[[XComArg], MappedOperator]) -> TaskGroup:
+    """``plan`` -> ``mapped(plan.output)`` -> ``summary``: the shape both kinds of run share."""
+    with TaskGroup(group_id=group_id or "kopycat") as group:
         plan = PlanConnectorOperator(task_id="plan", **common)
-        outlets = [connector_alias(name)] if name else []
-        copy = CopyTaskOperator.partial(
-            task_id="copy", window=window, idle_ms=idle_ms, max_records=max_records, max_seconds=max_seconds,
-            retries=copy_retries, outlets=outlets, map_index_template=COPY_LABEL_TEMPLATE, **common,
-            **copy_kwargs,
-        ).expand(task_config=plan.output)
-        summarize_run.override(task_id="summary")(copy.output)
+        summarize_run.override(task_id="summary")(mapped(plan.output).output)
     return group
 
 
 @task
 def summarize_run(summaries: list[dict[str, Any]]) -> dict[str, Any]:
-    """Totals over the mapped copy tasks of this run (what moved, per task)."""
+    """Totals over the mapped copy or Spark export tasks of this run (what moved, per task).
+
+    A Spark export's summary has no ``skipped`` or ``bytes`` (the job counts neither), so they add 0.
+    """
     summaries = list(summaries)
     total = {"tasks": len(summaries), "records": sum(s["records"] for s in summaries),
-             "skipped": sum(s["skipped"] for s in summaries), "bytes": sum(s["bytes"] for s in summaries),
+             "skipped": sum(s.get("skipped", 0) for s in summaries),
+             "bytes": sum(s.get("bytes", 0) for s in summaries),
              "topics": sorted({t for s in summaries for t in s.get("topics", [])})}
     print(f"Kopycat run: {total['records']:,} records over {total['tasks']} task(s)"  # noqa: T201 - task log
           f"{', topics ' + ', '.join(total['topics']) if total['topics'] else ''}")

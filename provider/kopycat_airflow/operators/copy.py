@@ -20,7 +20,7 @@ from kopycat.storage.status_store import State
 from kopycat_airflow.connector_config import ConnectorConfigArg, StoredConnector, resolve_connector_config
 from kopycat_airflow.hooks.kopycat import KopycatHook
 
-__all__ = ["COPY_LABEL_TEMPLATE", "CopyTaskOperator", "WINDOW_CONF_KEY", "WindowMode", "window_of"]
+__all__ = ["COPY_LABEL_TEMPLATE", "CopyTaskOperator", "WINDOW_CONF_KEY", "WindowMode", "planned_task_of", "window_of"]
 
 WindowMode = Literal["auto", "always", "never"]
 COPY_LABEL_TEMPLATE = "{{ kopycat_task_label }}"
@@ -90,8 +90,7 @@ class CopyTaskOperator(BaseOperator):
         return KopycatHook(self.kopycat_conn_id, self.worker_overrides)
 
     def execute(self, context: Context) -> dict[str, Any]:
-        planned = PlannedTask.from_dict(self.task_config)
-        context["kopycat_task_label"] = planned.label  # type: ignore[typeddict-unknown-key]
+        planned = planned_task_of(context, self.task_config)
         stored = isinstance(self.connector_config, StoredConnector)
         props = self._connector_props()
         window = window_of(context, self.window)
@@ -158,6 +157,23 @@ class CopyTaskOperator(BaseOperator):
             for topic in sorted(summary.topics):
                 events[alias].add(kafka_asset(self.hook.cluster, topic),
                                   extra={"records": summary.records, "task": summary.task})
+
+
+def planned_task_of(context: Context, task_config: Mapping[str, Any]) -> PlannedTask:
+    """The plan item a mapped task runs, its label put where ``COPY_LABEL_TEMPLATE`` finds it.
+
+    Shared by every operator mapped over :class:`PlanConnectorOperator`'s output, so the items
+    are read one way and the UI names every mapped task by its tables or topic-partitions.
+    """
+    try:
+        planned = PlannedTask.from_dict(task_config)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise AirflowFailException(
+            f"task_config {str(task_config)[:200]!r} is not an item of PlanConnectorOperator's output "
+            f"({{'index', 'label', 'config', 'end_offsets'}}; {type(exc).__name__}: {exc}): map the task with "
+            f".expand(task_config=plan.output)") from exc
+    context["kopycat_task_label"] = planned.label  # type: ignore[typeddict-unknown-key]
+    return planned
 
 
 def window_of(context: Context, mode: WindowMode) -> TimeWindow | None:

@@ -1,4 +1,4 @@
-"""Export a storage sink's backlog in bulk: plan the ranges, submit the Spark job, check the commit."""
+"""Export a storage sink's backlog in bulk: take the planned ranges, submit the Spark job, check the commit."""
 
 from __future__ import annotations
 
@@ -12,9 +12,8 @@ from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.sdk import BaseOperator, Context
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
-from kopycat.api.errors import ConfigError
+from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.api.records import TopicPartition
-from kopycat.api.errors import ConnectError
 from kopycat.connectors.files.spark_export import (
     RESULT_KEY,
     ExportResult,
@@ -24,11 +23,13 @@ from kopycat.connectors.files.spark_export import (
 )
 from kopycat.connectors.files.spark_plan import export_ranges, plan_spark_export
 from kopycat.kafka import consumer_group_id
+from kopycat.runtime.bounded_plan import PlannedTask
+from kopycat.runtime.connector_config import TOPICS_CONFIG, TOPICS_REGEX_CONFIG, sink_topics
 from kopycat_airflow.connector_config import resolve_connector_config
 from kopycat_airflow.hooks.kopycat import KopycatHook
-from kopycat_airflow.operators.copy import window_of
+from kopycat_airflow.operators.copy import COPY_LABEL_TEMPLATE, planned_task_of, window_of
 
-__all__ = ["SparkExportOperator"]
+__all__ = ["SparkExportOperator", "planned_ends"]
 
 
 class SparkExportOperator(BaseOperator):
@@ -42,12 +43,20 @@ class SparkExportOperator(BaseOperator):
     files are committed. A retry resumes behind the files already committed, so nothing is
     written twice. The task fails unless the group reached every planned end.
 
+    Mapped (:func:`kopycat_airflow.task_group.spark_export_task_group`): given ``task_config``,
+    one item of :class:`PlanConnectorOperator`'s output, the task exports that item's partitions
+    up to that item's planned ends, one Spark job per planned range group, and checks the group
+    for those partitions only. Items hold disjoint partitions, so mapped tasks run side by side
+    and a retry of one resumes behind its own files. Without ``task_config`` the task plans the
+    connector itself and exports every partition in one job.
+
     Backfills: the Spark job copies offset ranges, not time windows, so a backfill run (as
     :func:`kopycat_airflow.operators.copy.window_of` sees it with ``window="auto"``) fails with a
     message saying so instead of exporting the live range under a past interval; backfill with
     ``CopyTaskOperator`` over the same config, or pass ``window="never"`` to export the live range.
 
     :param connector_config: the sink's properties (dict, Jinja-templated) or file path.
+    :param task_config: one item of the plan's output (mapped), or None to plan here.
     :param kopycat_conn_id: the Kafka cluster and worker keys (:class:`KopycatHook`).
     :param spark_conn_id: the Spark connection (master, deploy mode); ``spark_default``.
     :param spark_conf: extra Spark conf (executor memory, ``spark.sql.shuffle.partitions``...).
@@ -55,18 +64,22 @@ class SparkExportOperator(BaseOperator):
     :param window: ``auto`` (refuse backfill runs, see above) or ``never``.
     """
 
-    template_fields: Sequence[str] = ("connector_config", "spark_conf")
+    template_fields: Sequence[str] = ("connector_config", "task_config", "spark_conf")
     ui_color = "#fff1d6"
 
     def __init__(self, *, connector_config: Mapping[str, Any] | str | os.PathLike[str],
+                 task_config: Mapping[str, Any] | None = None,
                  kopycat_conn_id: str = KopycatHook.default_conn_name, spark_conn_id: str = "spark_default",
                  spark_conf: Mapping[str, str] | None = None, worker_overrides: Mapping[str, Any] | None = None,
                  window: Literal["auto", "never"] = "auto", **kwargs: Any) -> None:
         if window not in ("auto", "never"):
             raise ValueError(f"window={window!r}: use 'auto' or 'never' (Spark exports do not copy time windows)")
+        if task_config is not None:
+            kwargs.setdefault("map_index_template", COPY_LABEL_TEMPLATE)
         super().__init__(**kwargs)
         self.window = window
         self.connector_config = connector_config
+        self.task_config = task_config
         self.kopycat_conn_id = kopycat_conn_id
         self.spark_conn_id = spark_conn_id
         self.spark_conf = dict(spark_conf or {})
@@ -77,6 +90,7 @@ class SparkExportOperator(BaseOperator):
         return KopycatHook(self.kopycat_conn_id, self.worker_overrides)
 
     def execute(self, context: Context) -> dict[str, Any]:
+        planned = planned_task_of(context, self.task_config) if self.task_config is not None else None
         props = resolve_connector_config(self.connector_config)
         name = str(props.get("name") or "")
         if window_of(context, self.window) is not None:
@@ -85,42 +99,45 @@ class SparkExportOperator(BaseOperator):
                 f"not time windows, so it would export the live range under a past interval. Backfill with "
                 f"CopyTaskOperator over the same connector config (the storage sink overwrites the window's "
                 f"directories), or set window='never' on this task to export the live range")
-        ends = self._planned_ends(props)
+        ends = self._ends(props, planned)
         if not ends:
             self.log.warning("Connector %s: no partitions to export", name)
-            return _summary([], {}, None)
+            return _summary([], {}, None, planned)
         try:
             job = plan_spark_export(props, self.hook.worker_props, ends, master=self._master(),
-                                    run_id=f"{context['run_id']}-{context['ti'].try_number}")
+                                    run_id=_job_run_id(context, planned))
         except ConfigError as exc:
             raise AirflowFailException(f"Connector {name} cannot be exported with Spark: {exc}") from exc
         ranges = [r for r in job.ranges if not r.empty]
         if not ranges:
             self.log.info("Connector %s: every partition is exported up to its planned end already", name)
-            return _summary([], ends, None)
+            return _summary([], ends, None, planned)
         self.log.info("Exporting %d records of %s with Spark: %s", sum(r.end - r.start for r in ranges), name,
                       ", ".join(f"{r.topic}-{r.partition} [{r.start}, {r.end})" for r in ranges))
-        result = self._submit(job)
-        return self._check_committed(props, name, ends, result)
+        result = self._submit(job, _job_name(job, planned))
+        return self._check_committed(props, name, ends, result, planned)
 
-    def _planned_ends(self, props: Mapping[str, Any]) -> dict[TopicPartition, int]:
+    def _ends(self, props: Mapping[str, Any], planned: PlannedTask | None) -> dict[TopicPartition, int]:
+        """The planned end of each partition this task exports: its item's, or a plan made here."""
+        if planned is not None:
+            return planned_ends(planned, props)
         try:
-            planned = self.hook.plan(props)
+            tasks = self.hook.plan(props)
         except ConfigError as exc:
             raise AirflowFailException(f"Connector config of {props.get('name', '?')} is invalid: {exc}") from exc
-        return {tp: end for task in planned for tp, end in task.end_offsets_by_partition().items()}
+        return {tp: end for task in tasks for tp, end in task.end_offsets_by_partition().items()}
 
     def _master(self) -> str:
         """The master the Spark connection names (the job puts its jars on the class path when local)."""
         return str(SparkSubmitHook(conn_id=self.spark_conn_id)._connection["master"])  # noqa: SLF001
 
-    def _submit(self, job: SparkExportJob) -> ExportResult | None:
+    def _submit(self, job: SparkExportJob, name: str) -> ExportResult | None:
         """Run the job through the Spark provider; its result line, when the driver's stdout reaches us."""
         # spark-submit ships with pyspark, beside this interpreter; Popen looks it up on the env's PATH.
         path = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
         hook = _ResultCapturingSparkSubmitHook(
             conf={**job.conf, **self.spark_conf}, conn_id=self.spark_conn_id, jars=",".join(job.jars) or None,
-            name=job.name, application_args=list(job.application_args), env_vars={**job.env, "PATH": path})
+            name=name, application_args=list(job.application_args), env_vars={**job.env, "PATH": path})
         hook.submit(job.application)
         try:
             return parse_result("\n".join(hook.output_lines))
@@ -129,18 +146,60 @@ class SparkExportOperator(BaseOperator):
             return None
 
     def _check_committed(self, props: Mapping[str, Any], name: str, ends: Mapping[TopicPartition, int],
-                         result: ExportResult | None) -> dict[str, Any]:
-        """The sink's group must sit at every planned end: the job's own proof of commit."""
+                         result: ExportResult | None, planned: PlannedTask | None) -> dict[str, Any]:
+        """The sink's group must sit at this task's every planned end: the job's own proof of commit."""
         group = consumer_group_id(name, props)
         after = {r.topic_partition: r.start for r in export_ranges(name, self.hook.worker_props, props, ends)}
-        behind = [f"{tp.topic}-{tp.partition} at {after[tp]} < {ends[tp]}" for tp in sorted(ends) if after[tp] < ends[tp]]
+        behind = [f"{tp.topic}-{tp.partition} at {after[tp]} < {ends[tp]}"
+                  for tp in sorted(ends) if after[tp] < ends[tp]]
         if behind:
             raise AirflowException(f"The Spark export of {name} finished but its group {group} is behind the "
                                    f"planned ends ({'; '.join(behind)}); the retry resumes behind the committed files")
-        summary = _summary(result.read if result else [], ends, result)
+        summary = _summary(result.read if result else [], ends, result, planned)
         self.log.info("Exported %d records of %s in %d files; group %s at %s", summary["records"], name,
                       len(summary["files"]), group, summary["offsets"])
         return summary
+
+
+def planned_ends(planned: PlannedTask, props: Mapping[str, Any]) -> dict[TopicPartition, int]:
+    """The partitions and planned ends of one plan item, once it is known to be this connector's.
+
+    A mapped task's item comes from XCom, so it may be stale: planned before the config changed
+    (another ``name``, topics dropped) or for another connector. Exporting it would write files
+    and commit a group the config does not name, so it fails naming the field and the fix.
+    """
+    name = str(props.get("name") or "")
+    where = f"task_config (task {planned.index}, {planned.label})"
+    rerun = "re-run the plan: clear the DAG run's plan task with its downstream tasks"
+    planned_name = str(planned.config.get("name") or name)
+    if planned_name != name:
+        raise AirflowFailException(
+            f"{where}: config.name is {planned_name!r}, but this task exports connector {name!r}; expand the task "
+            f"over the output of a plan of the same connector config (spark_export_task_group does), or {rerun}")
+    ends = planned.end_offsets_by_partition()
+    if not ends:
+        raise AirflowFailException(
+            f"{where}: end_offsets is empty, so the item is not a sink's planned range; expand the task over "
+            f"the plan of a storage sink connector")
+    topics = set(sink_topics(props, {tp.topic for tp in ends}))
+    gone = sorted(f"{tp.topic}:{tp.partition}" for tp in ends if tp.topic not in topics)
+    if gone:
+        raise AirflowFailException(
+            f"{where}: end_offsets names {', '.join(gone)}, which connector {name!r} no longer reads "
+            f"({TOPICS_CONFIG}={props.get(TOPICS_CONFIG) or ''!r}, {TOPICS_REGEX_CONFIG}="
+            f"{props.get(TOPICS_REGEX_CONFIG) or ''!r}); {rerun}, so the items match the config")
+    return ends
+
+
+def _job_run_id(context: Context, planned: PlannedTask | None) -> str:
+    """The job's temp dir name: unique per mapped task and try, so side-by-side jobs never share one."""
+    task = "" if planned is None else f"-task{planned.index}"
+    return f"{context['run_id']}{task}-{context['ti'].try_number}"
+
+
+def _job_name(job: SparkExportJob, planned: PlannedTask | None) -> str:
+    """The application name on the cluster: one per planned range group, so its jobs tell apart."""
+    return job.name if planned is None else f"{job.name}-task{planned.index}"
 
 
 class _ResultCapturingSparkSubmitHook(SparkSubmitHook):
@@ -165,9 +224,14 @@ class _ResultCapturingSparkSubmitHook(SparkSubmitHook):
 
 
 def _summary(read: Sequence[OffsetRange], ends: Mapping[TopicPartition, int],
-             result: ExportResult | None) -> dict[str, Any]:
-    """The task's XCom: records read and files committed by this run, the group's offsets after it."""
-    return {"records": sum(r.end - r.start for r in read),
+             result: ExportResult | None, planned: PlannedTask | None) -> dict[str, Any]:
+    """The task's XCom: records read and files committed by this run, the group's offsets after it.
+
+    ``task``, ``records`` and ``topics`` are what the copy tasks' summaries also carry, so
+    ``summarize_run`` totals either kind of mapped task.
+    """
+    return {"task": planned.index if planned else None,
+            "records": sum(r.end - r.start for r in read),
             "read": [[r.topic, r.partition, r.start, r.end] for r in read],
             "files": [f.path for f in result.files] if result else [],
             "offsets": {f"{tp.topic}-{tp.partition}": end for tp, end in sorted(ends.items())},

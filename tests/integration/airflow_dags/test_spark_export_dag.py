@@ -1,11 +1,13 @@
-"""The Spark bulk export under Airflow: SparkExportOperator submits through the Spark provider.
+"""The Spark bulk export under Airflow: plan -> one mapped Spark export per range group -> summary.
 
 Real broker, real Airflow (dag.test in a child process), real spark-submit in local mode through
 apache-airflow-providers-apache-spark's SparkSubmitHook and the ``spark_default`` connection.
-The operator takes the same connector config as the Python storage sink. Assertions are on the
-Parquet files (every id once, each file holding the offsets its name says) and on the group
-``connect-<name>``. What an interrupted run left (files of a Python sink run that committed one
-partition and half of another, and another run's temp files) is neither written again nor deleted.
+``spark_export_task_group`` takes the same connector config as the Python storage sink; its plan
+splits the 3 partitions over ``tasks.max=2`` range groups, and each mapped task exports its own.
+Assertions are on each task's summary, on the Parquet files (every id once, each file holding the
+offsets its name says) and on the group ``connect-<name>``. What an interrupted run left (files of
+a Python sink run that committed one partition and half of another, and another run's temp files)
+is neither written again nor deleted.
 """
 
 from __future__ import annotations
@@ -37,14 +39,14 @@ def _dag_file(folder: Path, dag_id: str, config: dict[str, Any]) -> None:
     (folder / f"{dag_id}.py").write_text(f'''
 import pendulum
 from airflow.sdk import DAG
-from kopycat_airflow.operators.spark_export import SparkExportOperator
+from kopycat_airflow.task_group import spark_export_task_group
 
 with DAG({dag_id!r}, schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC"), catchup=False):
-    SparkExportOperator(task_id="export", connector_config={json.dumps(config)})
+    spark_export_task_group({json.dumps(config)}, export_retries=0)
 ''')
 
 
-def test_a_dag_exports_the_planned_ranges_with_spark_skipping_what_the_store_holds(
+def test_each_planned_range_group_is_one_spark_export_skipping_what_the_store_holds(
         local_airflow: LocalAirflow, bootstrap_servers: str, topic_name: str, tmp_path: Path) -> None:
     count, name = 6_000, f"lake-{uuid.uuid4().hex[:8]}"
     ranges = produce_orders(bootstrap_servers, topic_name, count)
@@ -65,15 +67,24 @@ def test_a_dag_exports_the_planned_ranges_with_spark_skipping_what_the_store_hol
     run = local_airflow.run_dag("t_spark_export", "2026-11-21T01:00:00Z")
 
     assert run["state"] == "success", run.get("log")
-    [summary] = run.results("export")
-    planned = {f"{r.topic}-{r.partition}": r.end for r in ranges}
-    assert summary["offsets"] == planned
+    exports = sorted(run.tasks("export"), key=lambda t: t["map_index"])
+    assert [(t["map_index"], t["label"], t["state"]) for t in exports] == [
+        (0, f"{topic_name}[0,2]", "success"), (1, f"{topic_name}[1]", "success")]
+    groups, nothing_left = (t["result"] for t in exports)
+    # Task 0 (partitions 0 and 2) reads the rest of partition 0 and all of partition 2.
+    assert groups["task"] == 0
+    assert groups["offsets"] == {f"{topic_name}-0": ranges[0].end, f"{topic_name}-2": ranges[2].end}
     rest_of_0 = OffsetRange(topic_name, 0, half.end, ranges[0].end)
-    assert [OffsetRange(*r) for r in summary["read"]] == [rest_of_0, ranges[2]]
-    assert summary["records"] == count - ranges[1].end - half.end
-    assert [path.rsplit("/", 1)[-1] for path in summary["files"]] == [
+    assert [OffsetRange(*r) for r in groups["read"]] == [rest_of_0, ranges[2]]
+    assert groups["records"] == count - ranges[1].end - half.end
+    assert [path.rsplit("/", 1)[-1] for path in groups["files"]] == [
         committed_name(topic_name, 0, half.end, ranges[0].end - 1, "parquet"),
         committed_name(topic_name, 2, 0, ranges[2].end - 1, "parquet")]
+    # Task 1 (partition 1): the interrupted run's files hold all of it, so its job only commits the group.
+    assert nothing_left == {"task": 1, "records": 0, "read": [], "files": [], "topics": [topic_name],
+                            "offsets": {f"{topic_name}-1": ranges[1].end}}
+    [total] = run.results("summary")
+    assert (total["tasks"], total["records"], total["topics"]) == (2, groups["records"], [topic_name])
     files = read_committed(*local_store(topic_dir), topic=topic_name)
     assert_every_id_once(files, count)
     assert len(files) == PARTITIONS + 1

@@ -36,7 +36,8 @@ def test_the_example_dags_import_without_errors_as_plan_copy_summary_groups(tmp_
     assert parsed["dags"]["kopycat_shop_export"] == [
         "shop-lake-sink.copy", "shop-lake-sink.plan", "shop-lake-sink.summary",
         "shop-reporting-sink.copy", "shop-reporting-sink.plan", "shop-reporting-sink.summary"]
-    assert parsed["dags"]["kopycat_shop_lake_spark"] == ["export"]
+    assert parsed["dags"]["kopycat_shop_lake_spark"] == [
+        "shop-lake-sink.export", "shop-lake-sink.plan", "shop-lake-sink.summary"]
     assert parsed["dags"]["kopycat_shop_mirror"] == [
         "shop-mirror-checkpoint.copy", "shop-mirror-checkpoint.plan", "shop-mirror-checkpoint.summary",
         "shop-mirror-source.copy", "shop-mirror-source.plan", "shop-mirror-source.summary"]

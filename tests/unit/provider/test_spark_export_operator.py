@@ -1,0 +1,118 @@
+"""SparkExportOperator without Spark or a broker: which ranges a mapped task hands to the job, and stale items."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from airflow.sdk.exceptions import AirflowFailException
+
+from kopycat.api.records import TopicPartition
+from kopycat.runtime.bounded_plan import PlannedTask
+from kopycat_airflow.operators import spark_export
+from kopycat_airflow.operators.spark_export import SparkExportOperator
+from kopycat_airflow.task_group import summarize_run
+
+SINK = {"name": "lake", "connector.class": "io.confluent.connect.s3.S3SinkConnector", "topics": "orders",
+        "store.url": "file:///lake", "format.class": "parquet", "flush.size": "1000", "tasks.max": "2"}
+PLAN = [PlannedTask(0, "orders[0,2]", dict(SINK), {"orders:0": 10, "orders:2": 30}),
+        PlannedTask(1, "orders[1]", dict(SINK), {"orders:1": 20})]
+
+
+class _Handed(Exception):
+    """Stops execute() where the job would be planned, carrying what it was handed."""
+
+
+class _Hook:
+    """The KopycatHook's two members the operator uses before Spark: a plan, the worker keys."""
+
+    worker_props = {"bootstrap.servers": "127.0.0.1:9"}
+
+    def __init__(self, plan: list[PlannedTask] | None) -> None:
+        self._plan = plan
+
+    def plan(self, props: Mapping[str, Any]) -> list[PlannedTask]:
+        if self._plan is None:
+            raise AssertionError("a mapped export must take its item's ranges, not plan again")
+        return self._plan
+
+
+def _handed(monkeypatch: pytest.MonkeyPatch, task_config: Mapping[str, Any] | None,
+            plan: list[PlannedTask] | None = None,
+            config: Mapping[str, str] = SINK) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Run execute() up to the job's planning; what it handed over, and the task's context."""
+    def plan_spark_export(props: Mapping[str, Any], worker_props: Mapping[str, Any],
+                          ends: Mapping[TopicPartition, int], **kwargs: Any) -> None:
+        raise _Handed({"ends": dict(ends), **kwargs})
+
+    monkeypatch.setattr(spark_export, "plan_spark_export", plan_spark_export)
+    monkeypatch.setattr(SparkExportOperator, "_master", lambda self: "local[2]")
+    op = SparkExportOperator(task_id="export", connector_config=config, task_config=task_config)
+    op.__dict__["hook"] = _Hook(plan)
+    context: dict[str, Any] = {"run_id": "manual__1", "ti": SimpleNamespace(try_number=2),
+                               "dag_run": SimpleNamespace(run_type="manual", conf={})}
+    with pytest.raises(_Handed) as handed:
+        op.execute(context)  # type: ignore[arg-type]
+    return handed.value.args[0], context
+
+
+def test_a_planned_item_restricts_the_export_to_its_own_partitions_and_planned_ends(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    handed, context = _handed(monkeypatch, PLAN[0].to_dict())
+    assert handed["ends"] == {TopicPartition("orders", 0): 10, TopicPartition("orders", 2): 30}
+    assert handed["run_id"] == "manual__1-task0-2", "side-by-side jobs of one run need their own temp dirs"
+    assert context["kopycat_task_label"] == "orders[0,2]"
+    handed, _ = _handed(monkeypatch, PLAN[1].to_dict())
+    assert handed["ends"] == {TopicPartition("orders", 1): 20}
+    assert handed["run_id"] == "manual__1-task1-2"
+
+
+def test_without_a_planned_item_the_export_plans_every_partition_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    handed, context = _handed(monkeypatch, None, plan=PLAN)
+    assert handed["ends"] == {TopicPartition("orders", 0): 10, TopicPartition("orders", 1): 20,
+                              TopicPartition("orders", 2): 30}
+    assert handed["run_id"] == "manual__1-2"
+    assert "kopycat_task_label" not in context
+
+
+def test_an_item_planned_for_another_connector_fails_naming_the_name_and_the_fix(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    item = PlannedTask(0, "orders[0]", {**SINK, "name": "old-lake"}, {"orders:0": 10}).to_dict()
+    with pytest.raises(AirflowFailException,
+                       match=r"task 0, orders\[0\]\): config.name is 'old-lake', but this task exports connector "
+                             r"'lake'; expand the task over the output of a plan of the same connector config"):
+        _handed(monkeypatch, item)
+
+
+def test_an_item_naming_partitions_the_connector_no_longer_reads_fails_naming_them_and_the_fix(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    item = PlannedTask(1, "orders[1], refunds[0]", dict(SINK), {"orders:1": 20, "refunds:0": 5}).to_dict()
+    with pytest.raises(AirflowFailException,
+                       match=r"end_offsets names refunds:0, which connector 'lake' no longer reads "
+                             r"\(topics='orders', topics.regex=''\); re-run the plan"):
+        _handed(monkeypatch, item)
+
+
+def test_an_item_of_a_topics_regex_sink_is_checked_against_the_regex(monkeypatch: pytest.MonkeyPatch) -> None:
+    regex_sink = {k: v for k, v in SINK.items() if k != "topics"} | {"topics.regex": "orders|refunds"}
+    item = PlannedTask(0, "refunds[0]", regex_sink, {"refunds:0": 5}).to_dict()
+    handed, _ = _handed(monkeypatch, item, config=regex_sink)
+    assert handed["ends"] == {TopicPartition("refunds", 0): 5}
+    with pytest.raises(AirflowFailException, match="end_offsets names audit:0"):
+        _handed(monkeypatch, PlannedTask(0, "audit[0]", regex_sink, {"audit:0": 5}).to_dict(), config=regex_sink)
+
+
+def test_an_item_that_is_not_a_plan_item_fails_saying_what_to_map_over(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(AirflowFailException, match=r"not an item of PlanConnectorOperator's output.*plan.output"):
+        _handed(monkeypatch, {"label": "orders[0]", "end_offsets": {"orders:0": 10}})
+    with pytest.raises(AirflowFailException, match="end_offsets is empty"):
+        _handed(monkeypatch, PlannedTask(0, "task 0", dict(SINK)).to_dict())
+
+
+def test_the_run_summary_totals_spark_exports_and_copies_alike() -> None:
+    spark = {"task": 0, "records": 70, "read": [], "files": [], "offsets": {}, "topics": ["orders"]}
+    copy = {"task": 1, "records": 30, "skipped": 2, "bytes": 900, "topics": ["refunds"]}
+    assert summarize_run.function([spark, copy]) == {"tasks": 2, "records": 100, "skipped": 2, "bytes": 900,
+                                                     "topics": ["orders", "refunds"]}
