@@ -42,10 +42,9 @@ def connector_task_group(connector_config: ConnectorConfigArg, *,
     and ``summary`` logs and returns the totals of the run.
     """
     name = connector_name(connector_config)
-    common = {"connector_config": connector_config, "kopycat_conn_id": kopycat_conn_id,
-              "worker_overrides": worker_overrides}
     outlets = [connector_alias(name)] if name else []
-    return _planned_group(group_id or name, common, lambda planned: CopyTaskOperator.partial(
+    return _planned_group(connector_config, group_id, kopycat_conn_id, worker_overrides,
+                          lambda common, planned: CopyTaskOperator.partial(
         task_id="copy", window=window, idle_ms=idle_ms, max_records=max_records, max_seconds=max_seconds,
         retries=copy_retries, outlets=outlets, map_index_template=COPY_LABEL_TEMPLATE, **common, **copy_kwargs,
     ).expand(task_config=planned))
@@ -65,21 +64,25 @@ def spark_export_task_group(connector_config: ConnectorConfigArg, *, group_id: s
     (``export_retries``) resumes behind the files its own job committed. ``export_kwargs`` go to
     every :class:`SparkExportOperator` (``window``, ``retry_delay``, ``pool``...).
     """
-    name = connector_name(connector_config)
-    common = {"connector_config": connector_config, "kopycat_conn_id": kopycat_conn_id,
-              "worker_overrides": worker_overrides}
-    return _planned_group(group_id or name, common, lambda planned: SparkExportOperator.partial(
+    return _planned_group(connector_config, group_id, kopycat_conn_id, worker_overrides,
+                          lambda common, planned: SparkExportOperator.partial(
         task_id="export", spark_conn_id=spark_conn_id, spark_conf=spark_conf, retries=export_retries,
         map_index_template=COPY_LABEL_TEMPLATE, **common, **export_kwargs,
     ).expand(task_config=planned))
 
 
-def _planned_group(group_id: str, common: Mapping[str, Any],
-                   mapped: Callable[[XComArg], MappedOperator]) -> TaskGroup:
-    """``plan`` -> ``mapped(plan.output)`` -> ``summary``: the shape both kinds of run share."""
-    with TaskGroup(group_id=group_id or "kopycat") as group:
+def _planned_group(connector_config: ConnectorConfigArg, group_id: str | None, kopycat_conn_id: str,
+                   worker_overrides: Mapping[str, Any] | None,
+                   mapped: Callable[[dict[str, Any], XComArg], MappedOperator]) -> TaskGroup:
+    """``plan`` -> ``mapped(common, plan.output)`` -> ``summary``: the shape both kinds of run share.
+
+    ``common`` holds the keyword arguments the plan and every mapped task take alike.
+    """
+    common = {"connector_config": connector_config, "kopycat_conn_id": kopycat_conn_id,
+              "worker_overrides": worker_overrides}
+    with TaskGroup(group_id=group_id or connector_name(connector_config) or "kopycat") as group:
         plan = PlanConnectorOperator(task_id="plan", **common)
-        summarize_run.override(task_id="summary")(mapped(plan.output).output)
+        summarize_run.override(task_id="summary")(mapped(common, plan.output).output)
     return group
 
 

@@ -31,8 +31,7 @@ import pyarrow as pa
 from boto3.s3.transfer import TransferConfig
 from botocore.config import Config
 
-from kopycat.api.config import Password
-from kopycat.api.errors import ConfigError, ConnectError, RetriableError
+from kopycat.api.errors import ConnectError, RetriableError
 from kopycat.connectors.files.store import (
     AWS_ACCESS_KEY_CONFIG,
     AWS_SECRET_KEY_CONFIG,
@@ -40,6 +39,7 @@ from kopycat.connectors.files.store import (
     S3_REGION_CONFIG,
     Store,
     StoreLocation,
+    s3_key_pair,
 )
 
 __all__ = ["S3MultipartOutput", "S3OutputFile", "S3Store", "open_s3_store"]
@@ -279,13 +279,8 @@ def open_s3_store(values: Mapping[str, Any], location: StoreLocation) -> S3Store
 
 def _client(values: Mapping[str, Any], endpoint: str | None) -> Any:
     """A boto3 S3 client: the configured key pair, else the standard AWS chain; the secret stays in boto3."""
-    access_key = str(values.get(AWS_ACCESS_KEY_CONFIG) or "")
-    secret = values.get(AWS_SECRET_KEY_CONFIG)
-    secret_text = secret.value() if isinstance(secret, Password) else str(secret or "")
-    if access_key and not secret_text:
-        raise ConfigError.for_key(AWS_SECRET_KEY_CONFIG, "", f"is required with {AWS_ACCESS_KEY_CONFIG}")
-    session = boto3.session.Session(aws_access_key_id=access_key or None,
-                                    aws_secret_access_key=secret_text if access_key else None,
+    access_key, secret_text = s3_key_pair(values) or (None, None)
+    session = boto3.session.Session(aws_access_key_id=access_key, aws_secret_access_key=secret_text,
                                     region_name=str(values.get(S3_REGION_CONFIG) or "") or None)
     # Path-style addressing for an endpoint override (MinIO, moto), as pyarrow's S3FileSystem did.
     config = Config(retries={"mode": "standard"}, s3={"addressing_style": "path"} if endpoint else None)

@@ -21,7 +21,6 @@ from typing import Any
 from confluent_kafka import Consumer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-from kopycat.api.config import Password
 from kopycat.api.errors import ConfigError
 from kopycat.api.records import TopicPartition
 from kopycat.connectors.files.partitioners import PARTITIONER_CLASS_CONFIG
@@ -35,12 +34,11 @@ from kopycat.connectors.files.spark_export import (
     spark_export_job,
 )
 from kopycat.connectors.files.store import (
-    AWS_ACCESS_KEY_CONFIG,
-    AWS_SECRET_KEY_CONFIG,
     S3_PART_SIZE_CONFIG,
     S3_REGION_CONFIG,
     StoreLocation,
     locate_store,
+    s3_key_pair,
 )
 from kopycat.kafka import client_config, consumer_group_id
 
@@ -128,11 +126,9 @@ def _s3a_conf(values: Mapping[str, Any], location: StoreLocation) -> dict[str, s
         conf["spark.hadoop.fs.s3a.endpoint"] = location.endpoint
         conf["spark.hadoop.fs.s3a.path.style.access"] = "true"  # MinIO, moto, on-premise S3
         conf["spark.hadoop.fs.s3a.connection.ssl.enabled"] = str(location.endpoint.startswith("https")).lower()
-    access_key = str(values.get(AWS_ACCESS_KEY_CONFIG) or "")
-    if access_key:
-        secret = values.get(AWS_SECRET_KEY_CONFIG)
-        conf["spark.hadoop.fs.s3a.access.key"] = access_key
-        conf["spark.hadoop.fs.s3a.secret.key"] = secret.value() if isinstance(secret, Password) else str(secret or "")
+    key_pair = s3_key_pair(values)
+    if key_pair:
+        conf["spark.hadoop.fs.s3a.access.key"], conf["spark.hadoop.fs.s3a.secret.key"] = key_pair
         conf["spark.hadoop.fs.s3a.aws.credentials.provider"] = "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
     return conf
 

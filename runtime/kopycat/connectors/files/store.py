@@ -32,12 +32,12 @@ from urllib.parse import urlparse
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from kopycat.api.config import NO_DEFAULT, ConfigDef, ConfigType, Importance, NonEmptyString, Range
+from kopycat.api.config import NO_DEFAULT, ConfigDef, ConfigType, Importance, NonEmptyString, Password, Range
 from kopycat.api.errors import ConfigError, ConnectError, RetriableError
 
 __all__ = [
     "ArrowStore", "S3_BUCKET_CONFIG", "S3_ENDPOINT_CONFIG", "S3_PART_SIZE_CONFIG", "S3_REGION_CONFIG",
-    "STORE_CONFIG", "STORE_URL_CONFIG", "Store", "StoreLocation", "locate_store", "open_store",
+    "STORE_CONFIG", "STORE_URL_CONFIG", "Store", "StoreLocation", "locate_store", "open_store", "s3_key_pair",
 ]
 
 log = logging.getLogger(__name__)
@@ -215,6 +215,22 @@ def locate_store(props: Mapping[str, Any]) -> StoreLocation:
             raise ConfigError.for_key(STORE_URL_CONFIG, url, "needs an absolute path: file:///data/exports")
         return StoreLocation("file", path.rstrip("/") or "/", url)
     raise ConfigError.for_key(STORE_URL_CONFIG, url, "has an unknown scheme: use file://, hdfs:// or s3://")
+
+
+def s3_key_pair(values: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The configured access key and its secret (plain), or None for the AWS default chain.
+
+    The one reading of the key pair, for the Python sink's boto3 client and the Spark job's s3a
+    conf alike, so both refuse a key without its secret the same way.
+    """
+    access_key = str(values.get(AWS_ACCESS_KEY_CONFIG) or "")
+    if not access_key:
+        return None
+    secret = values.get(AWS_SECRET_KEY_CONFIG)
+    secret_text = secret.value() if isinstance(secret, Password) else str(secret or "")
+    if not secret_text:
+        raise ConfigError.for_key(AWS_SECRET_KEY_CONFIG, "", f"is required with {AWS_ACCESS_KEY_CONFIG}")
+    return access_key, secret_text
 
 
 def open_store(props: Mapping[str, Any]) -> Store:
