@@ -53,6 +53,7 @@ from kopycat.connectors.files.partitioners import (
     partitioner_from_config,
 )
 from kopycat.connectors.files.record_formats import ParquetFormat, RecordFormat, format_from_config
+from kopycat.connectors.files.round_committer import RoundCommitter
 from kopycat.connectors.files.sink_config import (
     FILE_SINK_CONFIG,
     TIMEZONE_CONFIG,
@@ -96,7 +97,10 @@ class FileSinkConnector(SinkConnector):
 class FileSinkTask(SinkTask):
     """Writes each assigned partition through a :class:`TopicPartitionWriter`."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, background_commits: bool = True) -> None:
+        """``background_commits=False`` writes and commits each round inside the put() that ends it, for
+        callers that read the store right after put() (the engine reads pre_commit instead)."""
+        self.background_commits = background_commits
         self.settings: FileSinkSettings | None = None
         self._store: Store | None = None
         self._partitioner: Partitioner | None = None
@@ -106,6 +110,7 @@ class FileSinkTask(SinkTask):
         self._window: TimeWindow | None = None
         self._window_partitions: list[str] = []
         self._writers: dict[TopicPartition, TopicPartitionWriter] = {}
+        self._committer: RoundCommitter | None = None
 
     def start(self, props: Mapping[str, str]) -> None:
         """Parse the config; a windowed run is checked here, before anything is written or deleted."""
@@ -118,6 +123,7 @@ class FileSinkTask(SinkTask):
         self._format = format_from_config(settings.values)
         self._timezone = str(settings.values.get(TIMEZONE_CONFIG) or "") or None
         self._bounded = is_bounded_run(props)
+        self._committer = RoundCommitter(background=self.background_commits)
         if self._window is not None:
             log.info("Windowed run [%d, %d): overwriting %s", self._window.start_ms, self._window.end_ms,
                      ", ".join(self._window_partitions) or "no directory (an empty window)")
@@ -154,7 +160,7 @@ class FileSinkTask(SinkTask):
 
     def _new_writer(self, tp: TopicPartition) -> TopicPartitionWriter:
         args = (tp, self._running_store(), self._settings(), self._running_partitioner(), self._running_format(),
-                self._timezone)
+                self._timezone, self._committer)
         if self._window is None:
             return TopicPartitionWriter(*args)
         return WindowedPartitionWriter(*args, window_partitions=self._window_partitions)
@@ -205,20 +211,24 @@ class FileSinkTask(SinkTask):
         """Nothing: files are committed by rotation (pre_commit reports what is committed)."""
 
     def pre_commit(self, current_offsets: Mapping[TopicPartition, int]) -> Mapping[TopicPartition, int]:
-        """Offsets of committed records only; a bounded run first commits every open file."""
+        """Offsets of committed records only; a bounded run first commits every open file (and waits)."""
         now_ms = int(time.time() * 1000)
+        held = [(TopicPartition(*tp), consumed, self._writers.get(TopicPartition(*tp)))
+                for tp, consumed in current_offsets.items()]
+        for _, _, writer in held:
+            if writer is not None and self._bounded:
+                writer.commit()
+            elif writer is not None:
+                writer.commit_if_scheduled(now_ms)
         safe: dict[TopicPartition, int] = {}
-        for tp, consumed in current_offsets.items():
-            writer = self._writers.get(TopicPartition(*tp))
+        for tp, consumed, writer in held:
             if writer is None:
                 continue
             if self._bounded:
-                writer.commit()
-            else:
-                writer.commit_if_scheduled(now_ms)
+                writer.wait_for_commit()
             offset = writer.safe_offset(consumed)
             if offset is not None:
-                safe[TopicPartition(*tp)] = offset
+                safe[tp] = offset
         return safe
 
     def close(self, partitions: Collection[TopicPartition]) -> None:
@@ -228,8 +238,18 @@ class FileSinkTask(SinkTask):
             if writer is not None:
                 writer.discard()
 
+    def wait_for_commits(self) -> None:
+        """Block until every round handed to the committer is committed (tools and tests; the engine asks
+        pre_commit, which reports a round in flight as not yet safe)."""
+        for writer in self._writers.values():
+            writer.wait_for_commit()
+
     def stop(self) -> None:
+        """Finish the commit under way; rounds still open are dropped and consumed again after a restart."""
         self._writers.clear()
+        if self._committer is not None:
+            self._committer.close()
+            self._committer = None
 
     def _settings(self) -> FileSinkSettings:
         if self.settings is None:

@@ -18,7 +18,9 @@ name ``<topic>+<partition>+<start>+<end>.<ext>``. A round of one file is committ
 move. A round of several files first writes a round manifest listing the committed names, moves
 the files, then deletes the manifest; a crash in between leaves the manifest, and recovery
 deletes the round's committed files (roll back), so a round is either wholly committed or not at
-all and the greatest end offset in the names is always a true resume point. Confluent's S3 sink
+all and the greatest end offset in the names is always a true resume point. Rounds are written and
+moved on the task's :class:`~kopycat.connectors.files.round_committer.RoundCommitter` thread while
+the next round fills; the consumer group is told only the start of a round in flight. Confluent's S3 sink
 has no such step and can lose the rest of a round that a crash cut in half.
 """
 
@@ -31,17 +33,20 @@ import posixpath
 import uuid
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Final
 
 from kopycat.api.data import Schema
-from kopycat.api.errors import DataError
+from kopycat.api.errors import ConnectError, DataError
 from kopycat.api.record_batch import SinkRecordBatch
 from kopycat.api.records import SinkRecord, TopicPartition
 from kopycat.api.schema_projector import SchemaProjector
 from kopycat.connectors.files.committed_files import TEMP_DIR, committed_name
 from kopycat.connectors.files.partitioners import Partitioner, parse_timezone
 from kopycat.connectors.files.record_formats import FileContents, RecordFormat
+from kopycat.connectors.files.round_committer import RoundCommitter
 from kopycat.connectors.files.sink_config import FileSinkSettings
 from kopycat.connectors.files.store import Store
 
@@ -130,6 +135,14 @@ class _OpenFile:
     records: int = 0
 
 
+@dataclass(frozen=True)
+class _InFlight:
+    """A round handed to the committer: its first offset, and the offset after it once committed."""
+
+    start_offset: int
+    future: Future[int]
+
+
 @dataclass
 class _Round:
     """The files open together and what ends them."""
@@ -145,8 +158,10 @@ class TopicPartitionWriter:
     """Writes one topic partition's records to files and commits them; one writer per partition."""
 
     def __init__(self, tp: TopicPartition, store: Store, settings: FileSinkSettings,
-                 partitioner: Partitioner, record_format: RecordFormat, timezone: str | None) -> None:
+                 partitioner: Partitioner, record_format: RecordFormat, timezone: str | None,
+                 committer: RoundCommitter | None = None) -> None:
         self.tp = tp
+        self.committer = committer or RoundCommitter(background=False)
         self.store = store
         self.settings = settings
         self.partitioner = partitioner
@@ -158,6 +173,9 @@ class TopicPartitionWriter:
         self.skipped_to: int | None = None
         """The offset after the last record seen, when no round is open (safe to commit)."""
         self._round: _Round | None = None
+        self._in_flight: _InFlight | None = None
+        self._failed_at: int | None = None
+        """The first offset of a round whose commit failed: nothing from it on is ever reported safe."""
 
     # ------------------------------------------------------------------ recovery
 
@@ -184,6 +202,7 @@ class TopicPartitionWriter:
 
     def write(self, records: Sequence[SinkRecord], now_ms: int) -> None:
         """Add records of this partition (offset order), committing rounds as they end."""
+        self._settle(block=False)
         if records and self.next_offset is not None and records[0].kafka_offset < self.next_offset:
             # A redelivery of committed offsets (records come in offset order): drop that prefix.
             records = [r for r in records if r.kafka_offset >= self.next_offset]
@@ -222,6 +241,7 @@ class TopicPartitionWriter:
         ``rotate.interval.ms``, schema.compatibility NONE (another schema rolls, equal schemas need
         no projection) and no null values (a batch has none).
         """
+        self._settle(block=False)
         if self.next_offset is not None and batch.offsets[0] < self.next_offset:
             batch = batch.slice(bisect_left(batch.offsets, self.next_offset), len(batch))  # redelivered prefix
         if not len(batch):
@@ -326,10 +346,43 @@ class TopicPartitionWriter:
         return now_ms + interval - local % interval
 
     def commit(self) -> None:
-        """Commit every open file (one round): each file exactly once, the round all or nothing."""
+        """Hand every open file (one round) to the committer: each file exactly once, the round all or nothing.
+
+        Waits for this partition's round in flight first, so rounds commit in order and at most
+        two are held (one filling, one being written).
+        """
         current, self._round = self._round, None
         if current is None or not current.files:
             return
+        self._settle(block=True)
+        what = f"the files of {self.tp.topic}-{self.tp.partition} from offset {current.start_offset}"
+        self._in_flight = _InFlight(current.start_offset, self.committer.submit(partial(self._commit_round, current),
+                                                                                what))
+        self._settle(block=False)  # a commit run in the caller's thread is done: take its outcome now
+
+    def wait_for_commit(self) -> None:
+        """Block until the round in flight is committed; ConnectError if its commit failed."""
+        self._settle(block=True)
+
+    def _settle(self, block: bool) -> None:
+        """Take the outcome of the round in flight once it is done (or wait for it)."""
+        if self._failed_at is not None:
+            raise ConnectError(f"An earlier commit of {self.tp.topic}-{self.tp.partition} failed at offset "
+                               f"{self._failed_at}; the task must restart from there")
+        flight = self._in_flight
+        if flight is None or (not block and not flight.future.done()):
+            return
+        self._in_flight = None
+        try:
+            self.next_offset = flight.future.result()
+        except Exception as exc:
+            self._failed_at = flight.start_offset
+            raise ConnectError(f"Committing the files of {self.tp.topic}-{self.tp.partition} from offset "
+                               f"{flight.start_offset} failed: {type(exc).__name__}: {exc}. Nothing from that "
+                               f"offset on is committed; the task stops and a restart copies it again") from exc
+
+    def _commit_round(self, current: _Round) -> int:
+        """Write, then move, every file of the round (on the committer's thread); the offset after it."""
         files = sorted(current.files.values(), key=lambda f: f.start_offset)
         staged = [(self._stage(file), self._committed_path(file)) for file in files]
         manifest = None
@@ -340,9 +393,10 @@ class TopicPartitionWriter:
             self.store.move(temp, final)
         if manifest is not None:
             self.store.delete(manifest)
-        self.next_offset = max(file.end_offset for file in files) + 1
+        next_offset = max(file.end_offset for file in files) + 1
         log.info("Committed %d file(s) of %s-%d, offsets %d..%d (%d records)", len(files), self.tp.topic,
-                 self.tp.partition, current.start_offset, self.next_offset - 1, current.records)
+                 self.tp.partition, current.start_offset, next_offset - 1, current.records)
+        return next_offset
 
     def _stage(self, file: _OpenFile) -> str:
         temp = self.store.path(self.settings.topics_dir, self.tp.topic, TEMP_DIR,
@@ -360,7 +414,12 @@ class TopicPartitionWriter:
     # ------------------------------------------------------------------ offsets
 
     def safe_offset(self, consumed: int | None) -> int | None:
-        """The offset the consumer group may commit: before the open round, or all consumed."""
+        """The offset the consumer group may commit: before the round in flight or open, or all consumed."""
+        if self._failed_at is not None:
+            return self._failed_at
+        self._settle(block=False)
+        if self._in_flight is not None:
+            return self._in_flight.start_offset
         if self._round is not None:
             return self._round.start_offset
         candidates = [o for o in (self.next_offset, self.skipped_to, consumed) if o is not None]
@@ -371,5 +430,13 @@ class TopicPartitionWriter:
         return self._round is not None and bool(self._round.files)
 
     def discard(self) -> None:
-        """Drop open files (partition revoked): their records are consumed again by the next owner."""
+        """Drop open files (partition revoked): their records are consumed again by the next owner.
+
+        The round in flight is waited for first, so the next owner's recovery sees it committed
+        (or not at all) and never copies it a second time.
+        """
         self._round = None
+        try:
+            self._settle(block=True)
+        except ConnectError as exc:
+            log.warning("Dropping %s-%d: %s", self.tp.topic, self.tp.partition, exc)

@@ -76,7 +76,7 @@ def record(offset: int, value: Any, schema: Schema | None) -> SinkRecord:
 def start(tmp_path: Path, **props: str) -> FileSinkTask:
     config = {"name": "files", "topics": "orders", "store.url": f"file://{tmp_path}/store", "format.class": "avro",
               **props}
-    task = FileSinkTask()
+    task = FileSinkTask(background_commits=False)  # reads the store right after put()
     task.initialize(WorkerSinkTaskContext(config))
     task.start(config)
     task.open([TP0])

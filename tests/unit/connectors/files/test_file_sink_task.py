@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -12,12 +13,12 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 from kopycat.api.data import Decimal, Schema, SchemaBuilder, Struct, Timestamp
-from kopycat.api.errors import ConfigError, DataError
+from kopycat.api.errors import ConfigError, ConnectError, DataError, RetriableError
 from kopycat.api.records import SinkRecord, TopicPartition
 from kopycat.connectors.files.committed_files import parse_committed_name
 from kopycat.connectors.files.file_sink import FileSinkConnector, FileSinkTask
 from kopycat.connectors.files.partition_writer import round_manifest_path
-from kopycat.connectors.files.store import open_store
+from kopycat.connectors.files.store import ArrowStore, open_store
 from kopycat.runtime.sink_task_context import WorkerSinkTaskContext
 
 TP0, TP1 = TopicPartition("orders", 0), TopicPartition("orders", 1)
@@ -41,11 +42,11 @@ def record(offset: int, value: Any, partition: int = 0, schema: Schema | None = 
                       timestamp=BASE_MS + offset * 1000 if timestamp is None else timestamp)
 
 
-def start(tmp_path: Path, partitions: Sequence[TopicPartition] = (TP0,), **props: Any
+def start(tmp_path: Path, partitions: Sequence[TopicPartition] = (TP0,), background: bool = False, **props: Any
           ) -> tuple[FileSinkTask, WorkerSinkTaskContext]:
     config = {"name": "files", "topics": "orders", "store.url": f"file://{tmp_path}/store",
               **{k.replace("_", "."): str(v) for k, v in props.items()}}
-    task = FileSinkTask()
+    task = FileSinkTask(background_commits=background)  # in put() unless asked: the tests read the store after it
     context = WorkerSinkTaskContext(config)
     task.initialize(context)
     task.start(config)
@@ -90,6 +91,66 @@ def test_a_bounded_run_commits_its_open_files_at_every_pre_commit(tmp_path: Path
     assert committed(tmp_path) == []
     assert task.pre_commit({TP0: 5}) == {TP0: 5}
     assert committed(tmp_path) == ["topics/orders/partition=0/orders+0+0000000000+0000000004.parquet"]
+
+
+@pytest.fixture
+def held_moves(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Moves into committed names wait until the event is set (a slow store)."""
+    release = threading.Event()
+    move = ArrowStore.move
+
+    def held_move(self: ArrowStore, source: str, destination: str) -> None:
+        assert release.wait(10), "the test never released the store"
+        move(self, source, destination)
+    monkeypatch.setattr(ArrowStore, "move", held_move)
+    return release
+
+
+def test_a_round_being_committed_in_the_background_is_not_reported_safe_until_it_is(
+        tmp_path: Path, held_moves: threading.Event) -> None:
+    task, _ = start(tmp_path, background=True, flush_size=4)
+    task.put([record(n, order(n)) for n in range(6)])  # 0..3 handed to the committer thread; 4, 5 open
+    assert task.pre_commit({TP0: 6}) == {TP0: 0}
+    assert committed(tmp_path) == []
+    held_moves.set()
+    task.wait_for_commits()
+    assert task.pre_commit({TP0: 6}) == {TP0: 4}
+    assert committed(tmp_path) == ["topics/orders/partition=0/orders+0+0000000000+0000000003.parquet"]
+    task.stop()
+
+
+def test_a_background_commit_failing_retriably_is_retried_and_writes_each_offset_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    failures = [RetriableError("store throttled")]
+    move = ArrowStore.move
+
+    def flaky_move(self: ArrowStore, source: str, destination: str) -> None:
+        if failures:
+            raise failures.pop()
+        move(self, source, destination)
+    monkeypatch.setattr(ArrowStore, "move", flaky_move)
+    task, _ = start(tmp_path, background=True, flush_size=4)
+    task.put([record(n, order(n)) for n in range(9)])
+    task.wait_for_commits()
+    assert failures == []
+    assert ids(tmp_path) == list(range(8))
+    assert task.pre_commit({TP0: 9}) == {TP0: 8}
+    task.stop()
+
+
+def test_a_background_commit_failing_for_good_fails_the_task_and_keeps_its_offsets_unsafe(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken_move(self: ArrowStore, source: str, destination: str) -> None:
+        raise PermissionError(f"cannot write {destination}")
+    monkeypatch.setattr(ArrowStore, "move", broken_move)
+    task, _ = start(tmp_path, background=True, flush_size=4)
+    task.put([record(n, order(n)) for n in range(6)])
+    with pytest.raises(ConnectError, match=r"orders-0 from offset 0 failed: PermissionError.*restart copies it again"):
+        task.wait_for_commits()
+    assert task.pre_commit({TP0: 6}) == {TP0: 0}
+    with pytest.raises(ConnectError, match="failed at offset 0"):
+        task.put([record(6, order(6))])
+    task.stop()
 
 
 def test_restart_seeks_past_the_committed_files_and_drops_what_was_open(tmp_path: Path) -> None:
@@ -201,7 +262,8 @@ def test_parquet_refuses_schemaless_values_with_the_fix(tmp_path: Path) -> None:
     ({"store.url": "relative/dir"}, r"store.url: needs an absolute path"),
     ({"format.class": "orc"}, r"'orc' for configuration format.class"),
     ({"flush.size": "0"}, r"flush.size"),
-    ({"schema.compatibility": "SIDEWAYS"}, r"'SIDEWAYS' for configuration schema.compatibility: .*NONE, BACKWARD, FORWARD, FULL"),
+    ({"schema.compatibility": "SIDEWAYS"},
+     r"'SIDEWAYS' for configuration schema.compatibility: .*NONE, BACKWARD, FORWARD, FULL"),
     ({"rotate.schedule.interval.ms": "60000", "timezone": ""}, r"timezone"),
 ])
 def test_bad_configs_name_the_key_the_value_and_the_fix(tmp_path: Path, props: dict[str, str],

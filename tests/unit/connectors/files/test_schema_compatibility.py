@@ -64,7 +64,7 @@ def run(tmp_path: Path, compatibility: str, records: Sequence[SinkRecord], **pro
     """One bounded run: put everything, then pre_commit commits every open file."""
     config = {"name": "files", "topics": "orders", "store.url": f"file://{tmp_path}/store",
               "schema.compatibility": compatibility, "kopycat.run.bounded": "true", **props}
-    task = FileSinkTask()
+    task = FileSinkTask(background_commits=False)  # reads the store right after put()
     task.initialize(WorkerSinkTaskContext(config))
     task.start(config)
     task.open([TP0])
