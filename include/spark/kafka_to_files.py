@@ -25,19 +25,32 @@ Options:
   --kafka-option K=V         a setting of Spark's Kafka source consumer (repeatable, e.g.
                              security.protocol=SSL); given to it as ``kafka.K``
   --client-option K=V        a confluent-kafka setting of the driver's clients (repeatable)
+  --partitioner JSON         the storage sink's partitioner keys (partitioner.class, path.format,
+                             partition.duration.ms, timezone, locale, timestamp.extractor=Record);
+                             default: the default layout ``partition=<n>``
+  --window START_MS,END_MS   a backfill: copy the records stamped in [START_MS, END_MS) and
+                             overwrite the window's directories (time-based layout only)
 
 What it does, per topic, in the order Confluent's storage connectors follow:
 
-1. lists the committed files under ``<store>/<topics dir>/<topic>`` and starts every range
-   after the greatest committed offset, so a retried run writes nothing twice;
+1. rolls back a round of files an interrupted run (this job or the Python sink) left half
+   committed (its manifest ``+tmp/<topic>+<p>.round.json``), lists the committed files under
+   ``<store>/<topics dir>/<topic>`` and starts every range after the greatest committed offset,
+   so a retried run writes nothing twice (a window is read whole instead);
 2. reads the rest with Spark's Kafka source in batch mode (``assign`` with
    ``startingOffsets``/``endingOffsets``), one Spark partition per Kafka partition;
 3. decodes the values (Kafka Connect's JsonConverter envelopes) with Kopycat's JsonConverter in
-   ``mapInArrow`` into the value struct's columns, typed by ``kopycat.api.arrow``;
-4. writes Parquet into ``<topic>/+tmp/<run id>/``, then renames each part file to
-   ``<topic>/partition=<p>/<topic>+<p>+<first offset>+<last offset>.parquet`` through Hadoop's
-   FileSystem and deletes the temporary directory;
-5. commits the consumer group ``connect-<connector name>`` to the ranges' ends (never back).
+   ``mapInArrow`` into the value struct's columns, typed by ``kopycat.api.arrow``; a time-based
+   layout places each record with the Python sink's TimeBasedPartitioner on its Kafka timestamp,
+   a window drops the records stamped outside it;
+4. writes Parquet into ``<topic>/+tmp/<run id>/`` (time-based: one part file per Kafka partition
+   and directory, rows in offset order), then renames each part file to
+   ``<topic>/<directory>/<topic>+<p>+<first offset>+<last offset>.parquet`` through Hadoop's
+   FileSystem (several files of one partition as one round, under a manifest, as the Python sink
+   commits them) and deletes the temporary directory; a window first deletes the partition's
+   committed files in the window's directories;
+5. commits the consumer group ``connect-<connector name>`` to the ranges' ends (never back); a
+   windowed run commits nothing.
 
 The last line on stdout is the result, one JSON object (``spark_export.ExportResult``); logs
 go to stderr. Exit status 1 on failure, with the reason in the last log line.
@@ -46,13 +59,15 @@ go to stderr. Exit status 1 on failure, with the reason in the last log line.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import re
 import sys
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
+from urllib.parse import urlparse
 
 from confluent_kafka import Consumer, KafkaError
 from confluent_kafka import TopicPartition as KafkaTopicPartition
@@ -60,17 +75,23 @@ from kopycat.api.arrow import to_arrow_schema
 from kopycat.api.data import Schema, Type
 from kopycat.api.errors import ConnectError, DataError
 from kopycat.api.records import TopicPartition
-from kopycat.connectors.files.committed_files import TEMP_DIR, committed_name
+from kopycat.api.window import TimeWindow
+from kopycat.connectors.files.committed_files import TEMP_DIR, committed_name, parse_committed_name
+from kopycat.connectors.files.partition_writer import MANIFEST_SUFFIX
 from kopycat.connectors.files.spark_export import (
+    DIR_COLUMN,
     NULL_VALUES_FAIL,
     NULL_VALUES_IGNORE,
+    OFFSET_COLUMN,
     ExportedFile,
     ExportResult,
     OffsetRange,
     TopicDecoder,
+    check_layout,
+    decode_dir,
+    spark_partitioner,
     ranges_from_json,
     resume_ranges,
-    spark_arrow_schema,
     spark_offsets,
 )
 from kopycat.converters.json import JsonConverter
@@ -99,8 +120,21 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--parquet-codec", default="snappy")
     parser.add_argument("--kafka-option", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--client-option", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--partitioner", default=None, metavar="JSON")
+    parser.add_argument("--window", default=None, metavar="START_MS,END_MS")
     args = parser.parse_args(argv)
     args.run_id = args.run_id or uuid.uuid4().hex
+    try:
+        args.partitioner = json.loads(args.partitioner) if args.partitioner else {}
+    except ValueError as exc:
+        parser.error(f"--partitioner takes a JSON object of partitioner keys: {exc}")
+    if not isinstance(args.partitioner, dict):
+        parser.error(f"--partitioner takes a JSON object of partitioner keys, got {args.partitioner!r}")
+    if args.window is not None:
+        start, sep, end = args.window.partition(",")
+        if not (sep and start.strip().lstrip("-").isdigit() and end.strip().lstrip("-").isdigit()):
+            parser.error(f"--window takes START_MS,END_MS (epoch ms), got {args.window!r}")
+        args.window = TimeWindow(int(start), int(end))
     for name in ("kafka_option", "client_option"):
         pairs = [option.partition("=") for option in getattr(args, name)]
         bad = [key for key, sep, _ in pairs if not sep or not key]
@@ -116,14 +150,45 @@ def read_ranges(value: str) -> list[OffsetRange]:
 
 
 class _StatsParam(AccumulatorParam):  # type: ignore[type-arg]
-    """Merges TopicDecoder's per-Spark-partition stats: ``{partition id: [p, first, last, rows]}``."""
+    """Merges TopicDecoder's per-Spark-partition stats: ``{partition id: {"partition", ..., "dirs"}}``."""
 
-    def zero(self, value: dict[int, list[int]]) -> dict[int, list[int]]:
+    def zero(self, value: dict[int, dict[str, Any]]) -> dict[int, dict[str, Any]]:
         return {}
 
-    def addInPlace(self, value1: dict[int, list[int]], value2: dict[int, list[int]]) -> dict[int, list[int]]:
+    def addInPlace(self, value1: dict[int, dict[str, Any]],
+                   value2: dict[int, dict[str, Any]]) -> dict[int, dict[str, Any]]:
         value1.update(value2)
         return value1
+
+
+class Layout(NamedTuple):
+    """Where records go: the default layout or time buckets (``partitioner``), and a backfill ``window``.
+
+    ``window_dirs`` are the encoded directories the window overwrites, from the storage sink's
+    own ``window_partitions``; checked when parsed, before anything is read or written.
+    """
+
+    partitioner: dict[str, str]
+    window: TimeWindow | None
+    window_dirs: list[str]
+    time_based: bool
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> Layout:
+        props = {str(k): str(v) for k, v in args.partitioner.items()}
+        dirs = check_layout(props, args.window)
+        return cls(props, args.window, dirs, spark_partitioner(props) is not None)
+
+
+class Piece(NamedTuple):
+    """One part file Spark wrote and where it is committed: a Kafka partition's rows of one directory."""
+
+    partition: int
+    directory: str
+    first: int
+    last: int
+    rows: int
+    source: str
 
 
 class Store:
@@ -131,7 +196,8 @@ class Store:
 
     def __init__(self, spark: SparkSession, store_url: str, topics_dir: str) -> None:
         self._jvm = spark.sparkContext._jvm
-        self.root = f"{store_url.rstrip('/')}/{topics_dir.strip('/')}"
+        self.url = store_url.rstrip("/")
+        self.root = f"{self.url}/{topics_dir.strip('/')}"
         self._fs = self._path(self.root).getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
 
     def _path(self, url: str) -> Any:
@@ -157,19 +223,35 @@ class Store:
                 names.append(name)
         return names
 
+    def names_in(self, directory: str) -> list[str]:
+        """Base names of the files directly in ``directory`` (none when it does not exist)."""
+        path = self._path(directory)
+        if not self._fs.exists(path):
+            return []
+        return [s.getPath().getName() for s in self._fs.listStatus(path) if s.isFile()]
+
     def stale_temp_dirs(self, topic: str, run_id: str) -> list[str]:
         temp = self._path(f"{self.topic_dir(topic)}/{TEMP_DIR}")
         if not self._fs.exists(temp):
             return []
         return [s.getPath().toString() for s in self._fs.listStatus(temp) if s.getPath().getName() != run_id]
 
-    def part_files(self, directory: str) -> dict[int, str]:
-        """Spark's part files in ``directory`` by the Spark partition that wrote them."""
-        parts: dict[int, str] = {}
-        for status in self._fs.listStatus(self._path(directory)):
-            match = _PART_FILE.match(status.getPath().getName())
-            if match:
-                parts[int(match.group(1))] = status.getPath().toString()
+    def part_files(self, directory: str) -> dict[tuple[int, str | None], str]:
+        """Spark's part files below ``directory``: by (Spark partition, directory of a time-based write).
+
+        A time-based write puts them in ``<DIR_COLUMN>=<hex>/``; the default one directly in
+        ``directory`` (directory None).
+        """
+        parts: dict[tuple[int, str | None], str] = {}
+        files = self._fs.listFiles(self._path(directory), True)
+        while files.hasNext():
+            path = files.next().getPath()
+            match = _PART_FILE.match(path.getName())
+            if not match:
+                continue
+            parent = path.getParent().getName()
+            encoded = decode_dir(parent[len(DIR_COLUMN) + 1:]) if parent.startswith(f"{DIR_COLUMN}=") else None
+            parts[(int(match.group(1)), encoded)] = path.toString()
         return parts
 
     def commit(self, source: str, destination: str) -> None:
@@ -183,8 +265,50 @@ class Store:
             raise ConnectError(f"Renaming {source} to {destination} failed; the file stays in {TEMP_DIR} "
                                f"and a rerun writes it again")
 
+    def exists(self, url: str) -> bool:
+        return bool(self._fs.exists(self._path(url)))
+
     def delete(self, url: str) -> None:
         self._fs.delete(self._path(url), True)
+
+    def read_text(self, url: str) -> str:
+        stream = self._fs.open(self._path(url))
+        try:
+            return str(self._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
+        finally:
+            stream.close()
+
+    def write_text(self, url: str, text: str) -> None:
+        stream = self._fs.create(self._path(url), True)
+        try:
+            stream.write(bytearray(text.encode()))
+        finally:
+            stream.close()
+
+    # The Python sink's store names files by their path below its root (local or HDFS path,
+    # bucket/key on S3); a round manifest holds such paths, so either mover rolls back the other's.
+
+    def python_path(self, url: str) -> str:
+        """``url`` (below the store URL) as the Python sink's store names it."""
+        return _python_root(self.url) + url[len(self.url):]
+
+    def url_of(self, python_path: str) -> str:
+        root = _python_root(self.url)
+        if not python_path.startswith(f"{root}/"):
+            raise ConnectError(f"A round manifest names {python_path}, which is not below the store {self.url} "
+                               f"({root}); it was written for another store.url: move it out of {TEMP_DIR}")
+        return self.url + python_path[len(root):]
+
+    def manifest(self, topic: str, partition: int) -> str:
+        """The partition's round manifest, where the Python sink's ``round_manifest_path`` puts it."""
+        return f"{self.topic_dir(topic)}/{TEMP_DIR}/{topic}+{partition}{MANIFEST_SUFFIX}"
+
+
+def _python_root(store_url: str) -> str:
+    """The Python sink's store root of a Spark store URL: the path, with the bucket first on s3a."""
+    parsed = urlparse(store_url)
+    path = parsed.path.rstrip("/")
+    return f"{parsed.netloc}{path}" if parsed.scheme in ("s3a", "s3") else (path or "/")
 
 
 class Kafka:
@@ -212,12 +336,13 @@ class Kafka:
         finally:
             consumer.close()
 
-    def value_schema(self, topic: str, ranges: Sequence[OffsetRange], null_values: str) -> Schema | None:
-        """The value schema of the first non-null record in ``ranges``; None when there is none."""
+    def value_schema(self, topic: str, ranges: Sequence[OffsetRange], null_values: str,
+                     window: TimeWindow | None = None) -> Schema | None:
+        """The value schema of the first non-null record in ``ranges`` (stamped in ``window``); None: none."""
         consumer = self.consumer(f"kopycat-export-peek-{uuid.uuid4().hex}")
         try:
             for r in ranges:
-                found = _first_value(consumer, r, null_values)
+                found = _first_value(consumer, r, null_values, window)
                 if found is not None:
                     offset, value = found
                     try:
@@ -246,9 +371,20 @@ class Kafka:
         finally:
             consumer.close()
 
+    def committed(self, group: str, ranges: Sequence[OffsetRange]) -> dict[TopicPartition, int]:
+        """The group's offsets of the ranges' partitions, read only (a windowed run moves none); -1: none."""
+        consumer = self.consumer(group)
+        try:
+            asked = [KafkaTopicPartition(r.topic, r.partition) for r in ranges]
+            return {TopicPartition(tp.topic, tp.partition): tp.offset if tp.offset >= 0 else -1
+                    for tp in consumer.committed(asked, timeout=30)}
+        finally:
+            consumer.close()
 
-def _first_value(consumer: Consumer, r: OffsetRange, null_values: str) -> tuple[int, bytes] | None:
-    """``(offset, value)`` of the first non-null record of ``r``; None when it holds none."""
+
+def _first_value(consumer: Consumer, r: OffsetRange, null_values: str,
+                 window: TimeWindow | None) -> tuple[int, bytes] | None:
+    """``(offset, value)`` of the first non-null record of ``r`` (stamped in ``window``); None: it holds none."""
     consumer.assign([KafkaTopicPartition(r.topic, r.partition, r.start)])
     while True:
         message = consumer.poll(30)
@@ -260,6 +396,9 @@ def _first_value(consumer: Consumer, r: OffsetRange, null_values: str) -> tuple[
             raise ConnectError(f"Reading {r.topic}[{r.partition}] failed: {message.error()}")
         if message.offset() >= r.end:
             return None
+        stamp_type, stamp = message.timestamp()
+        if window is not None and not (stamp_type and window.contains(stamp)):
+            continue  # left out by the window, as the decoder leaves it out
         if message.value() is not None:
             return message.offset(), message.value()
         if null_values == NULL_VALUES_FAIL:
@@ -267,45 +406,131 @@ def _first_value(consumer: Consumer, r: OffsetRange, null_values: str) -> tuple[
                             f"tombstone); run with --behavior-on-null-values ignore to skip tombstones")
 
 
-def export_topic(spark: SparkSession, store: Store, args: argparse.Namespace, topic: str,
-                 ranges: list[OffsetRange], schema: Schema) -> list[ExportedFile]:
-    """Steps 2-4 for one topic: read, decode, write to ``+tmp/<run id>``, rename to committed names."""
+def export_topic(spark: SparkSession, store: Store, args: argparse.Namespace, layout: Layout, topic: str,
+                 ranges: list[OffsetRange], schema: Schema) -> tuple[list[ExportedFile], int]:
+    """Steps 2-4 for one topic: read, decode, write to ``+tmp/<run id>``, commit; (files, records filtered)."""
     if schema.type is not Type.STRUCT:
         raise DataError(f"Topic {topic} has {schema.type.name} values; Parquet columns come from a STRUCT "
                         f"value schema")
-    arrow_schema = to_arrow_schema(schema)
     stats = spark.sparkContext.accumulator({}, _StatsParam())
-    decoder = TopicDecoder(topic, arrow_schema, stats, args.behavior_on_null_values)
+    window = (layout.window.start_ms, layout.window.end_ms) if layout.window else None
+    decoder = TopicDecoder(topic, to_arrow_schema(schema), stats, args.behavior_on_null_values,
+                           layout.partitioner if layout.time_based else None, window)
     temp = f"{store.topic_dir(topic)}/{TEMP_DIR}/{args.run_id}"
     frame = (spark.read.format("kafka").option("kafka.bootstrap.servers", args.bootstrap_servers)
              .options(**{f"kafka.{k}": v for k, v in args.kafka_option.items()})
-             .options(**spark_offsets(ranges)).load().select("value", "partition", "offset"))
-    (frame.mapInArrow(decoder, from_arrow_schema(spark_arrow_schema(arrow_schema)))
-     .write.mode("errorifexists").option("compression", args.parquet_codec).parquet(temp))
-    files = _commit_parts(store, topic, temp, stats.value)
+             .options(**spark_offsets(ranges)).load()
+             .select("value", "partition", "offset", "timestamp", "timestampType"))
+    decoded = frame.mapInArrow(decoder, from_arrow_schema(decoder.output_schema()))
+    if layout.time_based:  # one part file per (Kafka partition, directory), rows in offset order
+        writer = (decoded.sortWithinPartitions(DIR_COLUMN, OFFSET_COLUMN).drop(OFFSET_COLUMN)
+                  .write.partitionBy(DIR_COLUMN))
+    else:
+        writer = decoded.write
+    writer.mode("errorifexists").option("compression", args.parquet_codec).parquet(temp)
+    pieces = _pieces(store, topic, temp, stats.value, layout.time_based)
+    files = commit_pieces(store, topic, pieces, layout)
     store.delete(temp)
+    return files, sum(s["filtered"] for s in stats.value.values())
+
+
+def _pieces(store: Store, topic: str, temp: str, stats: dict[int, dict[str, Any]], time_based: bool) -> list[Piece]:
+    """The part files Spark wrote, matched to the rows the decoder counted (one per partition and directory)."""
+    parts, pieces = store.part_files(temp), []
+    seen: set[tuple[int, str]] = set()
+    for spark_partition, tally in sorted(stats.items()):
+        for directory, (first, last, rows) in sorted(tally["dirs"].items()):
+            source = parts.get((spark_partition, directory if time_based else None))
+            if source is None or (tally["partition"], directory) in seen:
+                raise ConnectError(f"Spark wrote {sorted(parts, key=str)} for {topic}, but the decoder counted "
+                                   f"{sorted((i, d) for i, t in stats.items() for d in t['dirs'])}; expected "
+                                   f"one part file per Kafka partition and directory (is minPartitions set?)")
+            seen.add((tally["partition"], directory))
+            pieces.append(Piece(tally["partition"], directory, first, last, rows, source))
+    return pieces
+
+
+def commit_pieces(store: Store, topic: str, pieces: Sequence[Piece], layout: Layout) -> list[ExportedFile]:
+    """Commit each Kafka partition's files as one round, as the Python sink's ``TopicPartitionWriter.commit``.
+
+    A round of several files first writes the manifest the Python sink writes (their committed
+    paths), renames them, then deletes it; a crash in between leaves the manifest, and the next
+    run of either mover deletes the round's files (:func:`roll_back_rounds`), so the greatest
+    committed end offset stays a true resume point. A window first deletes each partition's
+    committed files in its directories (:func:`clear_window`), after checking every partition.
+    """
+    by_partition: dict[int, list[Piece]] = {}
+    for piece in pieces:
+        by_partition.setdefault(piece.partition, []).append(piece)
+    if layout.window is not None:
+        doomed = {p: _window_files(store, topic, p, min(x.first for x in ps), layout)
+                  for p, ps in sorted(by_partition.items())}
+    files: list[ExportedFile] = []
+    for partition, round_pieces in sorted(by_partition.items()):
+        if layout.window is not None:
+            for url in doomed[partition]:
+                store.delete(url)
+            log.info("windowed run: deleted %d committed file(s) of %s-%d in %s", len(doomed[partition]), topic,
+                     partition, ", ".join(layout.window_dirs))
+        files += _commit_round(store, topic, partition, sorted(round_pieces, key=lambda x: x.first))
     return files
 
 
-def _commit_parts(store: Store, topic: str, temp: str, stats: dict[int, list[int]]) -> list[ExportedFile]:
-    parts, files = store.part_files(temp), []
-    seen: set[int] = set()
-    for spark_partition, (partition, first, last, rows) in sorted(stats.items()):
-        if rows == 0:
-            continue  # every record was a skipped tombstone: no file
-        if spark_partition not in parts or partition in seen:
-            raise ConnectError(f"Spark wrote {sorted(parts)} for partitions {sorted(stats)} of {topic}; "
-                               f"expected one part file per Kafka partition (is minPartitions set?)")
-        seen.add(partition)
-        name = committed_name(topic, partition, first, last, EXTENSION)
-        destination = f"{store.topic_dir(topic)}/partition={partition}/{name}"
-        store.commit(parts[spark_partition], destination)
-        files.append(ExportedFile(topic, partition, first, last, rows, destination))
-        log.info("committed %s (%s rows)", destination, rows)
+def _commit_round(store: Store, topic: str, partition: int, pieces: list[Piece]) -> list[ExportedFile]:
+    staged = [(piece, f"{store.topic_dir(topic)}/{piece.directory}/"
+                      f"{committed_name(topic, partition, piece.first, piece.last, EXTENSION)}") for piece in pieces]
+    manifest = store.manifest(topic, partition) if len(staged) > 1 else None
+    if manifest is not None:
+        store.write_text(manifest, json.dumps({"files": [store.python_path(final) for _, final in staged]}))
+    files = []
+    for piece, final in staged:
+        store.commit(piece.source, final)
+        files.append(ExportedFile(topic, partition, piece.first, piece.last, piece.rows, final))
+        log.info("committed %s (%s rows)", final, piece.rows)
+    if manifest is not None:
+        store.delete(manifest)
     return files
+
+
+def _window_files(store: Store, topic: str, partition: int, first: int, layout: Layout) -> list[str]:
+    """The partition's committed files in the window's directories, to delete; refuse to lose data.
+
+    As the storage sink's ``WindowedPartitionWriter``: a file there starting before the window's
+    first record of the partition holds records this run cannot write again (gone from Kafka by
+    retention): nothing is deleted and the run fails, its files left in ``+tmp``.
+    """
+    doomed, older = [], []
+    for directory in layout.window_dirs:
+        for name in store.names_in(f"{store.topic_dir(topic)}/{directory}"):
+            committed = parse_committed_name(name)
+            if committed is None or committed.topic_partition != TopicPartition(topic, partition):
+                continue
+            url = f"{store.topic_dir(topic)}/{directory}/{name}"
+            (older if committed.start_offset < first else doomed).append(url)
+    if older:
+        raise ConnectError(f"Windowed run of {topic}-{partition}: {', '.join(older)} hold(s) offsets before {first}, "
+                           f"the window's first record, which this run cannot copy again (removed from Kafka by "
+                           f"retention); none of its files was deleted. Leave this window as it is, or move those "
+                           f"files away and re-run it")
+    return doomed
+
+
+def roll_back_rounds(store: Store, topic: str, partitions: Sequence[int]) -> None:
+    """Delete the committed files of a round an interrupted run left half committed (the Python sink's too)."""
+    for partition in partitions:
+        manifest = store.manifest(topic, partition)
+        if not store.exists(manifest):
+            continue
+        paths = json.loads(store.read_text(manifest))["files"]
+        for path in paths:
+            store.delete(store.url_of(path))
+        store.delete(manifest)
+        log.warning("rolled back a partly committed round of %s-%d: deleted %s", topic, partition,
+                    ", ".join(path.rsplit("/", 1)[-1] for path in paths))
 
 
 def run(spark: SparkSession, args: argparse.Namespace) -> ExportResult:
+    layout = Layout.of(args)  # a bad layout or window fails here, before anything is read or written
     store = Store(spark, args.store_url, args.topics_dir)
     kafka = Kafka(args.bootstrap_servers, args.client_option)
     group = args.group_id or f"connect-{args.connector_name}"
@@ -314,11 +539,16 @@ def run(spark: SparkSession, args: argparse.Namespace) -> ExportResult:
     read: list[OffsetRange] = []
     skipped: list[OffsetRange] = []
     offsets: dict[TopicPartition, int] = {}
+    filtered = 0
+    if layout.window is not None:
+        log.info("windowed run [%d, %d): overwriting %s; the group %s does not move", layout.window.start_ms,
+                 layout.window.end_ms, ", ".join(layout.window_dirs) or "no directory", group)
     for topic in sorted({r.topic for r in requested}):
         topic_ranges = [r for r in requested if r.topic == topic]
+        roll_back_rounds(store, topic, [r.partition for r in topic_ranges])
         names = store.committed_names(topic)
         log.info("%s: %s files under %s", topic, len(names), store.topic_dir(topic))
-        to_read, done = resume_ranges(topic_ranges, names)
+        to_read, done = resume_ranges(topic_ranges, names) if layout.window is None else (topic_ranges, [])
         skipped += done
         for stale in store.stale_temp_dirs(topic, args.run_id):
             log.warning("%s holds files of an unfinished run, never read as committed; delete it when "
@@ -327,13 +557,18 @@ def run(spark: SparkSession, args: argparse.Namespace) -> ExportResult:
         if to_read:
             kafka.check_bounds(to_read)
             log.info("%s: reading %s", topic, ", ".join(f"[{r.partition}] [{r.start}, {r.end})" for r in to_read))
-            schema = kafka.value_schema(topic, to_read, args.behavior_on_null_values)
+            schema = kafka.value_schema(topic, to_read, args.behavior_on_null_values, layout.window)
             if schema is not None:
-                files += export_topic(spark, store, args, topic, to_read, schema)
+                written, left_out = export_topic(spark, store, args, layout, topic, to_read, schema)
+                files += written
+                filtered += left_out
             read += to_read
-        offsets.update(kafka.commit_group(group, topic_ranges))
-        log.info("%s: group %s committed", topic, group)
-    return ExportResult(args.connector_name, args.run_id, files, read, skipped, offsets)
+        if layout.window is None:
+            offsets.update(kafka.commit_group(group, topic_ranges))
+            log.info("%s: group %s committed", topic, group)
+        else:
+            offsets.update(kafka.committed(group, topic_ranges))
+    return ExportResult(args.connector_name, args.run_id, files, read, skipped, offsets, filtered, layout.window)
 
 
 def _kopycat_error(trace: str) -> str | None:

@@ -6,7 +6,7 @@ import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any
 
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.sdk import BaseOperator, Context
@@ -14,11 +14,13 @@ from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
 from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.api.records import TopicPartition
+from kopycat.api.window import TimeWindow
 from kopycat.connectors.files.spark_export import (
     RESULT_KEY,
     ExportResult,
     OffsetRange,
     SparkExportJob,
+    check_layout,
     parse_result,
 )
 from kopycat.connectors.files.spark_plan import export_ranges, plan_spark_export
@@ -27,7 +29,7 @@ from kopycat.runtime.bounded_plan import PlannedTask
 from kopycat.runtime.connector_config import TOPICS_CONFIG, TOPICS_REGEX_CONFIG, sink_topics
 from kopycat_airflow.connector_config import resolve_connector_config
 from kopycat_airflow.hooks.kopycat import KopycatHook
-from kopycat_airflow.operators.copy import COPY_LABEL_TEMPLATE, planned_task_of, window_of
+from kopycat_airflow.operators.copy import COPY_LABEL_TEMPLATE, WindowMode, planned_task_of, window_of
 
 __all__ = ["SparkExportOperator", "planned_ends"]
 
@@ -37,7 +39,9 @@ class SparkExportOperator(BaseOperator):
 
     The bulk path of DESIGN.md §4 for the same connector config ``CopyTaskOperator`` runs with
     the Python sink (``FileSinkConnector``: ``name``, ``topics``, ``store.url``, ``topics.dir``,
-    Parquet, default partitioner): the plan snapshots each partition's end offset, the job reads
+    Parquet, the default partitioner or a time-based one on ``timestamp.extractor=Record``, each
+    record in the directory the Python sink's partitioner prints for it): the plan snapshots each
+    partition's end offset, the job reads
     from the group ``connect-<name>``'s offsets to those ends with Spark's Kafka source, writes
     Parquet under the committed names the Python sink uses, and commits the group only after the
     files are committed. A retry resumes behind the files already committed, so nothing is
@@ -50,10 +54,19 @@ class SparkExportOperator(BaseOperator):
     and a retry of one resumes behind its own files. Without ``task_config`` the task plans the
     connector itself and exports every partition in one job.
 
-    Backfills: the Spark job copies offset ranges, not time windows, so a backfill run (as
-    :func:`kopycat_airflow.operators.copy.window_of` sees it with ``window="auto"``) fails with a
-    message saying so instead of exporting the live range under a past interval; backfill with
-    ``CopyTaskOperator`` over the same config, or pass ``window="never"`` to export the live range.
+    Backfills, as ``CopyTaskOperator`` runs them: with ``window="auto"`` a backfill run (or one
+    triggered with ``{"kopycat_window": true}``, see :func:`kopycat_airflow.operators.copy.window_of`)
+    exports exactly its data interval ``[start, end)``: each planned partition is read from its
+    first record stamped at/after ``start`` (``offsets_for_times``) to its planned end, the records
+    stamped inside the interval are written (the others counted as ``filtered``), the window's
+    directories are overwritten (the planned partitions' committed files there are deleted
+    first), and neither the group nor the live offsets move; the same window twice gives the same
+    files. It needs a TimeBasedPartitioner (or Hourly/Daily) with ``timestamp.extractor=Record``
+    and a data interval of whole ``partition.duration.ms`` buckets, else the task fails with the
+    key, the value and the fix before anything is written. ``"always"`` windows every run,
+    ``"never"`` none. Keep the connector's runs apart (``max_active_runs=1``, and
+    ``airflow backfill create ... --max-active-runs 1``): a window and a live run write the same
+    partitions' files.
 
     :param connector_config: the sink's properties (dict, Jinja-templated) or file path.
     :param task_config: one item of the plan's output (mapped), or None to plan here.
@@ -61,7 +74,7 @@ class SparkExportOperator(BaseOperator):
     :param spark_conn_id: the Spark connection (master, deploy mode); ``spark_default``.
     :param spark_conf: extra Spark conf (executor memory, ``spark.sql.shuffle.partitions``...).
     :param worker_overrides: worker.properties keys that win over the connection's.
-    :param window: ``auto`` (refuse backfill runs, see above) or ``never``.
+    :param window: ``auto``, ``always`` or ``never`` (see above).
     """
 
     template_fields: Sequence[str] = ("connector_config", "task_config", "spark_conf")
@@ -71,9 +84,9 @@ class SparkExportOperator(BaseOperator):
                  task_config: Mapping[str, Any] | None = None,
                  kopycat_conn_id: str = KopycatHook.default_conn_name, spark_conn_id: str = "spark_default",
                  spark_conf: Mapping[str, str] | None = None, worker_overrides: Mapping[str, Any] | None = None,
-                 window: Literal["auto", "never"] = "auto", **kwargs: Any) -> None:
-        if window not in ("auto", "never"):
-            raise ValueError(f"window={window!r}: use 'auto' or 'never' (Spark exports do not copy time windows)")
+                 window: WindowMode = "auto", **kwargs: Any) -> None:
+        if window not in ("auto", "always", "never"):
+            raise ValueError(f"window={window!r}: use 'auto', 'always' or 'never'")
         if task_config is not None:
             kwargs.setdefault("map_index_template", COPY_LABEL_TEMPLATE)
         super().__init__(**kwargs)
@@ -93,28 +106,33 @@ class SparkExportOperator(BaseOperator):
         planned = planned_task_of(context, self.task_config) if self.task_config is not None else None
         props = resolve_connector_config(self.connector_config)
         name = str(props.get("name") or "")
-        if window_of(context, self.window) is not None:
-            raise AirflowFailException(
-                f"Connector {name}: this is a backfill (windowed) run, and the Spark export copies offset ranges, "
-                f"not time windows, so it would export the live range under a past interval. Backfill with "
-                f"CopyTaskOperator over the same connector config (the storage sink overwrites the window's "
-                f"directories), or set window='never' on this task to export the live range")
+        window = window_of(context, self.window)
+        if window is not None:
+            try:  # before the plan or Kafka: a window Spark cannot overwrite whole fails with the fix at once
+                check_layout(props, window)
+            except ConfigError as exc:
+                raise AirflowFailException(f"Connector {name} cannot export this window with Spark: {exc}") from exc
+            self.log.info("Windowed run: exporting [%s, %s) without touching the live offsets",
+                          context.get("data_interval_start"), context.get("data_interval_end"))
         ends = self._ends(props, planned)
         if not ends:
             self.log.warning("Connector %s: no partitions to export", name)
-            return _summary([], {}, None, planned)
+            return _summary([], {}, None, planned, window)
         try:
             job = plan_spark_export(props, self.hook.worker_props, ends, master=self._master(),
-                                    run_id=_job_run_id(context, planned))
+                                    run_id=_job_run_id(context, planned), window=window)
         except ConfigError as exc:
             raise AirflowFailException(f"Connector {name} cannot be exported with Spark: {exc}") from exc
         ranges = [r for r in job.ranges if not r.empty]
         if not ranges:
-            self.log.info("Connector %s: every partition is exported up to its planned end already", name)
-            return _summary([], ends, None, planned)
+            self.log.info("Connector %s: %s", name, "no partition holds a record at/after the window's start"
+                          if window else "every partition is exported up to its planned end already")
+            return _summary([], ends, None, planned, window)
         self.log.info("Exporting %d records of %s with Spark: %s", sum(r.end - r.start for r in ranges), name,
                       ", ".join(f"{r.topic}-{r.partition} [{r.start}, {r.end})" for r in ranges))
         result = self._submit(job, _job_name(job, planned))
+        if window is not None:
+            return self._windowed_summary(name, ends, result, planned, window)
         return self._check_committed(props, name, ends, result, planned)
 
     def _ends(self, props: Mapping[str, Any], planned: PlannedTask | None) -> dict[TopicPartition, int]:
@@ -158,6 +176,19 @@ class SparkExportOperator(BaseOperator):
         summary = _summary(result.read if result else [], ends, result, planned)
         self.log.info("Exported %d records of %s in %d files; group %s at %s", summary["records"], name,
                       len(summary["files"]), group, summary["offsets"])
+        return summary
+
+
+    def _windowed_summary(self, name: str, ends: Mapping[TopicPartition, int], result: ExportResult | None,
+                          planned: PlannedTask | None, window: TimeWindow) -> dict[str, Any]:
+        """A windowed job commits no group, so its result is the proof: the window it copied."""
+        if result is not None and result.window != window:
+            raise AirflowException(f"The Spark export of {name} copied the window {result.window}, not this run's "
+                                   f"{window}; the job ignored --window: check include/spark/kafka_to_files.py")
+        summary = _summary(result.read if result else [], ends, result, planned, window)
+        self.log.info("Exported window [%d, %d) of %s: %d records in %d files, %d stamped outside it; the group "
+                      "did not move", window.start_ms, window.end_ms, name, summary["records"],
+                      len(summary["files"]), summary["filtered"])
         return summary
 
 
@@ -224,15 +255,25 @@ class _ResultCapturingSparkSubmitHook(SparkSubmitHook):
 
 
 def _summary(read: Sequence[OffsetRange], ends: Mapping[TopicPartition, int],
-             result: ExportResult | None, planned: PlannedTask | None) -> dict[str, Any]:
+             result: ExportResult | None, planned: PlannedTask | None,
+             window: TimeWindow | None = None) -> dict[str, Any]:
     """The task's XCom: records read and files committed by this run, the group's offsets after it.
 
     ``task``, ``records`` and ``topics`` are what the copy tasks' summaries also carry, so
-    ``summarize_run`` totals either kind of mapped task.
+    ``summarize_run`` totals either kind of mapped task. A windowed run's ``records`` are the
+    rows it wrote (those stamped inside ``window``), ``filtered`` the records it read outside it,
+    ``offsets`` the group's untouched offsets (-1: none committed).
     """
-    return {"task": planned.index if planned else None,
-            "records": sum(r.end - r.start for r in read),
-            "read": [[r.topic, r.partition, r.start, r.end] for r in read],
-            "files": [f.path for f in result.files] if result else [],
-            "offsets": {f"{tp.topic}-{tp.partition}": end for tp, end in sorted(ends.items())},
-            "topics": sorted({tp.topic for tp in ends})}
+    records = sum(r.end - r.start for r in read)
+    summary = {"task": planned.index if planned else None,
+               "records": records,
+               "read": [[r.topic, r.partition, r.start, r.end] for r in read],
+               "files": [f.path for f in result.files] if result else [],
+               "offsets": {f"{tp.topic}-{tp.partition}": end for tp, end in sorted(ends.items())},
+               "topics": sorted({tp.topic for tp in ends})}
+    if window is not None:
+        summary.update(records=sum(f.rows for f in result.files) if result else 0,
+                       filtered=result.filtered if result else 0, window=[window.start_ms, window.end_ms],
+                       offsets={f"{tp.topic}-{tp.partition}": offset
+                                for tp, offset in sorted(result.committed_offsets.items())} if result else {})
+    return summary

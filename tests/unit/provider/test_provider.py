@@ -71,16 +71,16 @@ def test_a_window_needs_a_data_interval() -> None:
                    "data_interval_end": at}, "auto")
 
 
-def test_the_spark_export_refuses_a_backfill_instead_of_exporting_the_live_range() -> None:
+def test_a_spark_export_backfill_of_a_layout_it_cannot_overwrite_fails_with_the_fix_before_the_plan() -> None:
     start, end = dt.datetime(2026, 11, 20, 1, tzinfo=UTC), dt.datetime(2026, 11, 20, 2, tzinfo=UTC)
     context = {"dag_run": SimpleNamespace(run_type="backfill", conf={}), "data_interval_start": start,
                "data_interval_end": end}
     export = SparkExportOperator(task_id="export", connector_config={
         "name": "lake", "connector.class": "FileSinkConnector", "topics": "orders", "store.url": "file:///lake"})
-    with pytest.raises(AirflowFailException, match="CopyTaskOperator.*window='never'"):
-        export.execute(context)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="window='always'"):
-        SparkExportOperator(task_id="always", connector_config={}, window="always")  # type: ignore[arg-type]
+    with pytest.raises(AirflowFailException, match="partitioner.class: windowed .*TimeBasedPartitioner"):
+        export.execute(context)  # type: ignore[arg-type]  # no Kafka, no plan: refused first
+    assert SparkExportOperator(task_id="always", connector_config={}, window="always").window == "always"
+
 
 def test_the_window_keys_must_come_in_pairs_of_integers() -> None:
     assert TimeWindow.of({}) is None

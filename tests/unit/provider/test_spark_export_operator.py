@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from airflow.sdk.exceptions import AirflowFailException
+from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
 from kopycat.api.records import TopicPartition
+from kopycat.api.window import TimeWindow
+from kopycat.connectors.files.spark_export import ExportedFile, ExportResult, OffsetRange
 from kopycat.runtime.bounded_plan import PlannedTask
 from kopycat_airflow.operators import spark_export
 from kopycat_airflow.operators.spark_export import SparkExportOperator
@@ -17,6 +20,10 @@ from kopycat_airflow.task_group import summarize_run
 
 SINK = {"name": "lake", "connector.class": "io.confluent.connect.s3.S3SinkConnector", "topics": "orders",
         "store.url": "file:///lake", "format.class": "parquet", "flush.size": "1000", "tasks.max": "2"}
+DAY_START = dt.datetime(2026, 11, 20, tzinfo=dt.UTC)
+DAY = TimeWindow(int(DAY_START.timestamp() * 1000), int(DAY_START.timestamp() * 1000) + 86_400_000)
+DAILY_SINK = {**SINK, "partitioner.class": "DailyPartitioner", "timezone": "UTC", "locale": "en",
+              "timestamp.extractor": "Record"}
 PLAN = [PlannedTask(0, "orders[0,2]", dict(SINK), {"orders:0": 10, "orders:2": 30}),
         PlannedTask(1, "orders[1]", dict(SINK), {"orders:1": 20})]
 
@@ -41,7 +48,8 @@ class _Hook:
 
 def _handed(monkeypatch: pytest.MonkeyPatch, task_config: Mapping[str, Any] | None,
             plan: list[PlannedTask] | None = None,
-            config: Mapping[str, str] = SINK) -> tuple[dict[str, Any], dict[str, Any]]:
+            config: Mapping[str, str] = SINK, run_type: str = "manual",
+            window: str = "auto") -> tuple[dict[str, Any], dict[str, Any]]:
     """Run execute() up to the job's planning; what it handed over, and the task's context."""
     def plan_spark_export(props: Mapping[str, Any], worker_props: Mapping[str, Any],
                           ends: Mapping[TopicPartition, int], **kwargs: Any) -> None:
@@ -49,10 +57,11 @@ def _handed(monkeypatch: pytest.MonkeyPatch, task_config: Mapping[str, Any] | No
 
     monkeypatch.setattr(spark_export, "plan_spark_export", plan_spark_export)
     monkeypatch.setattr(SparkExportOperator, "_master", lambda self: "local[2]")
-    op = SparkExportOperator(task_id="export", connector_config=config, task_config=task_config)
+    op = SparkExportOperator(task_id="export", connector_config=config, task_config=task_config, window=window)
     op.__dict__["hook"] = _Hook(plan)
     context: dict[str, Any] = {"run_id": "manual__1", "ti": SimpleNamespace(try_number=2),
-                               "dag_run": SimpleNamespace(run_type="manual", conf={})}
+                               "dag_run": SimpleNamespace(run_type=run_type, conf={}),
+                               "data_interval_start": DAY_START, "data_interval_end": DAY_START + dt.timedelta(days=1)}
     with pytest.raises(_Handed) as handed:
         op.execute(context)  # type: ignore[arg-type]
     return handed.value.args[0], context
@@ -116,3 +125,41 @@ def test_the_run_summary_totals_spark_exports_and_copies_alike() -> None:
     copy = {"task": 1, "records": 30, "skipped": 2, "bytes": 900, "topics": ["refunds"]}
     assert summarize_run.function([spark, copy]) == {"tasks": 2, "records": 100, "skipped": 2, "bytes": 900,
                                                      "topics": ["orders", "refunds"]}
+
+
+@pytest.mark.parametrize(("run_type", "window", "expected"), [
+    ("backfill", "auto", DAY), ("scheduled", "auto", None), ("manual", "auto", None),
+    ("backfill", "never", None), ("scheduled", "always", DAY)])
+def test_a_backfill_run_exports_its_data_interval_as_a_window_and_others_the_live_range(
+        monkeypatch: pytest.MonkeyPatch, run_type: str, window: str, expected: TimeWindow | None) -> None:
+    handed, _ = _handed(monkeypatch, PLAN[0].to_dict(), run_type=run_type, window=window, config=DAILY_SINK)
+    assert handed["window"] == expected
+    assert handed["ends"] == {TopicPartition("orders", 0): 10, TopicPartition("orders", 2): 30}
+
+
+def test_an_unknown_window_mode_is_refused_naming_the_three() -> None:
+    with pytest.raises(ValueError, match="use 'auto', 'always' or 'never'"):
+        SparkExportOperator(task_id="export", connector_config=SINK, window="backfill")  # type: ignore[arg-type]
+
+
+def test_a_windowed_summary_counts_rows_written_and_filtered_and_keeps_the_group_offsets() -> None:
+    ends = {TopicPartition("orders", 0): 10}
+    result = ExportResult("lake", "r", [ExportedFile("orders", 0, 3, 8, 4, "file:/lake/topics/orders/d/x.parquet")],
+                          [OffsetRange("orders", 0, 3, 10)], [], {TopicPartition("orders", 0): 7}, filtered=3,
+                          window=DAY)
+    op = SparkExportOperator(task_id="export", connector_config=SINK)
+    summary = op._windowed_summary("lake", ends, result, PLAN[0], DAY)
+    assert summary == {"task": 0, "records": 4, "filtered": 3, "read": [["orders", 0, 3, 10]],
+                       "files": ["file:/lake/topics/orders/d/x.parquet"], "offsets": {"orders-0": 7},
+                       "topics": ["orders"], "window": [DAY.start_ms, DAY.end_ms]}
+    with pytest.raises(AirflowException, match="copied the window None"):
+        op._windowed_summary("lake", ends, ExportResult("lake", "r", [], [], [], {}), PLAN[0], DAY)
+
+
+def test_a_backfill_the_layout_cannot_overwrite_fails_with_the_fix_before_the_plan(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    refused = (r"cannot export this window with Spark: Invalid value 'Wallclock' for configuration "
+               r"timestamp.extractor: .*timestamp.extractor=Record")
+    with pytest.raises(AirflowFailException, match=refused):
+        _handed(monkeypatch, None, plan=None, run_type="backfill",
+                config={**DAILY_SINK, "timestamp.extractor": "Wallclock"})

@@ -12,6 +12,10 @@ is defined once:
 - the decoding that runs inside Spark's ``mapInArrow``: Kopycat's own JsonConverter (its
   columnar path, else the record path and :func:`kopycat.api.arrow_values.to_arrow_batch`), the
   same code the Python storage sink uses, so both write identical rows (:class:`TopicDecoder`);
+- the layout: the default one (``partition=<n>``) or the time buckets of the Kafka record
+  timestamp, placed by the Python sink's own :class:`TimeBasedPartitioner` (no second Joda
+  implementation), and a backfill window checked by the sink's own ``window_partitions``
+  (:func:`spark_partitioner`, :func:`check_layout`);
 - the spark-submit invocation (:func:`spark_export_job`, :func:`s3a_conf`) and the job's
   result, one JSON line on stdout (:class:`ExportResult`, :func:`parse_result`).
 """
@@ -30,16 +34,32 @@ from pathlib import Path
 from typing import Any, Final
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from kopycat.api.arrow import to_arrow_schema
 from kopycat.api.arrow_values import to_arrow_batch
 from kopycat.api.data import Schema, Type
 from kopycat.api.errors import ConfigError, ConnectError, DataError
 from kopycat.api.records import TopicPartition
+from kopycat.api.window import TimeWindow
 from kopycat.connectors.files.committed_files import next_offsets
+from kopycat.connectors.files.file_sink import window_partitions
+from kopycat.connectors.files.partitioners import (
+    DIRECTORY_DELIM_CONFIG,
+    PARTITIONER_CLASS_CONFIG,
+    PARTITIONER_CONFIG,
+    TIMESTAMP_EXTRACTOR_CONFIG,
+    DefaultPartitioner,
+    RecordTimestampExtractor,
+    TimeBasedPartitioner,
+    WallclockTimestampExtractor,
+    partitioner_from_config,
+)
 
 __all__ = [
+    "DIR_COLUMN",
     "KAFKA_JAR_SET",
+    "OFFSET_COLUMN",
     "S3A_JAR_SET",
     "JOB_PATH",
     "RESULT_KEY",
@@ -48,7 +68,11 @@ __all__ = [
     "OffsetRange",
     "SparkExportJob",
     "TopicDecoder",
+    "check_layout",
+    "decode_dir",
+    "encode_dir",
     "parse_result",
+    "partitioner_props",
     "ranges_from_json",
     "ranges_to_json",
     "resume_ranges",
@@ -57,6 +81,7 @@ __all__ = [
     "spark_arrow_schema",
     "spark_export_job",
     "spark_offsets",
+    "spark_partitioner",
 ]
 
 JOB_PATH: Final = Path(__file__).resolve().parents[4] / "include" / "spark" / "kafka_to_files.py"
@@ -67,6 +92,12 @@ S3A_JAR_SET: Final = "spark-s3a"
 RESULT_KEY: Final = "kopycat.spark.export"
 """First key of the result line, so it is found among whatever else reaches stdout."""
 NULL_VALUES_FAIL, NULL_VALUES_IGNORE = "fail", "ignore"
+DIR_COLUMN: Final = "__kopycat_dir"
+"""Hidden column of a time-based export: the record's directory, hex-encoded (Spark's partitionBy
+column, so its value needs no escaping in a path); never written into a file."""
+OFFSET_COLUMN: Final = "__kopycat_offset"
+"""Hidden column of a time-based export: the Kafka offset, so each file's rows are sorted as the
+Python sink writes them (offset order); dropped before the write."""
 _SECRET_KEY: Final = re.compile(r"secret|password|token|access\.key|sasl\.jaas", re.IGNORECASE)
 
 
@@ -159,6 +190,70 @@ def spark_offsets(ranges: Sequence[OffsetRange]) -> dict[str, str]:
             "endingOffsets": json.dumps(ending)}
 
 
+# ---------------------------------------------------------------- layout and window
+
+_OTHER_WAY: Final = "or export with the Python storage sink (CopyTaskOperator)"
+
+
+def partitioner_props(props: Mapping[str, Any]) -> dict[str, str]:
+    """The partitioner keys of a sink config (Confluent's ``PartitionerConfig``), as the job takes them."""
+    return {key: str(props[key]) for key in PARTITIONER_CONFIG.names() if props.get(key) is not None}
+
+
+def spark_partitioner(props: Mapping[str, Any]) -> TimeBasedPartitioner | None:
+    """The time-based partitioner ``props`` configure, None for the default layout; else a ConfigError.
+
+    The job places records with the Python sink's own partitioner, so a directory is exactly what
+    the storage sink prints for the record. Only what every Spark task computes the same way from
+    the Kafka record is taken: the Kafka timestamp (``timestamp.extractor=Record``), not the wall
+    clock (each task would write the directory of its own run time) nor a value field (it would
+    need every value decoded into records first). ``directory.delim`` stays ``/``: files are found
+    below ``<topic>/``, as the Python sink looks for them.
+    """
+    props = {k: str(v) for k, v in props.items() if v is not None}
+    partitioner = partitioner_from_config(props)
+    if partitioner.delim != "/":
+        raise ConfigError.for_key(DIRECTORY_DELIM_CONFIG, partitioner.delim,
+                                  f"the Spark export finds committed files below <topic>/: drop the key, {_OTHER_WAY}")
+    if isinstance(partitioner, DefaultPartitioner):
+        return None
+    if not isinstance(partitioner, TimeBasedPartitioner):
+        raise ConfigError.for_key(PARTITIONER_CLASS_CONFIG, props.get(PARTITIONER_CLASS_CONFIG),
+                                  "the Spark export writes the default layout (partition=<n>) or time buckets "
+                                  "(TimeBasedPartitioner, HourlyPartitioner, DailyPartitioner) of the Kafka "
+                                  f"record timestamp: use one of those, {_OTHER_WAY}")
+    if type(partitioner.extractor) is not RecordTimestampExtractor:
+        why = ("the wall clock would put each Spark task's records in the directory of the time it ran"
+               if isinstance(partitioner.extractor, WallclockTimestampExtractor)
+               else "a value field would need every value decoded into records first")
+        raise ConfigError.for_key(TIMESTAMP_EXTRACTOR_CONFIG, props.get(TIMESTAMP_EXTRACTOR_CONFIG, "Wallclock"),
+                                  f"the Spark export places records by their Kafka timestamp only ({why}): set "
+                                  f"timestamp.extractor=Record, {_OTHER_WAY}")
+    return partitioner
+
+
+def check_layout(props: Mapping[str, Any], window: TimeWindow | None) -> list[str]:
+    """Check a layout (:func:`spark_partitioner`) and window; the encoded directories the window overwrites.
+
+    The window is checked by the storage sink's own ``window_partitions`` (time-based on record
+    time, whole buckets, a ``path.format`` as fine as the buckets), so the Spark export and the
+    Python sink accept the same backfills. No window: no directory.
+    """
+    partitioner = spark_partitioner(props)
+    if window is None:
+        return []
+    return window_partitions(partitioner or DefaultPartitioner(), window, props)
+
+
+def encode_dir(encoded: str) -> str:
+    """An encoded partition as the value of :data:`DIR_COLUMN`: hex, so no character is escaped in a path."""
+    return encoded.encode().hex()
+
+
+def decode_dir(value: str) -> str:
+    return bytes.fromhex(value).decode()
+
+
 # ---------------------------------------------------------------- decoding inside mapInArrow
 
 def spark_arrow_schema(schema: pa.Schema) -> pa.Schema:
@@ -185,45 +280,158 @@ def _spark_type(t: pa.DataType) -> pa.DataType:
 
 
 @dataclass
+class _Tally:
+    """What one Spark partition (one Kafka partition's range) held, for the driver to name files by."""
+
+    partition: int | None = None
+    first: int | None = None
+    last: int | None = None
+    rows: int = 0
+    filtered: int = 0
+    dirs: dict[str, list[int]] = field(default_factory=dict)
+    """Encoded directory -> [first offset, last offset, rows] of the rows written into it."""
+
+    def wrote(self, encoded: str, first: int, last: int, rows: int) -> None:
+        entry = self.dirs.setdefault(encoded, [first, last, 0])
+        entry[1], entry[2] = last, entry[2] + rows
+        self.rows += rows
+
+    def to_stats(self) -> dict[str, Any]:
+        return {"partition": self.partition, "first": self.first, "last": self.last, "rows": self.rows,
+                "filtered": self.filtered, "dirs": self.dirs}
+
+
+@dataclass
 class TopicDecoder:
     """Decodes one topic's Kafka values into Arrow batches: the function given to ``mapInArrow``.
 
-    Input batches carry the Kafka source's ``value``, ``partition`` and ``offset`` columns of
-    one Spark partition (one topic-partition range), in offset order. Values are JsonConverter
-    envelopes (``schemas.enable=true``); every value schema must map to ``arrow_schema``, the
-    one the driver found, or a DataError names the record. Null values (tombstones) fail, as
-    Confluent's ``behavior.on.null.values=fail``, or are skipped with ``ignore``.
+    Input batches carry the Kafka source's ``value``, ``partition``, ``offset`` (and, for a
+    time-based layout or a window, ``timestamp`` and ``timestampType``) columns of one Spark
+    partition (one topic-partition range), in offset order. Values are JsonConverter envelopes
+    (``schemas.enable=true``); every value schema must map to ``arrow_schema``, the one the
+    driver found, or a DataError names the record. Null values (tombstones) fail, as Confluent's
+    ``behavior.on.null.values=fail``, or are skipped with ``ignore``.
+
+    ``partitioner`` (the sink's partitioner keys, see :func:`spark_partitioner`) makes the layout
+    time-based: each row gets :data:`DIR_COLUMN`, its directory as the Python sink's
+    ``TimeBasedPartitioner`` prints it for the record's Kafka timestamp, and :data:`OFFSET_COLUMN`.
+    ``window`` (``[start_ms, end_ms)``) keeps only the records stamped inside it, as the Python
+    sink runner's windowed runs do; the others are counted as ``filtered``, never decoded.
 
     ``stats`` (a Spark accumulator, or any object with ``add``) receives once per Spark
-    partition ``{partition_id: [kafka partition, first offset, last offset, rows]}``: the driver
-    names the committed file from it.
+    partition ``{partition_id: {"partition", "first", "last", "rows", "filtered", "dirs"}}``, with
+    ``dirs`` mapping each encoded directory to ``[first offset, last offset, rows]`` of its rows
+    (the default layout: ``partition=<n>`` with the first and last offsets read, skipped
+    tombstones included, as before): the driver names the committed files from it.
     """
 
     topic: str
     arrow_schema: pa.Schema
     stats: Any = None
     null_values: str = NULL_VALUES_FAIL
+    partitioner: dict[str, str] | None = None
+    window: tuple[int, int] | None = None
     _checked: dict[int, Schema] = field(default_factory=dict, repr=False)
+    _partitioner: TimeBasedPartitioner | None = field(default=None, repr=False)
+
+    def output_schema(self) -> pa.Schema:
+        """What the decoder yields: the value columns typed for Spark, plus the hidden ones when time-based."""
+        target = spark_arrow_schema(self.arrow_schema)
+        if self.partitioner is None:
+            return target
+        return target.append(pa.field(DIR_COLUMN, pa.string(), nullable=False)).append(
+            pa.field(OFFSET_COLUMN, pa.int64(), nullable=False))
 
     def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from kopycat.converters.json import JsonConverter
 
         converter = JsonConverter()
         target = spark_arrow_schema(self.arrow_schema)
-        first = last = partition = None
-        rows = 0
+        tally = _Tally()
         for batch in batches:
             if batch.num_rows == 0:
                 continue
-            offsets = batch.column("offset").to_pylist()
-            partition = batch.column("partition")[0].as_py()
-            first = offsets[0] if first is None else first
-            last = offsets[-1]
-            decoded = self.decode(converter, partition, offsets, batch.column("value").to_pylist())
-            rows += decoded.num_rows
-            yield decoded.cast(target) if decoded.schema != target else decoded
-        if self.stats is not None and partition is not None:
-            self.stats.add({_partition_id(): [partition, first, last, rows]})
+            offsets_read = batch.column("offset")
+            tally.partition = batch.column("partition")[0].as_py()
+            tally.first = offsets_read[0].as_py() if tally.first is None else tally.first
+            tally.last = offsets_read[-1].as_py()
+            kept = self._kept(batch, tally)
+            if kept.num_rows == 0:
+                continue
+            offsets = kept.column("offset").to_pylist()
+            decoded = self.decode(converter, tally.partition, offsets, kept.column("value").to_pylist())
+            decoded = decoded.cast(target) if decoded.schema != target else decoded
+            if self.partitioner is None:
+                tally.rows += decoded.num_rows
+                yield decoded
+            else:
+                yield self._placed(decoded, kept, offsets, tally)
+        if tally.partition is not None and self.partitioner is None and tally.rows:
+            tally.dirs[DefaultPartitioner.encode_kafka_partition(tally.partition)] = [
+                tally.first, tally.last, tally.rows]
+        if self.stats is not None and tally.partition is not None:
+            self.stats.add({_partition_id(): tally.to_stats()})
+
+    def _kept(self, batch: pa.RecordBatch, tally: _Tally) -> pa.RecordBatch:
+        """The records to decode: those stamped inside the window (the rest counted), minus ignored tombstones.
+
+        Tombstones are dropped before decoding so the decoded rows line up with the kept offsets
+        and timestamps (``fail`` leaves them for :meth:`decode` to name).
+        """
+        if self.window is not None:
+            stamps = _millis(batch.column("timestamp"))
+            inside = pc.and_(pc.greater_equal(batch.column("timestampType"), 0),
+                             pc.and_(pc.greater_equal(stamps, self.window[0]), pc.less(stamps, self.window[1])))
+            before = batch.num_rows
+            batch = batch.filter(inside)
+            tally.filtered += before - batch.num_rows
+        if self.null_values == NULL_VALUES_IGNORE and batch.column("value").null_count:
+            batch = batch.filter(pc.is_valid(batch.column("value")))
+        return batch
+
+    def _placed(self, decoded: pa.RecordBatch, kept: pa.RecordBatch, offsets: list[int],
+                tally: _Tally) -> pa.RecordBatch:
+        """``decoded`` with each row's directory and offset, counted per directory."""
+        dirs = self._directories(kept, offsets, tally.partition)
+        hexed = {d: encode_dir(d) for d in set(dirs)}
+        if len(hexed) == 1:  # the common case: the whole batch in one bucket
+            tally.wrote(dirs[0], offsets[0], offsets[-1], len(dirs))
+        else:
+            start = 0
+            for index in range(1, len(dirs) + 1):  # runs of one directory, in offset order
+                if index == len(dirs) or dirs[index] != dirs[start]:
+                    tally.wrote(dirs[start], offsets[start], offsets[index - 1], index - start)
+                    start = index
+        columns = [*decoded.columns, pa.array([hexed[d] for d in dirs], pa.string()), pa.array(offsets, pa.int64())]
+        return pa.RecordBatch.from_arrays(columns, schema=self.output_schema())
+
+    def _directories(self, kept: pa.RecordBatch, offsets: list[int], partition: int | None) -> list[str]:
+        """Each record's encoded directory, from its Kafka timestamp, by the sink's TimeBasedPartitioner.
+
+        One directory for the whole batch when its earliest and latest timestamps share a bucket
+        (buckets are intervals), as ``TimeBasedPartitioner.encode_batch`` does.
+        """
+        partitioner = self._time_partitioner()
+        types = kept.column("timestampType")
+        if pc.any(pc.less(types, 0)).as_py():
+            at = offsets[pc.index(pc.less(types, 0), True).as_py()]
+            raise DataError(f"Cannot partition the record at topic {self.topic} partition {partition} offset {at}: "
+                            f"{RecordTimestampExtractor.no_timestamp()}")
+        stamps = _millis(kept.column("timestamp"))
+        low, high = pc.min_max(stamps).values()
+        if partitioner.bucket_start(low.as_py()) == partitioner.bucket_start(high.as_py()):
+            return [partitioner.encode_timestamp(low.as_py())] * kept.num_rows
+        return [partitioner.encode_timestamp(stamp) for stamp in stamps.to_pylist()]
+
+    def _time_partitioner(self) -> TimeBasedPartitioner:
+        """Built in the Python worker from the keys (a partitioner holds caches; keys pickle small)."""
+        if self._partitioner is None:
+            partitioner = spark_partitioner(self.partitioner or {})
+            if partitioner is None:
+                raise ConfigError.for_key(PARTITIONER_CLASS_CONFIG, (self.partitioner or {}).get(
+                    PARTITIONER_CLASS_CONFIG), "the decoder places records in time buckets only")
+            self._partitioner = partitioner
+        return self._partitioner
 
     def decode(self, converter: Any, partition: int, offsets: Sequence[int],
                values: Sequence[bytes | None]) -> pa.RecordBatch:
@@ -288,6 +496,11 @@ def _columns(schema: pa.Schema) -> str:
     return ", ".join(f"{f.name} {f.type}{'' if f.nullable else ' not null'}" for f in schema)
 
 
+def _millis(timestamps: pa.Array) -> pa.Array:
+    """Epoch ms of Spark's Kafka ``timestamp`` column (microseconds; Kafka's are whole ms)."""
+    return pc.divide(pc.cast(timestamps, pa.int64()), 1000)
+
+
 def _partition_id() -> int:
     from pyspark import TaskContext
 
@@ -315,7 +528,10 @@ class ExportResult:
 
     ``read`` are the ranges it read (behind earlier runs' files), ``skipped`` the requested
     ranges earlier runs had already committed in full, ``committed_offsets`` the group
-    ``connect-<connector>``'s offset (next offset to read) per partition after the run.
+    ``connect-<connector>``'s offset (next offset to read) per partition after the run. A
+    windowed run (``window``, ``[start_ms, end_ms)``) reads its ranges whole, commits no group
+    (``committed_offsets`` are the group's untouched offsets) and counts the records it read but
+    left out, stamped outside the window, as ``filtered``.
     """
 
     connector: str
@@ -324,6 +540,8 @@ class ExportResult:
     read: list[OffsetRange]
     skipped: list[OffsetRange]
     committed_offsets: dict[TopicPartition, int]
+    filtered: int = 0
+    window: TimeWindow | None = None
 
     def to_json_line(self) -> str:
         offsets: dict[str, dict[str, int]] = {}
@@ -333,7 +551,9 @@ class ExportResult:
                            "files": [asdict(f) for f in self.files],
                            "read": json.loads(ranges_to_json(self.read)),
                            "skipped": json.loads(ranges_to_json(self.skipped)),
-                           "committed_offsets": offsets}, separators=(",", ":"))
+                           "committed_offsets": offsets, "filtered": self.filtered,
+                           "window": [self.window.start_ms, self.window.end_ms] if self.window else None},
+                          separators=(",", ":"))
 
     @classmethod
     def from_json_line(cls, line: str) -> ExportResult:
@@ -346,7 +566,9 @@ class ExportResult:
                    read=ranges(data["read"]), skipped=ranges(data["skipped"]),
                    committed_offsets={TopicPartition(topic, int(p)): offset
                                       for topic, partitions in data["committed_offsets"].items()
-                                      for p, offset in partitions.items()})
+                                      for p, offset in partitions.items()},
+                   filtered=data.get("filtered", 0),
+                   window=TimeWindow(*data["window"]) if data.get("window") else None)
 
 
 def parse_result(output: str) -> ExportResult:
@@ -400,12 +622,16 @@ def spark_export_job(ranges: Iterable[OffsetRange], *, store_url: str, connector
                      client_options: Mapping[str, str] | None = None,
                      null_values: str = NULL_VALUES_FAIL, run_id: str | None = None,
                      parquet_codec: str = "snappy", python: str = sys.executable,
-                     jars_root: Path | None = None, group_id: str | None = None) -> SparkExportJob:
+                     jars_root: Path | None = None, group_id: str | None = None,
+                     partitioner: Mapping[str, str] | None = None,
+                     window: TimeWindow | None = None) -> SparkExportJob:
     """The spark-submit that exports ``ranges`` to ``<store_url>/<topics_dir>``.
 
     ``kafka_options`` go to Spark's Kafka source (as ``kafka.<key>``), ``client_options`` to the
     driver's confluent-kafka clients (schema peek, group commit); ``group_id`` is the group the job
-    commits when not ``connect-<connector_name>``; ``conf`` adds Spark conf, e.g.
+    commits when not ``connect-<connector_name>``; ``partitioner`` the sink's partitioner keys
+    (:func:`partitioner_props`; none: the default layout) and ``window`` a backfill window, both
+    checked here (:func:`check_layout`) before anything runs; ``conf`` adds Spark conf, e.g.
     :func:`s3a_conf`. Jars come from the ``spark-kafka`` set, plus the ``spark-s3a`` set when the
     store is ``s3a://`` (include/jars/<set>/pom.xml, fetched on first use; ``jars_root/<set>``
     instead when given). A ``local`` master gets ``SPARK_LOCAL_IP=127.0.0.1`` and the jars on the
@@ -422,6 +648,11 @@ def spark_export_job(ranges: Iterable[OffsetRange], *, store_url: str, connector
             "--run-id", run_id or uuid.uuid4().hex, "--behavior-on-null-values", null_values]
     if parquet_codec != "snappy":
         args += ["--parquet-codec", parquet_codec]
+    check_layout(partitioner or {}, window)
+    if partitioner and spark_partitioner(partitioner) is not None:
+        args += ["--partitioner", json.dumps(dict(partitioner), separators=(",", ":"), sort_keys=True)]
+    if window is not None:
+        args += ["--window", f"{window.start_ms},{window.end_ms}"]
     if group_id:
         args += ["--group-id", group_id]
     for flag, options in (("--kafka-option", kafka_options), ("--client-option", client_options)):

@@ -8,22 +8,31 @@ bulk path; the ranges follow its sink semantics: a partition starts at the consu
 ``connect-<name>``'s committed offset (else at the log start), and the job then skips whatever
 the store already holds (:func:`kopycat.connectors.files.spark_export.resume_ranges`).
 
-Spark writes the default layout only (``<topics.dir>/<topic>/partition=<n>/``) and Parquet;
-other partitioners and formats are refused before anything runs.
+Spark writes Parquet in the default layout (``<topics.dir>/<topic>/partition=<n>/``) or in the
+time buckets of a ``TimeBasedPartitioner`` (Hourly, Daily) on the Kafka record timestamp
+(``timestamp.extractor=Record``), each record in the directory the Python sink prints for it;
+other partitioners, extractors and formats are refused before anything runs.
+
+A windowed (backfill) plan (:class:`~kopycat.api.window.TimeWindow`) follows the Python sink's
+windowed runs (``kopycat.runtime.sink_runner``): each planned partition is read from its first
+record stamped at/after the window's start (``offsets_for_times``) to its planned end, the job
+keeps the records stamped inside the window, overwrites the window's directories and commits no
+group. The window is checked as the storage sink checks it (``file_sink.window_partitions``).
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from typing import Any
 
-from confluent_kafka import Consumer
+from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from kopycat.api.errors import ConfigError
 from kopycat.api.records import TopicPartition
-from kopycat.connectors.files.partitioners import PARTITIONER_CLASS_CONFIG
+from kopycat.api.window import TimeWindow
 from kopycat.connectors.files.record_formats import FORMAT_CLASS_CONFIG, FORMAT_CLASSES, PARQUET_CODEC_CONFIG
 from kopycat.connectors.files.sink_config import SCHEMA_COMPATIBILITY_CONFIG, FileSinkSettings, parse_file_sink_config
 from kopycat.connectors.files.spark_export import (
@@ -31,6 +40,8 @@ from kopycat.connectors.files.spark_export import (
     NULL_VALUES_IGNORE,
     OffsetRange,
     SparkExportJob,
+    check_layout,
+    partitioner_props,
     spark_export_job,
 )
 from kopycat.connectors.files.store import (
@@ -41,35 +52,43 @@ from kopycat.connectors.files.store import (
     s3_key_pair,
 )
 from kopycat.kafka import client_config, consumer_group_id
+from kopycat.runtime.planned_ends import offsets_at
 
-__all__ = ["export_ranges", "plan_spark_export", "spark_store"]
+__all__ = ["export_ranges", "plan_spark_export", "spark_store", "window_ranges"]
 
 log = logging.getLogger(__name__)
 
-_DEFAULT_PARTITIONERS = ("DefaultPartitioner", "io.confluent.connect.storage.partitioner.DefaultPartitioner")
+_COORDINATOR_NOT_READY = frozenset({KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_NOT_AVAILABLE,
+                                    KafkaError.COORDINATOR_LOAD_IN_PROGRESS})
 
 
 def plan_spark_export(props: Mapping[str, Any], worker_props: Mapping[str, Any],
                       end_offsets: Mapping[TopicPartition, int], *, master: str,
-                      run_id: str | None = None) -> SparkExportJob:
+                      run_id: str | None = None, window: TimeWindow | None = None) -> SparkExportJob:
     """The spark-submit that copies every partition of ``end_offsets`` up to its planned end.
 
     ``end_offsets`` are the sink plan's snapshot (:func:`kopycat.runtime.bounded_plan.plan_bounded_run`),
-    so a DAG run exports a known range however much arrives meanwhile.
+    so a DAG run exports a known range however much arrives meanwhile. With ``window`` (a
+    backfill) the ranges start at the window's first offsets (:func:`window_ranges`) instead of
+    the group's; the config and window are checked before Kafka is asked anything.
     """
-    settings = _check_exportable(props)
+    settings = _check_exportable(props, window)
     values = settings.values
     name = str(props.get("name") or "")
     url, conf = spark_store(values)
     null_values = NULL_VALUES_IGNORE if settings.ignore_null_values else NULL_VALUES_FAIL
-    ranges = export_ranges(name, worker_props, props, end_offsets)
     bootstrap = str(worker_props.get("bootstrap.servers") or "")
     if not bootstrap:
         raise ConfigError.for_key("bootstrap.servers", "", "the worker config must name the Kafka cluster")
+    if window is None:
+        ranges = export_ranges(name, worker_props, props, end_offsets)
+    else:
+        ranges = window_ranges(name, worker_props, props, end_offsets, window)
     return spark_export_job(ranges, store_url=url, connector_name=name, bootstrap_servers=bootstrap,
                             topics_dir=settings.topics_dir, master=master, conf=conf, null_values=null_values,
                             run_id=run_id, parquet_codec=str(values.get(PARQUET_CODEC_CONFIG) or "snappy"),
-                            group_id=consumer_group_id(name, props))
+                            group_id=consumer_group_id(name, props), partitioner=partitioner_props(props),
+                            window=window)
 
 
 def export_ranges(connector_name: str, worker_props: Mapping[str, Any], props: Mapping[str, Any],
@@ -86,8 +105,8 @@ def export_ranges(connector_name: str, worker_props: Mapping[str, Any], props: M
                                       forced={"group.id": consumer_group_id(connector_name, props),
                                               "enable.auto.commit": False}))
     try:
-        committed = {TopicPartition(tp.topic, tp.partition): tp.offset for tp in consumer.committed(
-            [KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions], timeout=30)}
+        committed = {TopicPartition(tp.topic, tp.partition): tp.offset for tp in _committed(
+            consumer, [KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions])}
         ranges = []
         for tp in partitions:
             low, _ = consumer.get_watermark_offsets(KafkaTopicPartition(tp.topic, tp.partition), timeout=30)
@@ -100,6 +119,48 @@ def export_ranges(connector_name: str, worker_props: Mapping[str, Any], props: M
         return ranges
     finally:
         consumer.close()
+
+
+def _committed(consumer: Consumer, partitions: list[KafkaTopicPartition],
+               timeout_s: float = 30) -> list[KafkaTopicPartition]:
+    """The group's committed offsets, retried while the group coordinator is not ready yet.
+
+    On a fresh cluster the first lookup can answer NOT_COORDINATOR while ``__consumer_offsets`` is
+    being created; Kafka's consumer retries those, as the sink runner does (``SinkRunner._committed``).
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return list(consumer.committed(partitions, timeout=max(0.1, deadline - time.monotonic())))
+        except KafkaException as exc:
+            error = exc.args[0]
+            if not (error.code() in _COORDINATOR_NOT_READY or error.retriable()) or time.monotonic() >= deadline:
+                raise
+            log.info("The consumer group is not ready, retrying: %s", exc)
+            time.sleep(0.2)
+
+
+def window_ranges(connector_name: str, worker_props: Mapping[str, Any], props: Mapping[str, Any],
+                  end_offsets: Mapping[TopicPartition, int], window: TimeWindow) -> list[OffsetRange]:
+    """Each partition from its first record stamped at/after the window's start to its planned end.
+
+    As the Python sink runner's windowed runs (``offsets_at``): no earlier record is stamped that
+    late, and a record stamped inside the window may sit anywhere after it (late records), so the
+    range runs on to the planned end and the job keeps only the records stamped inside. The
+    group's offsets are not read.
+    """
+    partitions = sorted(end_offsets)
+    if not partitions:
+        return []
+    consumer = Consumer(client_config(worker_props, props, "consumer",
+                                      forced={"group.id": consumer_group_id(connector_name, props),
+                                              "enable.auto.commit": False}))
+    try:
+        starts = offsets_at(consumer, partitions, window.start_ms, 30, f"{connector_name} (Spark export)")
+    finally:
+        consumer.close()
+    return [OffsetRange(tp.topic, tp.partition, min(starts[tp], end_offsets[tp]), end_offsets[tp])
+            for tp in partitions]
 
 
 def spark_store(values: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
@@ -133,15 +194,15 @@ def _s3a_conf(values: Mapping[str, Any], location: StoreLocation) -> dict[str, s
     return conf
 
 
-def _check_exportable(props: Mapping[str, Any]) -> FileSinkSettings:
-    """The parsed sink settings, if Spark writes what the Python sink would; else a ConfigError."""
+def _check_exportable(props: Mapping[str, Any], window: TimeWindow | None) -> FileSinkSettings:
+    """The parsed sink settings, if Spark writes what the Python sink would; else a ConfigError.
+
+    The layout and the window are checked by :func:`~kopycat.connectors.files.spark_export.check_layout`,
+    the job's own check, so a plan and a job run by hand refuse the same configs.
+    """
     settings = parse_file_sink_config({k: str(v) for k, v in props.items() if v is not None})
     values = settings.values
-    partitioner = str(values.get(PARTITIONER_CLASS_CONFIG) or "DefaultPartitioner")
-    if partitioner not in _DEFAULT_PARTITIONERS:
-        raise ConfigError.for_key(PARTITIONER_CLASS_CONFIG, partitioner,
-                                  "the Spark export writes the default layout (partition=<n>) only: drop the key, "
-                                  "or export with the Python storage sink (CopyTaskOperator)")
+    check_layout(props, window)
     if FORMAT_CLASSES.get(str(values[FORMAT_CLASS_CONFIG])) != "parquet":
         raise ConfigError.for_key(FORMAT_CLASS_CONFIG, values[FORMAT_CLASS_CONFIG],
                                   "the Spark export writes Parquet only: use format.class=parquet, or export "

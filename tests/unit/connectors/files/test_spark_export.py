@@ -16,13 +16,17 @@ from kopycat.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Times
 from kopycat.api.errors import ConfigError, ConnectError, DataError
 from kopycat.api.records import TopicPartition
 from kopycat.connectors.files.committed_files import committed_name
+from kopycat.connectors.files.partitioners import partitioner_from_config
 from kopycat.connectors.files.spark_export import (
+    DIR_COLUMN,
     JOB_PATH,
+    OFFSET_COLUMN,
     RESULT_KEY,
     ExportedFile,
     ExportResult,
     OffsetRange,
     TopicDecoder,
+    decode_dir,
     parse_result,
     ranges_from_json,
     ranges_to_json,
@@ -124,7 +128,8 @@ def test_decoder_yields_the_value_columns_typed_for_spark_and_reports_offsets() 
     assert [r["id"] for r in rows] == [10, 11, 13]
     assert rows[0] == {"id": 10, "name": "n10", "amount": decimal.Decimal("2.50"), "day": dt.date(2026, 1, 11),
                        "ts": dt.datetime(2026, 1, 1, 0, 0, 0, 10000, tzinfo=dt.UTC), "note": "note 10"}
-    assert stats.added == [{0: [3, 10, 13, 3]}]
+    assert stats.added == [{0: {"partition": 3, "first": 10, "last": 13, "rows": 3, "filtered": 0,
+                                "dirs": {"partition=3": [10, 13, 3]}}}]
 
 
 def test_spark_schema_differs_from_the_arrow_schema_only_in_timestamp_units() -> None:
@@ -151,7 +156,8 @@ def test_a_tombstone_fails_naming_the_record_unless_ignored() -> None:
     stats = Collected()
     out = list(TopicDecoder("orders", to_arrow_schema(ORDER), stats, "ignore")([batch]))
     assert pa.Table.from_batches(out).column("id").to_pylist() == [4, 6]
-    assert stats.added == [{0: [1, 4, 6, 2]}]
+    assert stats.added == [{0: {"partition": 1, "first": 4, "last": 6, "rows": 2, "filtered": 0,
+                                "dirs": {"partition=1": [4, 6, 2]}}}]
 
 
 def test_a_value_with_another_column_layout_fails_naming_the_record() -> None:
@@ -179,6 +185,74 @@ def test_bytes_that_are_no_envelope_fail_naming_the_record() -> None:
     batch = kafka_batch(2, [7, 8], [order_bytes(7), b'{"id": 8}'])
     with pytest.raises(DataError, match=r"orders\[2\]@8 is not a JsonConverter envelope"):
         list(TopicDecoder("orders", to_arrow_schema(ORDER))([batch]))
+
+
+# ---------------------------------------------------------------- time-based layout and window
+
+BERLIN_DAILY = {"partitioner.class": "DailyPartitioner", "locale": "en", "timezone": "Europe/Berlin",
+                "timestamp.extractor": "Record"}
+MIDNIGHT_BERLIN = 1_795_215_600_000  # 2026-11-20T23:00:00Z, 2026-11-21 00:00 in Berlin (CET)
+DAY_MS = 86_400_000
+
+
+def stamped_batch(partition: int, offsets: list[int], stamps: list[int], types: list[int] | None = None,
+                  values: list[bytes | None] | None = None) -> pa.RecordBatch:
+    """The Kafka source's columns as Spark hands them to mapInArrow (timestamps in microseconds)."""
+    return pa.record_batch({
+        "value": pa.array(values if values is not None else [order_bytes(o) for o in offsets], pa.binary()),
+        "partition": pa.array([partition] * len(offsets), pa.int32()),
+        "offset": pa.array(offsets, pa.int64()),
+        "timestamp": pa.array([s * 1000 for s in stamps], pa.timestamp("us", tz="Etc/UTC")),
+        "timestampType": pa.array(types if types is not None else [0] * len(offsets), pa.int32())})
+
+
+def test_decoder_places_each_record_where_the_python_sinks_partitioner_puts_its_kafka_timestamp() -> None:
+    stamps = [MIDNIGHT_BERLIN - 2, MIDNIGHT_BERLIN - 1, MIDNIGHT_BERLIN, MIDNIGHT_BERLIN + 1, MIDNIGHT_BERLIN - 3,
+              MIDNIGHT_BERLIN + 5]
+    stats = Collected()
+    decoder = TopicDecoder("orders", to_arrow_schema(ORDER), stats, partitioner=BERLIN_DAILY)
+    out = pa.Table.from_batches(list(decoder([stamped_batch(2, [10, 11, 12, 13, 14, 15], stamps)])))
+    python = partitioner_from_config(BERLIN_DAILY)
+    expected = [python.encode_timestamp(stamp) for stamp in stamps]
+    assert expected[0] == "year=2026/month=11/day=20" and expected[2] == "year=2026/month=11/day=21"
+    assert [decode_dir(d) for d in out.column(DIR_COLUMN).to_pylist()] == expected
+    assert out.column(OFFSET_COLUMN).to_pylist() == out.column("id").to_pylist() == [10, 11, 12, 13, 14, 15]
+    assert out.schema.names == [*to_arrow_schema(ORDER).names, DIR_COLUMN, OFFSET_COLUMN]
+    [added] = stats.added
+    assert added[0]["dirs"] == {"year=2026/month=11/day=20": [10, 14, 3], "year=2026/month=11/day=21": [12, 15, 3]}
+    assert (added[0]["rows"], added[0]["filtered"]) == (6, 0)
+
+
+def test_a_window_keeps_the_records_stamped_inside_it_and_counts_the_others_as_filtered() -> None:
+    stamps = [MIDNIGHT_BERLIN - 1, MIDNIGHT_BERLIN, MIDNIGHT_BERLIN + DAY_MS, MIDNIGHT_BERLIN - 5,
+              MIDNIGHT_BERLIN + DAY_MS - 1, MIDNIGHT_BERLIN + 7]
+    stats = Collected()
+    decoder = TopicDecoder("orders", to_arrow_schema(ORDER), stats, partitioner=BERLIN_DAILY,
+                           window=(MIDNIGHT_BERLIN, MIDNIGHT_BERLIN + DAY_MS))
+    batches = [stamped_batch(0, [0, 1, 2], stamps[:3]),
+               stamped_batch(0, [3, 4, 5, 6], [*stamps[3:], MIDNIGHT_BERLIN + 9], types=[0, 0, 0, -1])]
+    out = pa.Table.from_batches(list(decoder(batches)))
+    assert out.column("id").to_pylist() == [1, 4, 5], "inside: [start, end), stamped records only"
+    [added] = stats.added
+    assert added[0]["dirs"] == {"year=2026/month=11/day=21": [1, 5, 3]}
+    assert (added[0]["first"], added[0]["last"], added[0]["rows"], added[0]["filtered"]) == (0, 6, 3, 4)
+
+
+def test_a_record_without_a_kafka_timestamp_cannot_be_placed_and_is_named() -> None:
+    decoder = TopicDecoder("orders", to_arrow_schema(ORDER), partitioner=BERLIN_DAILY)
+    batch = stamped_batch(1, [7, 8], [MIDNIGHT_BERLIN, -1], types=[1, -1])
+    with pytest.raises(DataError, match=r"topic orders partition 1 offset 8: it has no Kafka timestamp"):
+        list(decoder([batch]))
+
+
+def test_ignored_tombstones_leave_the_rows_aligned_with_their_offsets_and_directories() -> None:
+    stamps = [MIDNIGHT_BERLIN - 1, MIDNIGHT_BERLIN, MIDNIGHT_BERLIN + 1]
+    batch = stamped_batch(0, [0, 1, 2], stamps, values=[order_bytes(0), None, order_bytes(2)])
+    out = pa.Table.from_batches(list(TopicDecoder("orders", to_arrow_schema(ORDER), None, "ignore",
+                                                  partitioner=BERLIN_DAILY)([batch])))
+    assert out.column("id").to_pylist() == out.column(OFFSET_COLUMN).to_pylist() == [0, 2]
+    assert [decode_dir(d) for d in out.column(DIR_COLUMN).to_pylist()] == [
+        "year=2026/month=11/day=20", "year=2026/month=11/day=21"]
 
 
 # ---------------------------------------------------------------- spark-submit
@@ -288,3 +362,36 @@ def test_a_python_worker_trace_is_reduced_to_its_kopycat_error() -> None:
              "kopycat.api.errors.DataError: Record orders[0]@5 has a null value (a tombstone)")
     assert load_job()._kopycat_error(trace) == "DataError: Record orders[0]@5 has a null value (a tombstone)"
     assert load_job()._kopycat_error("java.lang.OutOfMemoryError") is None
+
+
+def _job_args(*extra: str) -> list[str]:
+    return ["--ranges", '{"orders": {"0": [0, 5]}}', "--store-url", "file:///lake", "--connector-name", "c",
+            "--bootstrap-servers", "b:9092", *extra]
+
+
+def test_the_job_checks_its_layout_and_window_before_reading_or_writing_anything() -> None:
+    job = load_job()
+    daily = json.dumps(BERLIN_DAILY)
+    layout = job.Layout.of(job.parse_args(_job_args("--partitioner", daily, "--window",
+                                                    f"{MIDNIGHT_BERLIN},{MIDNIGHT_BERLIN + DAY_MS}")))
+    assert (layout.time_based, layout.window_dirs) == (True, ["year=2026/month=11/day=21"])
+    assert job.Layout.of(job.parse_args(_job_args())).time_based is False
+    with pytest.raises(ConfigError, match=r"Invalid value 'Wallclock' for configuration timestamp.extractor: .*"
+                                          r"set timestamp.extractor=Record"):
+        job.Layout.of(job.parse_args(_job_args("--partitioner", json.dumps({**BERLIN_DAILY,
+                                                                             "timestamp.extractor": "Wallclock"}))))
+    not_midnight = MIDNIGHT_BERLIN + 3_600_000
+    with pytest.raises(ConfigError, match=rf"Invalid value {not_midnight} for configuration kopycat.window.start.ms: "
+                                          r".*bucket boundaries"):
+        job.Layout.of(job.parse_args(_job_args("--partitioner", daily, "--window",
+                                               f"{not_midnight},{MIDNIGHT_BERLIN + DAY_MS}")))
+    with pytest.raises(SystemExit):
+        job.parse_args(_job_args("--window", "yesterday"))
+
+
+def test_round_manifests_name_files_as_the_python_sinks_store_does() -> None:
+    job = load_job()
+    assert job._python_root("file:///data/lake") == "/data/lake"
+    assert job._python_root("hdfs://nn:8020/data/lake/") == "/data/lake"
+    assert job._python_root("s3a://bucket/exports") == "bucket/exports"
+    assert job._python_root("s3a://bucket") == "bucket"
