@@ -158,11 +158,42 @@ def test_a_window_overwrites_exactly_its_hour_leaves_the_others_and_the_group_al
     assert sum(s.filtered for s in summaries) == 2 * (PER_HOUR + 1)  # hour 3 and the late hour-1 records
     offsets = {k: v for s in summaries for k, v in s.offsets.items()}
     assert {v["partition"]: (v["before"], v["after"], v["committed"]) for v in offsets.values()} == {
-        p: (PER_HOUR, len(produced[p]), len(produced[p])) for p in (0, 1)}  # read on to the end
+        p: (PER_HOUR, len(produced[p]), len(produced[p])) for p in (0, 1)}  # to the live position, the end here
 
     run_all(connector, worker, TimeWindow(H2, H3))
     assert snapshot(store) == after                               # same names, same bytes
     assert committed_offsets(bootstrap_servers, group, topic_name, 2) == {p: len(produced[p]) for p in (0, 1)}
+
+
+def test_a_window_stops_at_the_live_position_so_the_next_live_run_loses_nothing(
+        bootstrap_servers: str, topic_name: str, tmp_path: Path, exported: Any) -> None:
+    """Records arriving after the live run (late ones stamped inside the window among them) are the
+    next live run's: a window copying them would commit past the live position, and the live run,
+    resuming after the greatest committed offset, would skip the records between."""
+    connector, worker, produced = exported
+    store = tmp_path / "store"
+    producer = Producer({"bootstrap.servers": bootstrap_servers, "linger.ms": 5})
+    later = {p: [H3 + HOUR + 60_000 * m for m in range(3)] + [H2 + 45 * 60_000 + p] + [H3 + HOUR + 240_000]
+             for p in (0, 1)}  # hour 4, then a late hour-2 record, then hour 4 again
+    for partition, extra in later.items():
+        for stamp in extra:
+            seq = len(produced[partition])
+            producer.produce(topic_name, key=f"{partition}-{seq}".encode(), partition=partition, timestamp=stamp,
+                             value=json.dumps({"p": partition, "seq": seq, "ts": stamp}).encode())
+            produced[partition].append(stamp)
+    assert producer.flush(30) == 0
+    live = {p: len(produced[p]) - len(later[p]) for p in (0, 1)}
+
+    summaries = run_all(connector, worker, TimeWindow(H2, H3))
+    offsets = {v["partition"]: v["after"] for s in summaries for v in s.offsets.values()}
+    assert offsets == live                                           # read up to the live position only
+    window_rows = records_of(in_hour(snapshot(store), topic_name, H2))
+    assert keys_of(window_rows) == [(p, seq) for p, seq in expected_in(produced, H2) if seq < live[p]]
+
+    run_all(connector, worker)                                       # the live run goes on from there
+    rows = records_of(snapshot(store))
+    assert keys_of(rows) == sorted((p, seq) for p in (0, 1) for seq in range(len(produced[p])))  # each once
+    assert keys_of(records_of(in_hour(snapshot(store), topic_name, H2))) == expected_in(produced, H2)
 
 
 @pytest.mark.parametrize(("extra", "window", "key", "fix"), [

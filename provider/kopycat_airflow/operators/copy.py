@@ -40,9 +40,10 @@ class CopyTaskOperator(BaseOperator):
     ``{"kopycat_window": true}``) copies exactly its data interval ``[start, end)`` without
     reading or moving the live offsets; ``"always"`` windows every run, ``"never"`` none.
     A sink's window is, per planned partition, every record stamped inside the interval that the
-    partition holds when the run starts: it reads from the first record stamped at/after ``start``
-    (``offsets_for_times``) to the partition's end, since a late record stamped inside the interval
-    may be stored after later ones (records stamped outside count as ``filtered``); neither the
+    live runs have passed: it reads from the first record stamped at/after ``start``
+    (``offsets_for_times``) to the partition's live position (where a live run resumes), since a late
+    record stamped inside the interval may be stored after later ones (records stamped outside count
+    as ``filtered``; later ones are the live runs' to copy); neither the
     consumer group nor the sink's own offsets move. The JDBC sink upserts the rows again (a window
     needs ``insert.mode`` upsert or update). The storage sink overwrites the window's directories, so it needs
     ``partitioner.class=TimeBasedPartitioner`` (or Hourly/Daily) with ``timestamp.extractor=Record``

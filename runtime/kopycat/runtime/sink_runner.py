@@ -14,14 +14,17 @@ Two ways to get partitions:
   run starts at the group's committed offsets and stops when every partition reached its end.
 
 A *windowed* run (``Bounds.window_start_ms``, an Airflow backfill of ``[start, end)``) copies, per
-partition, every record stamped inside the window that the partition holds when the run starts:
-it reads from the first record stamped at/after ``start`` (``offsets_for_times``: no earlier
-record is stamped that late) to the end of the partition (the high watermark, or the last stable
-offset under read_committed), keeping only the records stamped inside the window. Timestamps need
-not grow with offsets, so a record stamped inside the window may be stored after records stamped
-past its end; reading on to the end is what makes the copy exact, at the price of reading what
-came after the window. Records stamped outside it are counted as ``filtered``. The consumer group is never
-committed and seeks asked for in ``open`` are ignored (the window placed the consumer);
+partition, every record stamped inside the window that the live runs have already passed: it reads
+from the first record stamped at/after ``start`` (``offsets_for_times``: no earlier record is
+stamped that late) to the partition's *live position*, where a live run resumes (the seek ``open``
+asks for, as a sink keeping its offsets in its destination does, else the group's committed
+offset), keeping only the records stamped inside the window. Timestamps need not grow with
+offsets, so a record stamped inside the window may be stored after records stamped past its end;
+reading on to the live position is what makes the copy exact. What comes later is the live runs'
+to copy (into the same time directories): a storage sink must never hold a file past its live
+position, as its recovery resumes after its greatest committed offset and would skip the gap.
+Records stamped outside the window are counted as ``filtered``. The consumer group is never
+committed and a seek asked for in ``open`` only marks the live position (the window placed the consumer);
 ``pre_commit`` is still called, at the end (and when the task requests a commit) rather than
 every ``offset.flush.interval.ms``, so the task writes what it holds at the same points each time.
 
@@ -229,13 +232,34 @@ class SinkTaskRunner:
         self.ends.resolve(self._consumer, partitions)
         self.task.open(list(partitions))
         seeks = {tp: offset for tp, offset in self.context.take_seeks().items() if tp in partitions}
-        if windowed and seeks:
-            log.info("Task %s: windowed run, ignoring the seeks open() asked for (%s): the window places "
-                     "the consumer", self.id, ", ".join(f"{tp.topic}-{tp.partition}@{o}" for tp, o in seeks.items()))
-            seeks = {}
+        if windowed:
+            self._end_window_at_live_positions(partitions, seeks)
+            seeks = {}  # the window places the consumer
         self.current.update(seeks)
         offsets = {**{tp: o for tp, o in starts.items() if o is not None}, **seeks}
         return [KafkaTopicPartition(tp.topic, tp.partition, offsets.get(tp, OFFSET_INVALID)) for tp in partitions]
+
+    def _end_window_at_live_positions(self, partitions: Sequence[TopicPartition],
+                                      seeks: Mapping[TopicPartition, int]) -> None:
+        """A windowed run stops each partition at its live position: where a live run resumes.
+
+        That is the seek ``open()`` asked for (a sink keeping its offsets in its destination, as the
+        storage sink does with its committed files), else the group's committed offset, else the log
+        start (``auto.offset.reset=earliest``: a live run copies everything). Records from there on
+        are the live runs' to copy; copying them here would commit past what the live runs hold,
+        and a storage sink resuming after its greatest committed offset would skip the gap.
+        """
+        earliest = str(self.consumer_config.get("auto.offset.reset", "earliest")).lower() in ("earliest", "smallest")
+        for tp in partitions:
+            live = seeks.get(tp, self._group_offsets.get(tp))
+            if live is None and not earliest:
+                continue  # a live run would start at the log end: the whole window is this run's
+            end = self.ends.ends.get(tp)
+            cap = live if live is not None else 0
+            if end is None or cap < end:
+                self.ends.ends[tp] = cap
+                log.info("Task %s: windowed run of %s-%d stops at the live position %d", self.id, tp.topic,
+                         tp.partition, cap)
 
     def _on_revoke(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
         tps = [TopicPartition(p.topic, p.partition) for p in partitions]
