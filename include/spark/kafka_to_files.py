@@ -28,15 +28,17 @@ Options:
   --partitioner JSON         the storage sink's partitioner keys (partitioner.class, path.format,
                              partition.duration.ms, timezone, locale, timestamp.extractor=Record);
                              default: the default layout ``partition=<n>``
-  --window START_MS,END_MS   a backfill: copy the records stamped in [START_MS, END_MS) and
-                             overwrite the window's directories (time-based layout only)
+  --window START_MS,END_MS   a backfill: copy the records stamped in [START_MS, END_MS) that lie
+                             before each partition's live position and overwrite the window's
+                             directories (time-based layout only)
 
 What it does, per topic, in the order Confluent's storage connectors follow:
 
 1. rolls back a round of files an interrupted run (this job or the Python sink) left half
    committed (its manifest ``+tmp/<topic>+<p>.round.json``), lists the committed files under
    ``<store>/<topics dir>/<topic>`` and starts every range after the greatest committed offset,
-   so a retried run writes nothing twice (a window is read whole instead);
+   so a retried run writes nothing twice (a window is read from its given start instead, and
+   ends at each partition's live position: after its committed files, else the group's offset);
 2. reads the rest with Spark's Kafka source in batch mode (``assign`` with
    ``startingOffsets``/``endingOffsets``), one Spark partition per Kafka partition;
 3. decodes the values (Kafka Connect's JsonConverter envelopes) with Kopycat's JsonConverter in
@@ -48,7 +50,7 @@ What it does, per topic, in the order Confluent's storage connectors follow:
    ``<topic>/<directory>/<topic>+<p>+<first offset>+<last offset>.parquet`` through Hadoop's
    FileSystem (several files of one partition as one round, under a manifest, as the Python sink
    commits them) and deletes the temporary directory; a window first deletes the partition's
-   committed files in the window's directories;
+   committed files in the window's directories below the offset it stopped at;
 5. commits the consumer group ``connect-<connector name>`` to the ranges' ends (never back); a
    windowed run commits nothing.
 
@@ -64,7 +66,7 @@ import logging
 import re
 import sys
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import urlparse
@@ -89,6 +91,8 @@ from kopycat.connectors.files.spark_export import (
     TopicDecoder,
     check_layout,
     decode_dir,
+    end_at_live_positions,
+    live_positions,
     spark_partitioner,
     ranges_from_json,
     resume_ranges,
@@ -429,7 +433,8 @@ def export_topic(spark: SparkSession, store: Store, args: argparse.Namespace, la
         writer = decoded.write
     writer.mode("errorifexists").option("compression", args.parquet_codec).parquet(temp)
     pieces = _pieces(store, topic, temp, stats.value, layout.time_based)
-    files = commit_pieces(store, topic, pieces, layout)
+    ends = _check_inside(topic, pieces, ranges)
+    files = commit_pieces(store, topic, pieces, layout, ends)
     store.delete(temp)
     return files, sum(s["filtered"] for s in stats.value.values())
 
@@ -450,20 +455,39 @@ def _pieces(store: Store, topic: str, temp: str, stats: dict[int, dict[str, Any]
     return pieces
 
 
-def commit_pieces(store: Store, topic: str, pieces: Sequence[Piece], layout: Layout) -> list[ExportedFile]:
+def _check_inside(topic: str, pieces: Sequence[Piece], ranges: Sequence[OffsetRange]) -> dict[int, int]:
+    """Each partition's range end, once every piece is known to lie inside its partition's range.
+
+    Spark's Kafka source reads exactly ``endingOffsets``; a piece outside them (a changed source)
+    would commit offsets this run was not given, which for a window are the live runs' to copy.
+    """
+    bounds = {r.partition: r for r in ranges}
+    outside = [p for p in pieces if p.partition not in bounds
+               or not bounds[p.partition].start <= p.first <= p.last < bounds[p.partition].end]
+    if outside:
+        raise ConnectError(f"Spark read offsets of {topic} outside the ranges it was given: "
+                           f"{', '.join(f'[{p.partition}] {p.first}..{p.last}' for p in outside)} not in "
+                           f"{', '.join(f'[{r.partition}] [{r.start}, {r.end})' for r in ranges)}; nothing was "
+                           f"committed")
+    return {partition: r.end for partition, r in bounds.items()}
+
+
+def commit_pieces(store: Store, topic: str, pieces: Sequence[Piece], layout: Layout,
+                  ends: Mapping[int, int]) -> list[ExportedFile]:
     """Commit each Kafka partition's files as one round, as the Python sink's ``TopicPartitionWriter.commit``.
 
     A round of several files first writes the manifest the Python sink writes (their committed
     paths), renames them, then deletes it; a crash in between leaves the manifest, and the next
     run of either mover deletes the round's files (:func:`roll_back_rounds`), so the greatest
     committed end offset stays a true resume point. A window first deletes each partition's
-    committed files in its directories (:func:`clear_window`), after checking every partition.
+    committed files in its directories that the range it read (ending at ``ends[partition]``)
+    covers (:func:`_window_files`), after checking every partition.
     """
     by_partition: dict[int, list[Piece]] = {}
     for piece in pieces:
         by_partition.setdefault(piece.partition, []).append(piece)
     if layout.window is not None:
-        doomed = {p: _window_files(store, topic, p, min(x.first for x in ps), layout)
+        doomed = {p: _window_files(store, topic, p, min(x.first for x in ps), ends[p], layout)
                   for p, ps in sorted(by_partition.items())}
     files: list[ExportedFile] = []
     for partition, round_pieces in sorted(by_partition.items()):
@@ -492,26 +516,34 @@ def _commit_round(store: Store, topic: str, partition: int, pieces: list[Piece])
     return files
 
 
-def _window_files(store: Store, topic: str, partition: int, first: int, layout: Layout) -> list[str]:
-    """The partition's committed files in the window's directories, to delete; refuse to lose data.
+def _window_files(store: Store, topic: str, partition: int, first: int, end: int, layout: Layout) -> list[str]:
+    """The partition's committed files in the window's directories below ``end``, to delete; refuse to lose data.
 
     As the storage sink's ``WindowedPartitionWriter``: a file there starting before the window's
     first record of the partition holds records this run cannot write again (gone from Kafka by
-    retention): nothing is deleted and the run fails, its files left in ``+tmp``.
+    retention): nothing is deleted and the run fails, its files left in ``+tmp``. Files from
+    ``end`` on (the live position the run stopped at) are the live runs' and stay; one holding
+    offsets on both sides of it fails the run the same way.
     """
-    doomed, older = [], []
+    doomed, older, across = [], [], []
     for directory in layout.window_dirs:
         for name in store.names_in(f"{store.topic_dir(topic)}/{directory}"):
             committed = parse_committed_name(name)
             if committed is None or committed.topic_partition != TopicPartition(topic, partition):
                 continue
             url = f"{store.topic_dir(topic)}/{directory}/{name}"
-            (older if committed.start_offset < first else doomed).append(url)
+            if committed.start_offset >= end:
+                continue
+            (older if committed.start_offset < first else across if committed.end_offset >= end else doomed).append(url)
     if older:
         raise ConnectError(f"Windowed run of {topic}-{partition}: {', '.join(older)} hold(s) offsets before {first}, "
                            f"the window's first record, which this run cannot copy again (removed from Kafka by "
                            f"retention); none of its files was deleted. Leave this window as it is, or move those "
                            f"files away and re-run it")
+    if across:
+        raise ConnectError(f"Windowed run of {topic}-{partition}: {', '.join(across)} hold(s) offsets on both sides "
+                           f"of {end}, where this run stops; none of its files was deleted. Plan the window again: "
+                           f"a live run has committed past the ranges it was given")
     return doomed
 
 
@@ -548,7 +580,10 @@ def run(spark: SparkSession, args: argparse.Namespace) -> ExportResult:
         roll_back_rounds(store, topic, [r.partition for r in topic_ranges])
         names = store.committed_names(topic)
         log.info("%s: %s files under %s", topic, len(names), store.topic_dir(topic))
-        to_read, done = resume_ranges(topic_ranges, names) if layout.window is None else (topic_ranges, [])
+        if layout.window is None:
+            to_read, done = resume_ranges(topic_ranges, names)
+        else:
+            to_read, done = window_ranges_now(kafka, group, topic_ranges, names), []
         skipped += done
         for stale in store.stale_temp_dirs(topic, args.run_id):
             log.warning("%s holds files of an unfinished run, never read as committed; delete it when "
@@ -569,6 +604,22 @@ def run(spark: SparkSession, args: argparse.Namespace) -> ExportResult:
         else:
             offsets.update(kafka.committed(group, topic_ranges))
     return ExportResult(args.connector_name, args.run_id, files, read, skipped, offsets, filtered, layout.window)
+
+
+def window_ranges_now(kafka: Kafka, group: str, ranges: list[OffsetRange], names: Sequence[str]) -> list[OffsetRange]:
+    """A window's ``ranges``, each ending at the partition's live position as the store and group show it now.
+
+    The plan ended them there already; this run checks again, so a job run by hand or after a
+    live run never commits past where the live runs resume (files, else the group's offset; a
+    partition with neither keeps the end it was given, chosen by the plan from ``auto.offset.reset``).
+    """
+    live = live_positions([r.topic_partition for r in ranges], names, kafka.committed(group, ranges))
+    capped = end_at_live_positions(ranges, live)
+    for given, r in zip(sorted(ranges), capped, strict=True):
+        if r.end < given.end:
+            log.info("windowed run: %s-%d ends at its live position %d, not %d", r.topic, r.partition, r.end,
+                     given.end)
+    return capped
 
 
 def _kopycat_error(trace: str) -> str | None:

@@ -9,8 +9,12 @@ order within a partition, laid out by a DailyPartitioner in Europe/Berlin on the
   sink's output for the same topic, and a run interrupted in the middle of a partition's round
   of files is rolled back and re-exported to the same files;
 - a windowed export of one Berlin day rewrites exactly that day's directory with the records
-  stamped in it (late ones included), leaves the other days' bytes and the consumer group
-  alone, and the same window again gives the same names and rows.
+  stamped in it up to each partition's live position (late ones included), leaves the other
+  days' bytes and the consumer group alone, and the same window again gives the same names and
+  rows, even from ranges running on past the live position; the next live run copies the
+  records after the live position, each offset once;
+- a window's plan ends each partition at its live position: after its committed files, else
+  at the group's offset, else at the log start (the planned end under auto.offset.reset=latest).
 
 Each spark-submit takes 30-50 s on 2 shared cores, so each test checks a lot.
 """
@@ -19,6 +23,8 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +36,9 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 from kopycat.api.errors import ConfigError
 from kopycat.api.records import TopicPartition
 from kopycat.api.window import TimeWindow
-from kopycat.connectors.files.committed_files import TEMP_DIR, parse_committed_name
+from kopycat.connectors.files.committed_files import TEMP_DIR, committed_name, parse_committed_name
 from kopycat.connectors.files.partitioners import partitioner_from_config
-from kopycat.connectors.files.spark_export import run_spark_export
+from kopycat.connectors.files.spark_export import OffsetRange, ranges_to_json, run_spark_export
 from kopycat.connectors.files.spark_plan import plan_spark_export
 from kopycat.converters.json import JsonConverter
 from kopycat.runtime.bounded_plan import plan_bounded_run
@@ -192,7 +198,16 @@ def offsets_at(bootstrap: str, topic: str, timestamp_ms: int) -> dict[int, int]:
         consumer.close()
 
 
-def test_a_windowed_export_rewrites_exactly_its_day_and_leaves_other_days_and_the_group_alone(
+def every_offset_once(files: dict[str, list[dict[str, Any]]], ends: dict[TopicPartition, int]) -> None:
+    """Each offset of the topic is in exactly one row of the store: none missing, none doubled."""
+    found = Counter((partition, offset) for partition, offset, _ in placements(files))
+    wanted = {(tp.partition, k) for tp, end in ends.items() for k in range(end)}
+    assert sorted(set(wanted) - set(found)) == [], "offsets missing from the store"
+    assert sorted(key for key, n in found.items() if n > 1) == [], "offsets in the store twice"
+    assert set(found) == wanted
+
+
+def test_a_windowed_export_rewrites_exactly_its_day_up_to_the_live_position_and_leaves_the_rest_to_live_runs(
         bootstrap_servers: str, topic_name: str, tmp_path: Path) -> None:
     stamps = stamps_around_midnights(seed=11, per_partition=300)
     ends = produce_stamped(bootstrap_servers, topic_name, stamps)
@@ -201,10 +216,11 @@ def test_a_windowed_export_rewrites_exactly_its_day_and_leaves_other_days_and_th
     topic_dir = tmp_path / "lake" / "topics" / topic_name
     group = f"connect-{config['name']}"
     group_before = committed_offsets(bootstrap_servers, group, topic_name, PARTITIONS)
-    assert group_before == {tp.partition: end for tp, end in ends.items()}
-    for partition, times in stamps.items():  # late arrivals stamped on the 21st, after the live runs' ends
+    live = 300  # every partition's live position: after its last committed file
+    assert group_before == {tp.partition: end for tp, end in ends.items()} == {p: live for p in range(PARTITIONS)}
+    for partition, times in stamps.items():  # late arrivals after the live position: on the 21st, the 23rd, the 21st
         times += [MIDNIGHT + 60_000 * (partition + 1), MIDNIGHT + 2 * DAY + partition, MIDNIGHT + DAY - 2]
-    ends = produce_stamped(bootstrap_servers, topic_name, stamps, already=300)
+    ends = produce_stamped(bootstrap_servers, topic_name, stamps, already=live)
     day_21 = "year=2026/month=11/day=21/"
     before = snapshot(topic_dir)
     damaged = next(path for path in before if path.startswith(day_21) and "+0+" in path)
@@ -223,23 +239,78 @@ def test_a_windowed_export_rewrites_exactly_its_day_and_leaves_other_days_and_th
         p: b for p, b in before.items() if not p.startswith(day_21)}, "other days keep their bytes"
     files = committed(topic_dir)
     in_window = {path: rows for path, rows in files.items() if path.startswith(day_21)}
-    assert placements(in_window) == expected_placements(stamps, keep=window), "exactly the records stamped inside"
+    inside = expected_placements(stamps, keep=window)
+    assert placements(in_window) == [(p, k, d) for p, k, d in inside if k < live], \
+        "exactly the records stamped inside before the live position: the later ones are the live runs'"
     assert len(in_window) == PARTITIONS, "one file per partition: the Python sink's files of the day were replaced"
-    assert placements(files) == expected_placements(stamps, keep=window, below=300), "late arrivals of day 21 too"
+    every_offset_once(files, {tp: live for tp in ends})
     starts = offsets_at(bootstrap_servers, topic_name, window.start_ms)
     assert [(r.partition, r.start, r.end) for r in result.read] == [
-        (tp.partition, starts[tp.partition], end) for tp, end in sorted(ends.items())]
+        (tp.partition, starts[tp.partition], live) for tp in sorted(ends)], "read up to the live position"
     assert result.filtered == sum(1 for p, times in stamps.items() for k, stamp in enumerate(times)
-                                  if k >= starts[p] and not window.contains(stamp))
+                                  if starts[p] <= k < live and not window.contains(stamp))
     assert result.window == window and result.skipped == []
     assert committed_offsets(bootstrap_servers, group, topic_name, PARTITIONS) == group_before
     assert {tp.partition: o for tp, o in result.committed_offsets.items()} == group_before
 
-    again = run_spark_export(plan_spark_export(config, worker, ends, master="local[2]", window=window),
-                             timeout=SPARK_TIMEOUT_S)
+    job = plan_spark_export(config, worker, ends, master="local[2]", window=window)
+    args = list(job.application_args)  # the same window by hand, its ranges run on to the log end
+    args[args.index("--ranges") + 1] = ranges_to_json(
+        OffsetRange(topic_name, tp.partition, starts[tp.partition], end) for tp, end in ends.items())
 
+    again = run_spark_export(replace(job, application_args=args), timeout=SPARK_TIMEOUT_S)
+
+    assert again.read == result.read, "the job itself stops at the live position"
     assert committed(topic_dir) == files, "the same window again: the same names and rows"
     assert [f.path for f in again.files] == [f.path for f in result.files]
     assert {p: b for p, b in snapshot(topic_dir).items() if not p.startswith(day_21)} == {
         p: b for p, b in before.items() if not p.startswith(day_21)}
     assert committed_offsets(bootstrap_servers, group, topic_name, PARTITIONS) == group_before
+
+    resumed = run_spark_export(plan_spark_export(config, worker, ends, master="local[2]"), timeout=SPARK_TIMEOUT_S)
+
+    assert [(r.partition, r.start, r.end) for r in resumed.read] == [
+        (tp.partition, live, end) for tp, end in sorted(ends.items())], "the live run resumes at the live position"
+    files = committed(topic_dir)
+    every_offset_once(files, ends)
+    assert placements({p: rows for p, rows in files.items() if p.startswith(day_21)}) == inside, \
+        "the late records stamped inside the window, added by the live run"
+    assert placements(files) == expected_placements(stamps)
+    assert committed_offsets(bootstrap_servers, group, topic_name, PARTITIONS) == {
+        tp.partition: end for tp, end in ends.items()}
+
+
+def commit_group(bootstrap: str, group: str, offsets: dict[TopicPartition, int]) -> None:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+    try:
+        consumer.commit(offsets=[KafkaTopicPartition(tp.topic, tp.partition, o) for tp, o in offsets.items()],
+                        asynchronous=False)
+    finally:
+        consumer.close()
+
+
+def test_a_windows_plan_ends_at_the_live_position_of_the_files_else_the_group_else_the_log_start(
+        bootstrap_servers: str, topic_name: str, tmp_path: Path) -> None:
+    stamps = {p: [MIDNIGHT + 1000 * k for k in range(50)] for p in range(PARTITIONS)}  # all on the 21st
+    ends = produce_stamped(bootstrap_servers, topic_name, stamps)
+    store = tmp_path / "lake"
+    config = sink_config(f"lake-{topic_name}", topic_name, store)
+    worker = {"bootstrap.servers": bootstrap_servers}
+    window = TimeWindow(MIDNIGHT, MIDNIGHT + DAY)
+    p0, p1 = (TopicPartition(topic_name, p) for p in range(PARTITIONS))
+
+    def planned(props: dict[str, str]) -> dict[int, tuple[int, int]]:
+        job = plan_spark_export(props, worker, ends, master="local[2]", window=window)
+        return {r.partition: (r.start, r.end) for r in job.ranges}
+
+    assert planned(config) == {0: (0, 0), 1: (0, 0)}, "no file, no group: a live run starts at the log start"
+    assert planned({**config, "consumer.override.auto.offset.reset": "latest"}) == {0: (0, 50), 1: (0, 50)}, \
+        "a live run from the log end never copies the past: the window takes it all"
+    commit_group(bootstrap_servers, f"connect-{config['name']}", {p0: 30, p1: 20})
+    assert planned(config) == {0: (0, 30), 1: (0, 20)}, "no file: the group's offset"
+    directory = store / "topics" / topic_name / PLACE.encode_timestamp(MIDNIGHT)
+    directory.mkdir(parents=True)
+    (directory / committed_name(topic_name, 0, 0, 11, "parquet")).touch()
+    (store / "topics" / topic_name / TEMP_DIR).mkdir()
+    (store / "topics" / topic_name / TEMP_DIR / committed_name(topic_name, 1, 0, 44, "parquet")).touch()
+    assert planned(config) == {0: (0, 12), 1: (0, 20)}, "after the committed files, whatever the group says"

@@ -57,13 +57,15 @@ class SparkExportOperator(BaseOperator):
     Backfills, as ``CopyTaskOperator`` runs them: with ``window="auto"`` a backfill run (or one
     triggered with ``{"kopycat_window": true}``, see :func:`kopycat_airflow.operators.copy.window_of`)
     exports exactly its data interval ``[start, end)``: each planned partition is read from its
-    first record stamped at/after ``start`` (``offsets_for_times``) to its planned end, the records
-    stamped inside the interval are written (the others counted as ``filtered``), the window's
-    directories are overwritten (the planned partitions' committed files there are deleted
-    first), and neither the group nor the live offsets move; the same window twice gives the same
-    files. It needs a TimeBasedPartitioner (or Hourly/Daily) with ``timestamp.extractor=Record``
-    and a data interval of whole ``partition.duration.ms`` buckets, else the task fails with the
-    key, the value and the fix before anything is written. ``"always"`` windows every run,
+    first record stamped at/after ``start`` (``offsets_for_times``) to its live position, where a
+    live run resumes (after its committed files, else the group's offset; the planned end when
+    sooner), so later records stay the live runs' to copy; the records stamped inside the
+    interval are written (the others counted as ``filtered``), the window's directories are
+    overwritten (the planned partitions' committed files there are deleted first), and neither
+    the group nor the live offsets move; the same window twice gives the same files. It needs a
+    TimeBasedPartitioner (or Hourly/Daily) with ``timestamp.extractor=Record`` and a data
+    interval of whole ``partition.duration.ms`` buckets, else the task fails with the key, the
+    value and the fix before anything is written. ``"always"`` windows every run,
     ``"never"`` none. Keep the connector's runs apart (``max_active_runs=1``, and
     ``airflow backfill create ... --max-active-runs 1``): a window and a live run write the same
     partitions' files.
@@ -125,7 +127,8 @@ class SparkExportOperator(BaseOperator):
             raise AirflowFailException(f"Connector {name} cannot be exported with Spark: {exc}") from exc
         ranges = [r for r in job.ranges if not r.empty]
         if not ranges:
-            self.log.info("Connector %s: %s", name, "no partition holds a record at/after the window's start"
+            self.log.info("Connector %s: %s", name,
+                          "no partition holds a record at/after the window's start before its live position"
                           if window else "every partition is exported up to its planned end already")
             return _summary([], ends, None, planned, window)
         self.log.info("Exporting %d records of %s with Spark: %s", sum(r.end - r.start for r in ranges), name,

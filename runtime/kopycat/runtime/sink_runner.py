@@ -245,14 +245,15 @@ class SinkTaskRunner:
 
         That is the seek ``open()`` asked for (a sink keeping its offsets in its destination, as the
         storage sink does with its committed files), else the group's committed offset, else the log
-        start (``auto.offset.reset=earliest``: a live run copies everything). Records from there on
+        start (a live run copies everything), unless ``auto.offset.reset=latest`` (a live run never
+        copies the past, so the window reads to its planned end). Records from there on
         are the live runs' to copy; copying them here would commit past what the live runs hold,
         and a storage sink resuming after its greatest committed offset would skip the gap.
         """
-        earliest = str(self.consumer_config.get("auto.offset.reset", "earliest")).lower() in ("earliest", "smallest")
+        latest = str(self.consumer_config.get("auto.offset.reset", "earliest")).lower() in ("latest", "largest", "end")
         for tp in partitions:
             live = seeks.get(tp, self._group_offsets.get(tp))
-            if live is None and not earliest:
+            if live is None and latest:
                 continue  # a live run would start at the log end: the whole window is this run's
             end = self.ends.ends.get(tp)
             cap = live if live is not None else 0

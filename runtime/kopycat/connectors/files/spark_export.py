@@ -8,7 +8,8 @@ is defined once:
   exclusive, like Spark's ``startingOffsets``/``endingOffsets``): :func:`ranges_to_json`,
   :func:`ranges_from_json`, and :func:`resume_ranges`, which starts every partition behind the
   files already committed (the names in :mod:`committed_files`), so a retried job never writes
-  a record twice;
+  a record twice; a window's ranges end at each partition's live position
+  (:func:`live_positions`, :func:`end_at_live_positions`);
 - the decoding that runs inside Spark's ``mapInArrow``: Kopycat's own JsonConverter (its
   columnar path, else the record path and :func:`kopycat.api.arrow_values.to_arrow_batch`), the
   same code the Python storage sink uses, so both write identical rows (:class:`TopicDecoder`);
@@ -71,6 +72,8 @@ __all__ = [
     "check_layout",
     "decode_dir",
     "encode_dir",
+    "end_at_live_positions",
+    "live_positions",
     "parse_result",
     "partitioner_props",
     "ranges_from_json",
@@ -175,6 +178,36 @@ def resume_ranges(ranges: Iterable[OffsetRange],
         resumed = OffsetRange(r.topic, r.partition, min(start, r.end), r.end)
         (committed if resumed.empty else to_read).append(resumed if not resumed.empty else r)
     return to_read, committed
+
+
+def live_positions(partitions: Iterable[TopicPartition], committed_names: Iterable[str],
+                   group_offsets: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
+    """Each partition's live position, the offset a live run resumes from, where the store or group tells it.
+
+    The offset after the partition's greatest committed end offset (where :func:`resume_ranges`
+    and the Python sink's recovery resume), else the group's committed offset (negative: none).
+    A partition with neither is left out: a live run would start it by ``auto.offset.reset``.
+    """
+    after = next_offsets(committed_names)
+    live = {}
+    for tp in partitions:
+        offset = after.get(tp, group_offsets.get(tp, -1))
+        if offset >= 0:
+            live[tp] = offset
+    return live
+
+
+def end_at_live_positions(ranges: Iterable[OffsetRange], live: Mapping[TopicPartition, int]) -> list[OffsetRange]:
+    """A windowed run's ``ranges``, each ending at its partition's live position (``live``) when that is sooner.
+
+    The offsets from the live position on are the live runs' to copy: a file past it would make
+    them resume after offsets they never copied. A range starting at/after it becomes empty.
+    """
+    capped = []
+    for r in sorted(ranges):
+        end = min(r.end, live.get(r.topic_partition, r.end))
+        capped.append(OffsetRange(r.topic, r.partition, min(r.start, end), end))
+    return capped
 
 
 def spark_offsets(ranges: Sequence[OffsetRange]) -> dict[str, str]:
@@ -529,9 +562,10 @@ class ExportResult:
     ``read`` are the ranges it read (behind earlier runs' files), ``skipped`` the requested
     ranges earlier runs had already committed in full, ``committed_offsets`` the group
     ``connect-<connector>``'s offset (next offset to read) per partition after the run. A
-    windowed run (``window``, ``[start_ms, end_ms)``) reads its ranges whole, commits no group
-    (``committed_offsets`` are the group's untouched offsets) and counts the records it read but
-    left out, stamped outside the window, as ``filtered``.
+    windowed run (``window``, ``[start_ms, end_ms)``) reads its ranges up to each partition's
+    live position (``read``), commits no group (``committed_offsets`` are the group's untouched
+    offsets) and counts the records it read but left out, stamped outside the window, as
+    ``filtered``.
     """
 
     connector: str

@@ -15,16 +15,19 @@ other partitioners, extractors and formats are refused before anything runs.
 
 A windowed (backfill) plan (:class:`~kopycat.api.window.TimeWindow`) follows the Python sink's
 windowed runs (``kopycat.runtime.sink_runner``): each planned partition is read from its first
-record stamped at/after the window's start (``offsets_for_times``) to its planned end, the job
-keeps the records stamped inside the window, overwrites the window's directories and commits no
-group. The window is checked as the storage sink checks it (``file_sink.window_partitions``).
+record stamped at/after the window's start (``offsets_for_times``) to its live position, the
+offset a live run resumes from (after its committed files, else the group's offset, else the log
+start unless ``auto.offset.reset`` is latest), or its planned end when sooner; the job keeps the
+records stamped inside the window, overwrites the window's directories and commits no group.
+The window is checked as the storage sink checks it (``file_sink.window_partitions``).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+import posixpath
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException
@@ -33,6 +36,7 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 from kopycat.api.errors import ConfigError
 from kopycat.api.records import TopicPartition
 from kopycat.api.window import TimeWindow
+from kopycat.connectors.files.committed_files import TEMP_DIR
 from kopycat.connectors.files.record_formats import FORMAT_CLASS_CONFIG, FORMAT_CLASSES, PARQUET_CODEC_CONFIG
 from kopycat.connectors.files.sink_config import SCHEMA_COMPATIBILITY_CONFIG, FileSinkSettings, parse_file_sink_config
 from kopycat.connectors.files.spark_export import (
@@ -41,6 +45,8 @@ from kopycat.connectors.files.spark_export import (
     OffsetRange,
     SparkExportJob,
     check_layout,
+    end_at_live_positions,
+    live_positions,
     partitioner_props,
     spark_export_job,
 )
@@ -49,15 +55,18 @@ from kopycat.connectors.files.store import (
     S3_REGION_CONFIG,
     StoreLocation,
     locate_store,
+    open_store,
     s3_key_pair,
 )
-from kopycat.kafka import client_config, consumer_group_id
+from kopycat.kafka import SINK_CONSUMER_DEFAULTS, client_config, consumer_group_id
 from kopycat.runtime.planned_ends import offsets_at
 
-__all__ = ["export_ranges", "plan_spark_export", "spark_store", "window_ranges"]
+__all__ = ["export_ranges", "live_window_ends", "plan_spark_export", "spark_store", "window_ranges"]
 
 log = logging.getLogger(__name__)
 
+_LATEST = frozenset({"latest", "largest", "end"})
+"""librdkafka's names of ``auto.offset.reset=latest``."""
 _COORDINATOR_NOT_READY = frozenset({KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_NOT_AVAILABLE,
                                     KafkaError.COORDINATOR_LOAD_IN_PROGRESS})
 
@@ -69,8 +78,9 @@ def plan_spark_export(props: Mapping[str, Any], worker_props: Mapping[str, Any],
 
     ``end_offsets`` are the sink plan's snapshot (:func:`kopycat.runtime.bounded_plan.plan_bounded_run`),
     so a DAG run exports a known range however much arrives meanwhile. With ``window`` (a
-    backfill) the ranges start at the window's first offsets (:func:`window_ranges`) instead of
-    the group's; the config and window are checked before Kafka is asked anything.
+    backfill) the ranges run from the window's first offsets to the live positions
+    (:func:`window_ranges`) instead of from the group's; the config and window are checked before
+    Kafka or the store is asked anything.
     """
     settings = _check_exportable(props, window)
     values = settings.values
@@ -142,25 +152,63 @@ def _committed(consumer: Consumer, partitions: list[KafkaTopicPartition],
 
 def window_ranges(connector_name: str, worker_props: Mapping[str, Any], props: Mapping[str, Any],
                   end_offsets: Mapping[TopicPartition, int], window: TimeWindow) -> list[OffsetRange]:
-    """Each partition from its first record stamped at/after the window's start to its planned end.
+    """Each partition from its first record stamped at/after the window's start to its live position.
 
     As the Python sink runner's windowed runs (``offsets_at``): no earlier record is stamped that
     late, and a record stamped inside the window may sit anywhere after it (late records), so the
-    range runs on to the planned end and the job keeps only the records stamped inside. The
-    group's offsets are not read.
+    range runs on and the job keeps only the records stamped inside. It stops at the partition's
+    live position, where a live run resumes (:func:`live_window_ends`), or the planned end when
+    sooner: later records are the live runs' to copy, and a file past the live position would
+    make them skip what they never copied. A partition whose first offset is not before it is
+    left empty.
     """
     partitions = sorted(end_offsets)
     if not partitions:
         return []
-    consumer = Consumer(client_config(worker_props, props, "consumer",
-                                      forced={"group.id": consumer_group_id(connector_name, props),
-                                              "enable.auto.commit": False}))
+    config = client_config(worker_props, props, "consumer", defaults=SINK_CONSUMER_DEFAULTS,
+                           forced={"group.id": consumer_group_id(connector_name, props), "enable.auto.commit": False})
+    consumer = Consumer(config)
     try:
         starts = offsets_at(consumer, partitions, window.start_ms, 30, f"{connector_name} (Spark export)")
+        live = live_window_ends(consumer, props, partitions, str(config.get("auto.offset.reset", "earliest")))
     finally:
         consumer.close()
-    return [OffsetRange(tp.topic, tp.partition, min(starts[tp], end_offsets[tp]), end_offsets[tp])
-            for tp in partitions]
+    ranges = end_at_live_positions([OffsetRange(tp.topic, tp.partition, min(starts[tp], end_offsets[tp]),
+                                                end_offsets[tp]) for tp in partitions], live)
+    for r in ranges:
+        if r.end < end_offsets[r.topic_partition]:
+            log.info("Connector %s: the window copies %s-%d up to its live position %d (planned end %d)",
+                     connector_name, r.topic, r.partition, r.end, end_offsets[r.topic_partition])
+    return ranges
+
+
+def live_window_ends(consumer: Consumer, props: Mapping[str, Any], partitions: Sequence[TopicPartition],
+                     auto_offset_reset: str) -> dict[TopicPartition, int]:
+    """Where a live run of each partition resumes: the end of a windowed run's range.
+
+    After the partition's committed files in the store (the resume point of
+    :func:`~kopycat.connectors.files.spark_export.resume_ranges` and of the Python sink's
+    recovery), else at the offset ``consumer``'s group committed, else at the log start, unless
+    ``auto.offset.reset`` is latest: a live run would then never copy the past, and the
+    partition is left out (the window reads to its planned end).
+    """
+    live = live_positions(partitions, _committed_names(props, sorted({tp.topic for tp in partitions})),
+                          {TopicPartition(tp.topic, tp.partition): tp.offset for tp in _committed(
+                              consumer, [KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions])})
+    if auto_offset_reset.lower() in _LATEST:
+        return live
+    for tp in partitions:
+        if tp not in live:
+            live[tp] = consumer.get_watermark_offsets(KafkaTopicPartition(tp.topic, tp.partition), timeout=30)[0]
+    return live
+
+
+def _committed_names(props: Mapping[str, Any], topics: Sequence[str]) -> list[str]:
+    """Base names of the committed files below the topics' directories (``+tmp`` left out), as the sink lists them."""
+    settings = parse_file_sink_config({k: str(v) for k, v in props.items() if v is not None})
+    store = open_store(settings.values)
+    return [posixpath.basename(path) for topic in topics
+            for path in store.list_files(store.path(settings.topics_dir, topic)) if f"/{TEMP_DIR}/" not in path]
 
 
 def spark_store(values: Mapping[str, Any]) -> tuple[str, dict[str, str]]:

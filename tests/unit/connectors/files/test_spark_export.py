@@ -27,6 +27,8 @@ from kopycat.connectors.files.spark_export import (
     OffsetRange,
     TopicDecoder,
     decode_dir,
+    end_at_live_positions,
+    live_positions,
     parse_result,
     ranges_from_json,
     ranges_to_json,
@@ -113,6 +115,26 @@ def test_a_range_behind_the_committed_files_is_committed_whole() -> None:
     names = [committed_name("orders", 0, 0, 500, "parquet")]
     to_read, committed = resume_ranges([OffsetRange("orders", 0, 100, 200)], names)
     assert (to_read, committed) == ([], [OffsetRange("orders", 0, 100, 200)])
+
+
+def test_the_live_position_is_after_the_committed_files_else_the_groups_offset_else_unknown() -> None:
+    names = [committed_name("orders", 0, 0, 49, "parquet"), committed_name("orders", 0, 50, 99, "parquet"),
+             committed_name("orders", 1, 0, 9, "parquet")]
+    group = {TopicPartition("orders", 0): 300, TopicPartition("orders", 2): 70, TopicPartition("orders", 3): -1001}
+    partitions = [TopicPartition("orders", p) for p in range(4)]
+    assert live_positions(partitions, names, group) == {
+        TopicPartition("orders", 0): 100, TopicPartition("orders", 1): 10, TopicPartition("orders", 2): 70}
+    to_read, _ = resume_ranges([OffsetRange("orders", 0, 0, 500)], names)
+    assert to_read[0].start == live_positions(partitions, names, {})[TopicPartition("orders", 0)]
+
+
+def test_a_windows_ranges_end_at_the_live_position_and_are_empty_from_it_on() -> None:
+    live = {TopicPartition("orders", 0): 100, TopicPartition("orders", 1): 10, TopicPartition("orders", 2): 900}
+    ranges = [OffsetRange("orders", 0, 40, 300), OffsetRange("orders", 1, 20, 30), OffsetRange("orders", 2, 5, 8),
+              OffsetRange("orders", 3, 5, 8)]
+    assert end_at_live_positions(ranges, live) == [
+        OffsetRange("orders", 0, 40, 100), OffsetRange("orders", 1, 10, 10), OffsetRange("orders", 2, 5, 8),
+        OffsetRange("orders", 3, 5, 8)]
 
 
 # ---------------------------------------------------------------- decoding
