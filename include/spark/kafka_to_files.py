@@ -80,17 +80,14 @@ from kopycat.api.records import TopicPartition
 from kopycat.api.window import TimeWindow
 from kopycat.connectors.files.committed_files import TEMP_DIR, committed_name, parse_committed_name
 from kopycat.connectors.files.partition_writer import MANIFEST_SUFFIX
+from kopycat.connectors.files.spark_decoder import DIR_COLUMN, OFFSET_COLUMN, TopicDecoder, decode_dir
 from kopycat.connectors.files.spark_export import (
-    DIR_COLUMN,
     NULL_VALUES_FAIL,
     NULL_VALUES_IGNORE,
-    OFFSET_COLUMN,
     ExportedFile,
     ExportResult,
     OffsetRange,
-    TopicDecoder,
     check_layout,
-    decode_dir,
     end_at_live_positions,
     live_positions,
     spark_partitioner,

@@ -21,7 +21,8 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 from kopycat.api.arrow import to_arrow_schema
 from kopycat.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Timestamp
 from kopycat.connectors.files.committed_files import TEMP_DIR, committed_name, parse_committed_name
-from kopycat.connectors.files.spark_export import OffsetRange, TopicDecoder
+from kopycat.connectors.files.spark_decoder import TopicDecoder
+from kopycat.connectors.files.spark_export import OffsetRange
 from kopycat.converters.json import JsonConverter
 from tests.support.kafka import create_topic
 

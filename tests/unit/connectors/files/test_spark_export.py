@@ -17,16 +17,19 @@ from kopycat.api.errors import ConfigError, ConnectError, DataError
 from kopycat.api.records import TopicPartition
 from kopycat.connectors.files.committed_files import committed_name
 from kopycat.connectors.files.partitioners import partitioner_from_config
-from kopycat.connectors.files.spark_export import (
+from kopycat.connectors.files.spark_decoder import (
     DIR_COLUMN,
-    JOB_PATH,
     OFFSET_COLUMN,
+    TopicDecoder,
+    decode_dir,
+    spark_arrow_schema,
+)
+from kopycat.connectors.files.spark_export import (
+    JOB_PATH,
     RESULT_KEY,
     ExportedFile,
     ExportResult,
     OffsetRange,
-    TopicDecoder,
-    decode_dir,
     end_at_live_positions,
     live_positions,
     parse_result,
@@ -34,7 +37,6 @@ from kopycat.connectors.files.spark_export import (
     ranges_to_json,
     resume_ranges,
     s3a_conf,
-    spark_arrow_schema,
     spark_export_job,
     spark_offsets,
 )
