@@ -7,7 +7,9 @@ splits the 3 partitions over ``tasks.max=2`` range groups, and each mapped task 
 Assertions are on each task's summary, on the Parquet files (every id once, each file holding the
 offsets its name says) and on the group ``connect-<name>``. What an interrupted run left (files of
 a Python sink run that committed one partition and half of another, and another run's temp files)
-is neither written again nor deleted.
+is neither written again nor deleted. A daily DAG over Berlin days (DailyPartitioner on the Kafka
+timestamp) backfills one day through ``{"kopycat_window": true}``: only that day's directory is
+rewritten, the other days keep their bytes, and the group does not move.
 """
 
 from __future__ import annotations
@@ -22,6 +24,20 @@ import pytest
 from kopycat.connectors.files.committed_files import TEMP_DIR, committed_name
 from kopycat.connectors.files.spark_export import OffsetRange
 from kopycat_airflow.local import LocalAirflow
+from kopycat.api.window import TimeWindow
+from tests.integration.test_spark_export_time_based import (
+    DAY,
+    MIDNIGHT,
+    PLACE,
+    committed,
+    expected_placements,
+    placements,
+    produce_stamped,
+    sink_config,
+    snapshot,
+    stamps_around_midnights,
+)
+from tests.integration.test_spark_export_time_based import PARTITIONS as PARTITIONS_BY_DAY
 from tests.support.kafka import committed_offsets
 from tests.support.orders import (
     PARTITIONS,
@@ -91,3 +107,52 @@ def test_each_planned_range_group_is_one_spark_export_skipping_what_the_store_ho
     assert leftover.exists(), "another run's temp files are not the job's to delete"
     assert committed_offsets(bootstrap_servers, f"connect-{name}", topic_name, PARTITIONS) == {
         r.partition: r.end for r in ranges}
+
+
+def _daily_dag_file(folder: Path, dag_id: str, config: dict[str, Any]) -> None:
+    """A daily DAG whose data intervals are Berlin days, the buckets of the DailyPartitioner in ``config``."""
+    (folder / f"{dag_id}.py").write_text(f'''
+import pendulum
+from airflow.sdk import DAG
+from airflow.timetables.interval import CronDataIntervalTimetable
+from kopycat_airflow.task_group import spark_export_task_group
+
+with DAG({dag_id!r}, schedule=CronDataIntervalTimetable("0 0 * * *", timezone="Europe/Berlin"),
+         start_date=pendulum.datetime(2026, 1, 1, tz="Europe/Berlin"), catchup=False):
+    spark_export_task_group({json.dumps(config)}, export_retries=0)
+''')
+
+
+def test_a_backfill_run_of_the_spark_export_rewrites_exactly_its_day_and_moves_no_offsets(
+        local_airflow: LocalAirflow, bootstrap_servers: str, topic_name: str, tmp_path: Path) -> None:
+    """The Airflow path of a Spark backfill: a run with ``{"kopycat_window": true}`` whose data interval
+    is the Berlin day of 2026-11-21 re-exports exactly that day's directory (one file was damaged),
+    as a backfill run would, and leaves the other days and the group alone."""
+    stamps = stamps_around_midnights(seed=5, per_partition=60)
+    ends = produce_stamped(bootstrap_servers, topic_name, stamps)
+    lake = tmp_path / "lake"
+    topic_dir = lake / "topics" / topic_name
+    name = f"daily-{uuid.uuid4().hex[:8]}"
+    _daily_dag_file(local_airflow.dags_folder, "t_spark_daily", sink_config(name, topic_name, lake))
+    local_airflow.extra_env["AIRFLOW_CONN_SPARK_DEFAULT"] = "spark://local%5B2%5D"
+
+    live = local_airflow.run_dag("t_spark_daily", "2026-11-22T23:00:00Z")  # the live run: everything, group committed
+    assert live["state"] == "success", live.get("log")
+    assert placements(committed(topic_dir)) == expected_placements(stamps)
+    day = PLACE.encode_timestamp(MIDNIGHT)
+    damaged = sorted(topic_dir.glob(f"{day}/*.parquet"))[0]
+    damaged.write_bytes(b"PAR1 damaged")  # same name, so the live position stays where it is
+    others = {path: data for path, data in snapshot(topic_dir).items() if not path.startswith(day + "/")}
+
+    # a manual run's data interval ends at its logical date: Berlin's 2026-11-22 00:00 gives the 21st
+    window = local_airflow.run_dag("t_spark_daily", "2026-11-21T23:00:00Z", conf={"kopycat_window": True})
+
+    assert window["state"] == "success", window.get("log")
+    files = committed(topic_dir)
+    in_day = [p for p in placements(files) if p[2] == day]
+    assert in_day == expected_placements(stamps, keep=TimeWindow(MIDNIGHT, MIDNIGHT + DAY)), [
+        t["result"] for t in window.tasks("export")]
+    assert {path: data for path, data in snapshot(topic_dir).items() if not path.startswith(day + "/")} == others
+    assert placements(files) == expected_placements(stamps)  # every offset once again
+    assert committed_offsets(bootstrap_servers, f"connect-{name}", topic_name, PARTITIONS_BY_DAY) == {
+        tp.partition: end for tp, end in ends.items()}
