@@ -79,7 +79,7 @@ from kopycat.api.errors import ConnectError, DataError
 from kopycat.api.records import TopicPartition
 from kopycat.api.window import TimeWindow
 from kopycat.connectors.files.committed_files import TEMP_DIR, committed_name, parse_committed_name
-from kopycat.connectors.files.partition_writer import MANIFEST_SUFFIX
+from kopycat.connectors.files.partition_writer import round_manifest_name
 from kopycat.connectors.files.spark_decoder import DIR_COLUMN, OFFSET_COLUMN, TopicDecoder, decode_dir
 from kopycat.connectors.files.spark_export import (
     NULL_VALUES_FAIL,
@@ -96,6 +96,7 @@ from kopycat.connectors.files.spark_export import (
     spark_offsets,
 )
 from kopycat.converters.json import JsonConverter
+from kopycat.group_offsets import consumer_committed
 from pyspark import AccumulatorParam
 from pyspark.errors import PythonException
 from pyspark.sql import SparkSession
@@ -302,7 +303,7 @@ class Store:
 
     def manifest(self, topic: str, partition: int) -> str:
         """The partition's round manifest, where the Python sink's ``round_manifest_path`` puts it."""
-        return f"{self.topic_dir(topic)}/{TEMP_DIR}/{topic}+{partition}{MANIFEST_SUFFIX}"
+        return f"{self.topic_dir(topic)}/{TEMP_DIR}/{round_manifest_name(TopicPartition(topic, partition))}"
 
 
 def _python_root(store_url: str) -> str:
@@ -360,7 +361,7 @@ class Kafka:
         consumer = self.consumer(group)
         try:
             wanted = [KafkaTopicPartition(r.topic, r.partition, r.end) for r in ranges]
-            current = {(tp.topic, tp.partition): tp.offset for tp in consumer.committed(wanted, timeout=30)}
+            current = {(tp.topic, tp.partition): tp.offset for tp in consumer_committed(consumer, wanted, 30)}
             forward = [tp for tp in wanted if tp.offset > current[(tp.topic, tp.partition)]]
             if forward:
                 for tp in consumer.commit(offsets=forward, asynchronous=False) or []:
@@ -378,7 +379,7 @@ class Kafka:
         try:
             asked = [KafkaTopicPartition(r.topic, r.partition) for r in ranges]
             return {TopicPartition(tp.topic, tp.partition): tp.offset if tp.offset >= 0 else -1
-                    for tp in consumer.committed(asked, timeout=30)}
+                    for tp in consumer_committed(consumer, asked, 30)}
         finally:
             consumer.close()
 

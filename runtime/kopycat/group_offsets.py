@@ -10,18 +10,23 @@ So the coordinator is asked first with ``DescribeConsumerGroups``, whose coordin
 back as results, until it answers; only then are the offsets listed. What is left is a
 coordinator moving between the two calls. Every ``listConsumerGroupOffsets`` of Kopycat (KIP-875
 offsets, lag, MM2 checkpoints) goes through :func:`list_group_offsets`.
+
+A consumer's own ``committed()`` does not crash, but answers the same "not ready" errors as
+exceptions on a fresh cluster; :func:`consumer_committed` retries them, as Kafka's consumer does.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from typing import Final
 
-from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaException
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException
+from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient
 
-__all__ = ["list_group_offsets", "wait_for_group_coordinator"]
+__all__ = ["consumer_committed", "list_group_offsets", "wait_for_group_coordinator"]
 
 log = logging.getLogger(__name__)
 
@@ -54,3 +59,24 @@ def list_group_offsets(admin: AdminClient, group: str, timeout_s: float) -> Cons
     wait_for_group_coordinator(admin, group, timeout_s)
     request = [ConsumerGroupTopicPartitions(group)]
     return admin.list_consumer_group_offsets(request, request_timeout=timeout_s)[group].result(timeout_s)
+
+
+def consumer_committed(consumer: Consumer, partitions: list[KafkaTopicPartition], timeout_s: float,
+                       stopping: threading.Event | None = None) -> list[KafkaTopicPartition]:
+    """``consumer.committed(partitions)``, retried while the group coordinator is not ready (or on any
+    retriable error) until ``timeout_s`` or ``stopping``; the last error is raised.
+
+    On a just-started single broker the first lookup answers NOT_COORDINATOR while
+    ``__consumer_offsets`` is being created (measured); Kafka's consumer retries those.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return list(consumer.committed(partitions, timeout=max(0.1, deadline - time.monotonic())))
+        except KafkaException as exc:
+            error = exc.args[0]
+            not_ready = error.code() in _NOT_READY or error.retriable()
+            if not not_ready or time.monotonic() >= deadline or (stopping is not None and stopping.is_set()):
+                raise
+            log.info("The consumer group is not ready, retrying: %s", exc)
+            time.sleep(0.2)

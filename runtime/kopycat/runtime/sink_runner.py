@@ -46,7 +46,7 @@ from functools import partial
 from itertools import chain
 from typing import Any
 
-from confluent_kafka import OFFSET_INVALID, Consumer, KafkaError, KafkaException, Message
+from confluent_kafka import OFFSET_INVALID, Consumer, KafkaException, Message
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from kopycat.api.errors import ConnectError, RetriableError
@@ -55,6 +55,7 @@ from kopycat.api.records import SinkRecord, TopicPartition
 from kopycat.api.task import SinkTask
 from kopycat.consumer_assignment import assign_with_metadata
 from kopycat.gc_pause import young_collections_deferred
+from kopycat.group_offsets import consumer_committed
 from kopycat.runtime.batch_conversion import RecordBatchConverter, partition_runs
 from kopycat.runtime.bounds import Bounds, RunSummary, StopReason, StopWatch
 from kopycat.runtime.planned_ends import PlannedEnds, offsets_at
@@ -68,8 +69,6 @@ __all__ = ["SinkTaskRunner"]
 log = logging.getLogger(__name__)
 
 _RETRY_BACKOFF_S = 1.0
-_COORDINATOR_NOT_READY = frozenset({KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_NOT_AVAILABLE,
-                                    KafkaError.COORDINATOR_LOAD_IN_PROGRESS})
 
 
 class SinkTaskRunner:
@@ -194,24 +193,9 @@ class SinkTaskRunner:
                           self.commit_timeout_s * 6, str(self.id))
 
     def _committed(self, partitions: list[KafkaTopicPartition]) -> list[KafkaTopicPartition]:
-        """The group's committed offsets; retried while the group coordinator is not ready yet.
-
-        On a fresh cluster the first lookup can answer NOT_COORDINATOR while ``__consumer_offsets``
-        is being created (measured on a just-started single broker); Kafka's consumer retries those.
-        """
-        consumer = self._consumer
-        assert consumer is not None
-        deadline = time.monotonic() + self.commit_timeout_s * 6
-        while True:
-            try:
-                return list(consumer.committed(partitions, timeout=max(0.1, deadline - time.monotonic())))
-            except KafkaException as exc:
-                error = exc.args[0]
-                not_ready = error.code() in _COORDINATOR_NOT_READY or error.retriable()
-                if not not_ready or time.monotonic() >= deadline or self._stopping.is_set():
-                    raise
-                log.info("Task %s: the consumer group is not ready, retrying: %s", self.id, exc)
-                time.sleep(0.2)
+        """The group's committed offsets, retried while its coordinator is not ready (a fresh cluster)."""
+        assert self._consumer is not None
+        return consumer_committed(self._consumer, partitions, self.commit_timeout_s * 6, self._stopping)
 
     def _opened(self, partitions: Sequence[TopicPartition],
                 starts: Mapping[TopicPartition, int | None]) -> list[KafkaTopicPartition]:

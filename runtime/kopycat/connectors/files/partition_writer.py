@@ -50,7 +50,8 @@ from kopycat.connectors.files.round_committer import RoundCommitter
 from kopycat.connectors.files.sink_config import FileSinkSettings
 from kopycat.connectors.files.store import Store
 
-__all__ = ["SchemaCompatibility", "TopicPartitionWriter", "round_manifest_path", "temp_prefix"]
+__all__ = ["SchemaCompatibility", "TopicPartitionWriter", "round_manifest_name", "round_manifest_path",
+           "temp_prefix"]
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +63,13 @@ def temp_prefix(tp: TopicPartition) -> str:
     return f"{tp.topic}+{tp.partition}+"
 
 
+def round_manifest_name(tp: TopicPartition) -> str:
+    """The base name of the partition's round manifest, in its topic's ``+tmp`` (the Spark export's too)."""
+    return f"{tp.topic}+{tp.partition}{MANIFEST_SUFFIX}"
+
+
 def round_manifest_path(store: Store, topics_dir: str, tp: TopicPartition) -> str:
-    return store.path(topics_dir, tp.topic, TEMP_DIR, f"{tp.topic}+{tp.partition}{MANIFEST_SUFFIX}")
+    return store.path(topics_dir, tp.topic, TEMP_DIR, round_manifest_name(tp))
 
 
 class SchemaCompatibility:

@@ -25,12 +25,11 @@ The window is checked as the storage sink checks it (``file_sink.window_partitio
 from __future__ import annotations
 
 import logging
-import time
 import posixpath
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException
+from confluent_kafka import Consumer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from kopycat.api.errors import ConfigError
@@ -58,6 +57,7 @@ from kopycat.connectors.files.store import (
     open_store,
     s3_key_pair,
 )
+from kopycat.group_offsets import consumer_committed
 from kopycat.kafka import SINK_CONSUMER_DEFAULTS, client_config, consumer_group_id
 from kopycat.runtime.planned_ends import offsets_at
 
@@ -67,8 +67,6 @@ log = logging.getLogger(__name__)
 
 _LATEST = frozenset({"latest", "largest", "end"})
 """librdkafka's names of ``auto.offset.reset=latest``."""
-_COORDINATOR_NOT_READY = frozenset({KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_NOT_AVAILABLE,
-                                    KafkaError.COORDINATOR_LOAD_IN_PROGRESS})
 
 
 def plan_spark_export(props: Mapping[str, Any], worker_props: Mapping[str, Any],
@@ -115,8 +113,8 @@ def export_ranges(connector_name: str, worker_props: Mapping[str, Any], props: M
                                       forced={"group.id": consumer_group_id(connector_name, props),
                                               "enable.auto.commit": False}))
     try:
-        committed = {TopicPartition(tp.topic, tp.partition): tp.offset for tp in _committed(
-            consumer, [KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions])}
+        committed = {TopicPartition(tp.topic, tp.partition): tp.offset for tp in consumer_committed(
+            consumer, [KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions], 30)}
         ranges = []
         for tp in partitions:
             low, _ = consumer.get_watermark_offsets(KafkaTopicPartition(tp.topic, tp.partition), timeout=30)
@@ -129,25 +127,6 @@ def export_ranges(connector_name: str, worker_props: Mapping[str, Any], props: M
         return ranges
     finally:
         consumer.close()
-
-
-def _committed(consumer: Consumer, partitions: list[KafkaTopicPartition],
-               timeout_s: float = 30) -> list[KafkaTopicPartition]:
-    """The group's committed offsets, retried while the group coordinator is not ready yet.
-
-    On a fresh cluster the first lookup can answer NOT_COORDINATOR while ``__consumer_offsets`` is
-    being created; Kafka's consumer retries those, as the sink runner does (``SinkRunner._committed``).
-    """
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            return list(consumer.committed(partitions, timeout=max(0.1, deadline - time.monotonic())))
-        except KafkaException as exc:
-            error = exc.args[0]
-            if not (error.code() in _COORDINATOR_NOT_READY or error.retriable()) or time.monotonic() >= deadline:
-                raise
-            log.info("The consumer group is not ready, retrying: %s", exc)
-            time.sleep(0.2)
 
 
 def window_ranges(connector_name: str, worker_props: Mapping[str, Any], props: Mapping[str, Any],
@@ -193,8 +172,8 @@ def live_window_ends(consumer: Consumer, props: Mapping[str, Any], partitions: S
     partition is left out (the window reads to its planned end).
     """
     live = live_positions(partitions, _committed_names(props, sorted({tp.topic for tp in partitions})),
-                          {TopicPartition(tp.topic, tp.partition): tp.offset for tp in _committed(
-                              consumer, [KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions])})
+                          {TopicPartition(tp.topic, tp.partition): tp.offset for tp in consumer_committed(
+                              consumer, [KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions], 30)})
     if auto_offset_reset.lower() in _LATEST:
         return live
     for tp in partitions:
