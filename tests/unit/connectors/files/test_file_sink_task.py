@@ -140,11 +140,15 @@ def test_a_background_commit_failing_retriably_is_retried_and_writes_each_offset
 
 def test_a_background_commit_failing_for_good_fails_the_task_and_keeps_its_offsets_unsafe(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    release = threading.Event()  # held, so put() returns before the failure and wait_for_commits reports it
+
     def broken_move(self: ArrowStore, source: str, destination: str) -> None:
+        assert release.wait(10), "the test never released the store"
         raise PermissionError(f"cannot write {destination}")
     monkeypatch.setattr(ArrowStore, "move", broken_move)
     task, _ = start(tmp_path, background=True, flush_size=4)
     task.put([record(n, order(n)) for n in range(6)])
+    release.set()
     with pytest.raises(ConnectError, match=r"orders-0 from offset 0 failed: PermissionError.*restart copies it again"):
         task.wait_for_commits()
     assert task.pre_commit({TP0: 6}) == {TP0: 0}
