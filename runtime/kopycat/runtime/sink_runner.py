@@ -322,8 +322,8 @@ class SinkTaskRunner:
             self.current[TopicPartition(last.topic(), last.partition())] = last.offset() + 1
         for tp in self.ends.finished:  # offsets up to the end may hold markers or compacted gaps
             self.current[tp] = max(self.current.get(tp, 0), self.ends.ends[tp])
-        self.summary.bytes += (sum(map(len, filter(None, map(Message.value, messages))))
-                               + sum(map(len, filter(None, map(Message.key, messages)))))
+        # len(message) is its value's length (0 for none): no value object per message
+        self.summary.bytes += sum(map(len, messages)) + sum(map(len, filter(None, map(Message.key, messages))))
         return len(messages)
 
     def _commit_before_put(self, runs: list[Sequence[Message]]) -> None:
