@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic
 
 from kopycat.api.errors import ConfigError
 from kopycat.dev.kafka_broker import LocalKafkaBroker
@@ -163,6 +163,29 @@ def test_offsets_survive_a_restart_of_the_store(bootstrap_servers: str, topic_na
         reader = OffsetStorageReaderImpl(second, "src")
         assert reader.offsets([{"filename": "/x"}, {"filename": "/y"}]) == [
             ({"filename": "/x"}, {"position": 2}), ({"filename": "/y"}, None)]
+
+
+def test_a_store_starts_from_each_partitions_log_start_when_records_were_deleted(
+        bootstrap_servers: str, topic_name: str) -> None:
+    """The reader is assigned each partition's earliest offset (not a logical one): a partition whose
+    head was deleted is read from its log start, and one deleted to its end counts as read."""
+    admin = AdminClient({"bootstrap.servers": bootstrap_servers})
+    # Kafka refuses DeleteRecords on a compacted topic: delete first, then make it the compacted topic a store takes.
+    admin.create_topics([NewTopic(topic_name, 2, 1, config={"cleanup.policy": "delete"})])[topic_name].result(30)
+    producer = _java_producer(bootstrap_servers)
+    for partition, position in ((0, 1), (0, 2), (0, 3), (1, 4), (1, 5)):
+        producer.produce(topic_name, key=encode_key("src", {"p": partition}), value=encode_value({"at": position}),
+                         partition=partition)
+    assert producer.flush(30) == 0
+    deleted = admin.delete_records([TopicPartition(topic_name, 0, 2), TopicPartition(topic_name, 1, 2)])
+    assert sorted(f.result(30).low_watermark for f in deleted.values()) == [2, 2]  # log starts: 2 of 3, 2 of 2
+    compacted = ConfigResource("topic", topic_name, incremental_configs=[
+        ConfigEntry("cleanup.policy", "compact", incremental_operation=AlterConfigOpType.SET)])
+    admin.incremental_alter_configs([compacted])[compacted].result(30)
+    with KafkaOffsetStore(bootstrap_servers, topic=topic_name, replication_factor=1) as store:
+        reader = OffsetStorageReaderImpl(store, "src")
+        assert reader.offsets([{"p": 0}, {"p": 1}]) == [({"p": 0}, {"at": 3}), ({"p": 1}, None)]
+        assert len(store.table) == 1
 
 
 def test_an_existing_topic_that_is_not_compacted_is_refused(bootstrap_servers: str, topic_name: str) -> None:
