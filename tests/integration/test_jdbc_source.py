@@ -139,3 +139,31 @@ def test_tables_copy_incrementally_resume_from_the_offsets_topic_and_new_tables_
     assert sorted(ids(consume(bootstrap_servers, prefix + "refunds"))) == list(range(1, 11))
     assert stored_offsets(bootstrap_servers, offsets_topic, name)[offset_key(name, "refunds")][
         "incrementing"] == 10
+
+
+@pytest.mark.parametrize("mode", ["bulk", "incrementing", "timestamp"])
+def test_a_bounded_run_ends_once_every_table_was_read_without_waiting_for_idleness(
+        bootstrap_servers: str, postgres_url: str, mode: str) -> None:
+    """A copy task copies what its queries found and ends caught up (RunComplete), with no idle bound.
+
+    Without the signal the run would stop only on its time budget (``max_seconds``) instead.
+    """
+    run = uuid.uuid4().hex[:8]
+    tables = {f"a{run}": 2_500, f"b{run}": 700}
+    for table, rows in tables.items():
+        create_table(postgres_url, table, rows)
+    name, prefix = f"jdbc-bounded-{run}", f"pg{run}-"
+    props = {"name": name, "connector.class": CONNECTOR_CLASS, "connection.url": postgres_url, "mode": mode,
+             "incrementing.column.name": "id", "timestamp.column.name": "updated",
+             "table.whitelist": ",".join(tables), "topic.prefix": prefix, "tasks.max": "1",
+             "batch.max.rows": "1000", "poll.interval.ms": "100", **JSON}
+    worker = {"offset.storage.topic": f"offsets-{run}", "offset.storage.replication.factor": "1",
+              "offset.storage.partitions": "1"}
+    with Kopycat(bootstrap_servers, worker_props=worker) as kc:
+        [summary] = kc.run_once(props, Bounds(max_seconds=120), timeout_s=600)
+    assert summary is not None and summary.error is None
+    assert summary.stop_reason.value == "caught_up"
+    assert summary.records == sum(tables.values())  # each table read once, though due again every 100 ms
+    for table, rows in tables.items():
+        assert sorted(orjson.loads(value)["id"] for _, value in consume(bootstrap_servers, prefix + table)
+                      if value is not None) == list(range(1, rows + 1)), table

@@ -60,7 +60,9 @@ class CopyTaskOperator(BaseOperator):
     :param kopycat_conn_id: the Kafka cluster and worker keys (:class:`KopycatHook`).
     :param worker_overrides: worker.properties keys that win over the connection's.
     :param window: ``auto``, ``always`` or ``never`` (see above).
-    :param idle_ms: a source has caught up after this long with nothing new.
+    :param idle_ms: a source has caught up after this long with nothing new (a source that knows its
+        range ends sooner: the JDBC source once each table's query of the run was read, MirrorMaker
+        at the end offsets it snapshotted).
     :param max_records: stop after about this many records (the rest waits for the next run).
     :param max_seconds: stop after about this long.
     """

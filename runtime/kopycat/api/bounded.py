@@ -12,9 +12,10 @@ engine marks such runs with one key in the task config::
 A task that does not look at the key behaves as in a continuous run.
 
 A source task that knows where its planned range ends (MirrorMaker's task snapshots each
-partition's end offset) raises :class:`RunComplete` from ``poll()`` once it returned the last
-record of that range, so the run commits and ends at once instead of waiting ``idle.ms`` to
-learn the same from an empty poll.
+partition's end offset; the JDBC source's range is what each table's query of the run returns)
+raises :class:`RunComplete` from ``poll()`` once it returned the last record of that range, so
+the run commits and ends at once instead of waiting ``idle.ms`` to learn the same from an empty
+poll.
 """
 
 from __future__ import annotations

@@ -7,8 +7,11 @@ offset (v1 partition first, then the legacy v0 one, as Confluent does) and polls
 turn: one result open at a time, ``batch.max.rows`` records per ``poll``, each table due again
 ``poll.interval.ms`` after its last run finished.
 
-``poll`` never blocks longer than ~200 ms when nothing is due (it returns None), so a bounded
-run sees it is caught up and a ``stop`` from another thread is answered promptly.
+``poll`` never blocks longer than ~200 ms when nothing is due (it returns None), so a ``stop``
+from another thread is answered promptly. In a bounded run (an Airflow copy task) it raises
+:class:`~kopycat.api.bounded.RunComplete` once every table was read to the end of a query
+started in this run: what was in the tables when the run read them is copied, and the run ends
+at once instead of waiting ``idle_ms`` to learn the same from empty polls.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from sqlalchemy import Connection, Engine, MetaData, Table
 from sqlalchemy.exc import DBAPIError, NoSuchTableError, OperationalError
 from sqlalchemy.types import DateTime, Float, Integer, Numeric
 
+from kopycat.api.bounded import RunComplete, is_bounded_run
 from kopycat.api.errors import ConfigError, ConnectError, RetriableError
 from kopycat.api.record_batch import SourceRecordBatch
 from kopycat.api.records import SourceRecord
@@ -187,11 +191,13 @@ class JdbcSourceTask(SourceTask):
         self._connection: Connection | None = None
         self._queriers: list[TableQuerier] = []
         self._columns = False  # poll_batch() was called: queriers return SourceRecordBatches
+        self._bounded = False  # an Airflow copy task: the run ends once every table was read
         self._lock = threading.Lock()
         self._stopping = threading.Event()
 
     def start(self, props: Mapping[str, str]) -> None:
         settings = self._settings = SourceSettings.parse(props)
+        self._bounded = is_bounded_run(props)
         window = TimeWindow.of(props)
         tables = parse_tables(settings.tables)
         if not tables and not settings.query:
@@ -311,6 +317,8 @@ class JdbcSourceTask(SourceTask):
                         return records
                     if self._stopping.is_set():
                         return None
+                if self._bounded and self._read_to_end():
+                    raise RunComplete
                 wait_s = self._wait_s(settings)
         self._stopping.wait(wait_s)
         return None
@@ -347,6 +355,10 @@ class JdbcSourceTask(SourceTask):
         due = [q for q in self._queriers if not q.done and id(q) not in tried
                and (q.last_update == 0.0 or q.last_update + interval_s <= now)]
         return min(due, key=lambda q: (q.last_update, q.source.name)) if due else None
+
+    def _read_to_end(self) -> bool:
+        """Every table's query of this run has returned its last row (a window's tables are done)."""
+        return all(q.done or (q.last_update > 0.0 and not q.querying) for q in self._queriers)
 
     def _wait_s(self, settings: SourceSettings) -> float:
         pending = [q.last_update for q in self._queriers if not q.done]
