@@ -17,13 +17,14 @@ variables), and is undone after the run.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import sys
 import traceback
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 __all__ = ["main", "run_dag", "serve"]
 
@@ -39,7 +40,8 @@ def run_dag(dag_id: str, logical_date: str | None = None, conf: dict[str, Any] |
     bag = DagBag(dag_folder=settings.DAGS_FOLDER)
     if dag_id not in bag.dags:
         errors = "; ".join(f"{path}: {err.splitlines()[-1]}" for path, err in bag.import_errors.items())
-        raise SystemExit(f"DAG {dag_id} not found in {bag.dag_folder}" + (f" (import errors: {errors})" if errors else ""))
+        raise SystemExit(f"DAG {dag_id} not found in {bag.dag_folder}"
+                         + (f" (import errors: {errors})" if errors else ""))
     dag = bag.dags[dag_id]
     date = pendulum.parse(logical_date) if logical_date else pendulum.now("UTC")
     run = dag.test(logical_date=date, run_conf=conf)
@@ -128,5 +130,19 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if result["state"] == "success" else 1
 
 
+def exit_without_teardown(code: int) -> NoReturn:
+    """Run the exit handlers, flush, and end the process without the interpreter's teardown.
+
+    Airflow, pydantic and the execution API's generated models leave millions of objects, and
+    freeing them one by one at exit took 1.8-2.9 s of every run (measured from ``run_dag``'s return
+    to the process's end); nothing in that teardown writes anything the run still needs. Exit
+    handlers (Airflow's ORM disposal, logging's flush) still run.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    atexit._run_exitfuncs()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    exit_without_teardown(main())
