@@ -50,7 +50,8 @@ What it does, per topic, in the order Confluent's storage connectors follow:
    ``<topic>/<directory>/<topic>+<p>+<first offset>+<last offset>.parquet`` through Hadoop's
    FileSystem (several files of one partition as one round, under a manifest, as the Python sink
    commits them) and deletes the temporary directory; a window first deletes the partition's
-   committed files in the window's directories below the offset it stopped at;
+   committed files in the window's directories below the offset it stopped at (this commit
+   protocol is ``kopycat.connectors.files.spark_commit``'s);
 5. commits the consumer group ``connect-<connector name>`` to the ranges' ends (never back); a
    windowed run commits nothing.
 
@@ -66,7 +67,7 @@ import logging
 import re
 import sys
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import urlparse
@@ -78,8 +79,9 @@ from kopycat.api.data import Schema, Type
 from kopycat.api.errors import ConnectError, DataError
 from kopycat.api.records import TopicPartition
 from kopycat.api.window import TimeWindow
-from kopycat.connectors.files.committed_files import TEMP_DIR, committed_name, parse_committed_name
+from kopycat.connectors.files.committed_files import TEMP_DIR
 from kopycat.connectors.files.partition_writer import round_manifest_name
+from kopycat.connectors.files.spark_commit import Piece, check_inside, commit_pieces, roll_back_rounds
 from kopycat.connectors.files.spark_decoder import DIR_COLUMN, OFFSET_COLUMN, TopicDecoder, decode_dir
 from kopycat.connectors.files.spark_export import (
     NULL_VALUES_FAIL,
@@ -104,7 +106,6 @@ from pyspark.sql.pandas.types import from_arrow_schema
 
 log = logging.getLogger("kopycat.spark.export")
 
-EXTENSION = "parquet"
 _PART_FILE = re.compile(r"^part-(\d+)-.*\.parquet$")
 
 
@@ -180,17 +181,6 @@ class Layout(NamedTuple):
         props = {str(k): str(v) for k, v in args.partitioner.items()}
         dirs = check_layout(props, args.window)
         return cls(props, args.window, dirs, spark_partitioner(props) is not None)
-
-
-class Piece(NamedTuple):
-    """One part file Spark wrote and where it is committed: a Kafka partition's rows of one directory."""
-
-    partition: int
-    directory: str
-    first: int
-    last: int
-    rows: int
-    source: str
 
 
 class Store:
@@ -431,7 +421,7 @@ def export_topic(spark: SparkSession, store: Store, args: argparse.Namespace, la
         writer = decoded.write
     writer.mode("errorifexists").option("compression", args.parquet_codec).parquet(temp)
     pieces = _pieces(store, topic, temp, stats.value, layout.time_based)
-    ends = _check_inside(topic, pieces, ranges)
+    ends = check_inside(topic, pieces, ranges)
     files = commit_pieces(store, topic, pieces, layout, ends)
     store.delete(temp)
     return files, sum(s["filtered"] for s in stats.value.values())
@@ -451,112 +441,6 @@ def _pieces(store: Store, topic: str, temp: str, stats: dict[int, dict[str, Any]
             seen.add((tally["partition"], directory))
             pieces.append(Piece(tally["partition"], directory, first, last, rows, source))
     return pieces
-
-
-def _check_inside(topic: str, pieces: Sequence[Piece], ranges: Sequence[OffsetRange]) -> dict[int, int]:
-    """Each partition's range end, once every piece is known to lie inside its partition's range.
-
-    Spark's Kafka source reads exactly ``endingOffsets``; a piece outside them (a changed source)
-    would commit offsets this run was not given, which for a window are the live runs' to copy.
-    """
-    bounds = {r.partition: r for r in ranges}
-    outside = [p for p in pieces if p.partition not in bounds
-               or not bounds[p.partition].start <= p.first <= p.last < bounds[p.partition].end]
-    if outside:
-        raise ConnectError(f"Spark read offsets of {topic} outside the ranges it was given: "
-                           f"{', '.join(f'[{p.partition}] {p.first}..{p.last}' for p in outside)} not in "
-                           f"{', '.join(f'[{r.partition}] [{r.start}, {r.end})' for r in ranges)}; nothing was "
-                           f"committed")
-    return {partition: r.end for partition, r in bounds.items()}
-
-
-def commit_pieces(store: Store, topic: str, pieces: Sequence[Piece], layout: Layout,
-                  ends: Mapping[int, int]) -> list[ExportedFile]:
-    """Commit each Kafka partition's files as one round, as the Python sink's ``TopicPartitionWriter.commit``.
-
-    A round of several files first writes the manifest the Python sink writes (their committed
-    paths), renames them, then deletes it; a crash in between leaves the manifest, and the next
-    run of either mover deletes the round's files (:func:`roll_back_rounds`), so the greatest
-    committed end offset stays a true resume point. A window first deletes each partition's
-    committed files in its directories that the range it read (ending at ``ends[partition]``)
-    covers (:func:`_window_files`), after checking every partition.
-    """
-    by_partition: dict[int, list[Piece]] = {}
-    for piece in pieces:
-        by_partition.setdefault(piece.partition, []).append(piece)
-    if layout.window is not None:
-        doomed = {p: _window_files(store, topic, p, min(x.first for x in ps), ends[p], layout)
-                  for p, ps in sorted(by_partition.items())}
-    files: list[ExportedFile] = []
-    for partition, round_pieces in sorted(by_partition.items()):
-        if layout.window is not None:
-            for url in doomed[partition]:
-                store.delete(url)
-            log.info("windowed run: deleted %d committed file(s) of %s-%d in %s", len(doomed[partition]), topic,
-                     partition, ", ".join(layout.window_dirs))
-        files += _commit_round(store, topic, partition, sorted(round_pieces, key=lambda x: x.first))
-    return files
-
-
-def _commit_round(store: Store, topic: str, partition: int, pieces: list[Piece]) -> list[ExportedFile]:
-    staged = [(piece, f"{store.topic_dir(topic)}/{piece.directory}/"
-                      f"{committed_name(topic, partition, piece.first, piece.last, EXTENSION)}") for piece in pieces]
-    manifest = store.manifest(topic, partition) if len(staged) > 1 else None
-    if manifest is not None:
-        store.write_text(manifest, json.dumps({"files": [store.python_path(final) for _, final in staged]}))
-    files = []
-    for piece, final in staged:
-        store.commit(piece.source, final)
-        files.append(ExportedFile(topic, partition, piece.first, piece.last, piece.rows, final))
-        log.info("committed %s (%s rows)", final, piece.rows)
-    if manifest is not None:
-        store.delete(manifest)
-    return files
-
-
-def _window_files(store: Store, topic: str, partition: int, first: int, end: int, layout: Layout) -> list[str]:
-    """The partition's committed files in the window's directories below ``end``, to delete; refuse to lose data.
-
-    As the storage sink's ``WindowedPartitionWriter``: a file there starting before the window's
-    first record of the partition holds records this run cannot write again (gone from Kafka by
-    retention): nothing is deleted and the run fails, its files left in ``+tmp``. Files from
-    ``end`` on (the live position the run stopped at) are the live runs' and stay; one holding
-    offsets on both sides of it fails the run the same way.
-    """
-    doomed, older, across = [], [], []
-    for directory in layout.window_dirs:
-        for name in store.names_in(f"{store.topic_dir(topic)}/{directory}"):
-            committed = parse_committed_name(name)
-            if committed is None or committed.topic_partition != TopicPartition(topic, partition):
-                continue
-            url = f"{store.topic_dir(topic)}/{directory}/{name}"
-            if committed.start_offset >= end:
-                continue
-            (older if committed.start_offset < first else across if committed.end_offset >= end else doomed).append(url)
-    if older:
-        raise ConnectError(f"Windowed run of {topic}-{partition}: {', '.join(older)} hold(s) offsets before {first}, "
-                           f"the window's first record, which this run cannot copy again (removed from Kafka by "
-                           f"retention); none of its files was deleted. Leave this window as it is, or move those "
-                           f"files away and re-run it")
-    if across:
-        raise ConnectError(f"Windowed run of {topic}-{partition}: {', '.join(across)} hold(s) offsets on both sides "
-                           f"of {end}, where this run stops; none of its files was deleted. Plan the window again: "
-                           f"a live run has committed past the ranges it was given")
-    return doomed
-
-
-def roll_back_rounds(store: Store, topic: str, partitions: Sequence[int]) -> None:
-    """Delete the committed files of a round an interrupted run left half committed (the Python sink's too)."""
-    for partition in partitions:
-        manifest = store.manifest(topic, partition)
-        if not store.exists(manifest):
-            continue
-        paths = json.loads(store.read_text(manifest))["files"]
-        for path in paths:
-            store.delete(store.url_of(path))
-        store.delete(manifest)
-        log.warning("rolled back a partly committed round of %s-%d: deleted %s", topic, partition,
-                    ", ".join(path.rsplit("/", 1)[-1] for path in paths))
 
 
 def run(spark: SparkSession, args: argparse.Namespace) -> ExportResult:

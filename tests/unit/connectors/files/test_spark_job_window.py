@@ -5,7 +5,7 @@ of the offsets it has just read again and commits its own. It must never delete 
 cannot copy again (a file starting before the window's first record: the rest of it may be
 gone from Kafka by retention), nor the live runs' files (from the live position ``end`` on,
 or one holding offsets on both sides of it), and one partition's refusal must stop the deletes
-of every partition. Nor may the job commit offsets it was not given (``_check_inside``): a piece
+of every partition. Nor may the job commit offsets it was not given (``check_inside``): a piece
 Spark wrote outside its partition's ``[start, end)`` would, for a window, be the live runs' to copy.
 
 The store is a small in-memory fake with only the methods these functions call.
@@ -22,6 +22,7 @@ from kopycat.api.errors import ConnectError
 from kopycat.api.records import TopicPartition
 from kopycat.connectors.files.committed_files import TEMP_DIR, committed_name
 from kopycat.connectors.files.partition_writer import round_manifest_name
+from kopycat.connectors.files.spark_commit import Piece, check_inside, commit_pieces, window_files
 from kopycat.connectors.files.spark_export import ExportedFile, OffsetRange
 from tests.unit.connectors.files.test_spark_export import BERLIN_DAILY, DAY_MS, MIDNIGHT_BERLIN, _job_args, load_job
 
@@ -81,16 +82,16 @@ def at(directory: str, partition: int, start: int, end: int, topic: str = TOPIC)
     return f"{ROOT}/{TOPIC}/{directory}/{committed_name(topic, partition, start, end, 'parquet')}"
 
 
-def piece(partition: int, first: int, last: int, directory: str = DAY1) -> Any:
+def piece(partition: int, first: int, last: int, directory: str = DAY1) -> Piece:
     source = f"{TEMP}/part-{partition:05d}-{first}.parquet"
-    return JOB.Piece(partition, directory, first, last, last - first + 1, source)
+    return Piece(partition, directory, first, last, last - first + 1, source)
 
 
 def test_the_layout_overwrites_the_two_window_days() -> None:
     assert window_layout().window_dirs == [DAY1, DAY2]
 
 
-# ---------------------------------------------------------------- _window_files (first 100, end 200)
+# ---------------------------------------------------------------- window_files (first 100, end 200)
 
 def test_a_window_deletes_its_partitions_files_from_its_first_record_to_before_its_end() -> None:
     inside = [at(DAY1, 0, 100, 149), at(DAY2, 0, 150, 199)]
@@ -104,7 +105,7 @@ def test_a_window_deletes_its_partitions_files_from_its_first_record_to_before_i
         f"{ROOT}/{TOPIC}/{DAY1}/notes.txt",
     ]
     store = FakeStore(*inside, *left_alone)
-    assert JOB._window_files(store, TOPIC, 0, 100, 200, window_layout()) == inside
+    assert window_files(store, TOPIC, 0, 100, 200, window_layout()) == inside
     assert store.deleted == []
 
 
@@ -113,7 +114,7 @@ def test_a_window_refuses_to_delete_a_file_that_starts_before_its_first_record()
     store = FakeStore(at(DAY1, 0, 150, 199), older)
     with pytest.raises(ConnectError, match=rf"^Windowed run of orders-0: {re.escape(older)} hold\(s\) offsets "
                                            r"before 100, the window's first record, .*none of its files was deleted"):
-        JOB._window_files(store, TOPIC, 0, 100, 200, window_layout())
+        window_files(store, TOPIC, 0, 100, 200, window_layout())
     assert store.deleted == []
 
 
@@ -122,7 +123,7 @@ def test_a_window_refuses_to_delete_a_file_that_spans_its_end() -> None:
     store = FakeStore(at(DAY1, 0, 100, 149), across)
     with pytest.raises(ConnectError, match=rf"^Windowed run of orders-0: {re.escape(across)} hold\(s\) offsets on "
                                            r"both sides of 200, where this run stops; none of its files was deleted"):
-        JOB._window_files(store, TOPIC, 0, 100, 200, window_layout())
+        window_files(store, TOPIC, 0, 100, 200, window_layout())
     assert store.deleted == []
 
 
@@ -130,10 +131,10 @@ def test_a_window_names_every_file_it_refuses() -> None:
     older = [at(DAY1, 0, 0, 99), at(DAY2, 0, 50, 120)]
     store = FakeStore(*older, at(DAY1, 0, 100, 149))
     with pytest.raises(ConnectError, match=re.escape(f"orders-0: {older[0]}, {older[1]} hold(s) offsets before 100")):
-        JOB._window_files(store, TOPIC, 0, 100, 200, window_layout())
+        window_files(store, TOPIC, 0, 100, 200, window_layout())
 
 
-# ---------------------------------------------------------------- _check_inside
+# ---------------------------------------------------------------- check_inside
 
 RANGES = [OffsetRange(TOPIC, 0, 100, 200), OffsetRange(TOPIC, 1, 0, 50)]
 RANGES_TEXT = r"not in \[0\] \[100, 200\), \[1\] \[0, 50\); nothing was committed$"
@@ -141,7 +142,7 @@ RANGES_TEXT = r"not in \[0\] \[100, 200\), \[1\] \[0, 50\); nothing was committe
 
 def test_pieces_exactly_at_their_ranges_bounds_are_accepted_and_give_the_ranges_ends() -> None:
     pieces = [piece(0, 100, 149), piece(0, 150, 199, DAY2), piece(1, 0, 0), piece(1, 49, 49)]
-    assert JOB._check_inside(TOPIC, pieces, RANGES) == {0: 200, 1: 50}
+    assert check_inside(TOPIC, pieces, RANGES) == {0: 200, 1: 50}
 
 
 @pytest.mark.parametrize(("outside", "named"), [
@@ -152,13 +153,13 @@ def test_pieces_exactly_at_their_ranges_bounds_are_accepted_and_give_the_ranges_
 def test_a_piece_outside_its_partitions_range_is_refused_by_name(outside: Any, named: str) -> None:
     with pytest.raises(ConnectError, match=rf"^Spark read offsets of orders outside the ranges it was given: "
                                            rf"{named} {RANGES_TEXT}"):
-        JOB._check_inside(TOPIC, [piece(0, 100, 149), outside, piece(1, 0, 49)], RANGES)
+        check_inside(TOPIC, [piece(0, 100, 149), outside, piece(1, 0, 49)], RANGES)
 
 
 def test_every_piece_outside_the_ranges_is_listed_and_none_inside() -> None:
     pieces = [piece(0, 100, 199), piece(0, 150, 200, DAY2), piece(1, 40, 50), piece(3, 0, 0)]
     with pytest.raises(ConnectError, match=rf": \[0\] 150\.\.200, \[1\] 40\.\.50, \[3\] 0\.\.0 {RANGES_TEXT}"):
-        JOB._check_inside(TOPIC, pieces, RANGES)
+        check_inside(TOPIC, pieces, RANGES)
 
 
 # ---------------------------------------------------------------- commit_pieces
@@ -168,7 +169,7 @@ def test_a_window_deletes_every_partitions_covered_files_then_commits_its_own() 
     kept = [at(DAY2, 0, 200, 250), at(DAY3, 0, 0, 99), at(DAY1, 1, 50, 60)]
     pieces = [piece(0, 100, 160), piece(0, 161, 199, DAY2), piece(1, 10, 49)]
     store = FakeStore(*covered, *kept, *(p.source for p in pieces))
-    files = JOB.commit_pieces(store, TOPIC, pieces, window_layout(), {0: 200, 1: 50})
+    files = commit_pieces(store, TOPIC, pieces, window_layout(), {0: 200, 1: 50})
     new = [at(DAY1, 0, 100, 160), at(DAY2, 0, 161, 199), at(DAY1, 1, 10, 49)]
     assert files == [ExportedFile(TOPIC, p.partition, p.first, p.last, p.rows, url)
                      for p, url in zip(pieces, new, strict=True)]
@@ -184,6 +185,6 @@ def test_one_partitions_refusal_deletes_and_commits_nothing_in_any_partition() -
     before = dict(store.files)
     with pytest.raises(ConnectError, match=rf"^Windowed run of orders-1: {re.escape(older)} hold\(s\) offsets "
                                            r"before 10, the window's first record"):
-        JOB.commit_pieces(store, TOPIC, pieces, window_layout(), {0: 200, 1: 50})
+        commit_pieces(store, TOPIC, pieces, window_layout(), {0: 200, 1: 50})
     assert (store.deleted, store.committed, store.files) == ([], [], before)
 
