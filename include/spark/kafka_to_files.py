@@ -53,7 +53,7 @@ What it does, per topic, in the order Confluent's storage connectors follow:
    committed files in the window's directories below the offset it stopped at (this commit
    protocol is ``kopycat.connectors.files.spark_commit``'s);
 5. commits the consumer group ``connect-<connector name>`` to the ranges' ends (never back); a
-   windowed run commits nothing.
+   windowed run commits nothing (the driver's Kafka calls are ``kopycat.connectors.files.spark_kafka``'s).
 
 The last line on stdout is the result, one JSON object (``spark_export.ExportResult``); logs
 go to stderr. Exit status 1 on failure, with the reason in the last log line.
@@ -72,8 +72,6 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import urlparse
 
-from confluent_kafka import Consumer, KafkaError
-from confluent_kafka import TopicPartition as KafkaTopicPartition
 from kopycat.api.arrow import to_arrow_schema
 from kopycat.api.data import Schema, Type
 from kopycat.api.errors import ConnectError, DataError
@@ -97,8 +95,7 @@ from kopycat.connectors.files.spark_export import (
     resume_ranges,
     spark_offsets,
 )
-from kopycat.converters.json import JsonConverter
-from kopycat.group_offsets import consumer_committed
+from kopycat.connectors.files.spark_kafka import ExportKafka
 from pyspark import AccumulatorParam
 from pyspark.errors import PythonException
 from pyspark.sql import SparkSession
@@ -303,101 +300,6 @@ def _python_root(store_url: str) -> str:
     return f"{parsed.netloc}{path}" if parsed.scheme in ("s3a", "s3") else (path or "/")
 
 
-class Kafka:
-    """The driver's confluent-kafka side: watermarks, the schema peek and the group commit."""
-
-    def __init__(self, bootstrap_servers: str, options: dict[str, str]) -> None:
-        self.config = {"bootstrap.servers": bootstrap_servers, "enable.auto.commit": False, **options}
-
-    def consumer(self, group: str) -> Consumer:
-        return Consumer({**self.config, "group.id": group, "enable.partition.eof": True})
-
-    def check_bounds(self, ranges: Sequence[OffsetRange]) -> None:
-        """Fail early, naming the partition, on ranges Kafka no longer (or does not yet) hold."""
-        consumer = self.consumer(f"kopycat-export-check-{uuid.uuid4().hex}")
-        try:
-            for r in ranges:
-                low, high = consumer.get_watermark_offsets(KafkaTopicPartition(r.topic, r.partition), 30)
-                if r.end > high:
-                    raise ConnectError(f"The range {r.topic}[{r.partition}] [{r.start}, {r.end}) ends after "
-                                       f"the partition's end offset {high}; plan ranges from end offsets")
-                if r.start < low:
-                    raise ConnectError(f"The range {r.topic}[{r.partition}] [{r.start}, {r.end}) starts "
-                                       f"before the earliest offset {low} (deleted by retention); the "
-                                       f"records in between are lost: re-plan from offset {low}")
-        finally:
-            consumer.close()
-
-    def value_schema(self, topic: str, ranges: Sequence[OffsetRange], null_values: str,
-                     window: TimeWindow | None = None) -> Schema | None:
-        """The value schema of the first non-null record in ``ranges`` (stamped in ``window``); None: none."""
-        consumer = self.consumer(f"kopycat-export-peek-{uuid.uuid4().hex}")
-        try:
-            for r in ranges:
-                found = _first_value(consumer, r, null_values, window)
-                if found is not None:
-                    offset, value = found
-                    try:
-                        return JsonConverter().to_connect_data(topic, value).schema
-                    except DataError as exc:
-                        raise DataError(f"Record {topic}[{r.partition}]@{offset} is not a JsonConverter "
-                                        f"envelope (schemas.enable=true): {exc}") from exc
-            return None
-        finally:
-            consumer.close()
-
-    def commit_group(self, group: str, ranges: Sequence[OffsetRange]) -> dict[TopicPartition, int]:
-        """Commit each range's end unless the group is there or further already; the offsets after."""
-        consumer = self.consumer(group)
-        try:
-            wanted = [KafkaTopicPartition(r.topic, r.partition, r.end) for r in ranges]
-            current = {(tp.topic, tp.partition): tp.offset for tp in consumer_committed(consumer, wanted, 30)}
-            forward = [tp for tp in wanted if tp.offset > current[(tp.topic, tp.partition)]]
-            if forward:
-                for tp in consumer.commit(offsets=forward, asynchronous=False) or []:
-                    if tp.error:
-                        raise ConnectError(f"Committing {group} at {tp.topic}[{tp.partition}]={tp.offset} failed: "
-                                           f"{tp.error}; the files are committed, a rerun commits the offsets")
-            return {TopicPartition(tp.topic, tp.partition): max(tp.offset, current[(tp.topic, tp.partition)])
-                    for tp in wanted}
-        finally:
-            consumer.close()
-
-    def committed(self, group: str, ranges: Sequence[OffsetRange]) -> dict[TopicPartition, int]:
-        """The group's offsets of the ranges' partitions, read only (a windowed run moves none); -1: none."""
-        consumer = self.consumer(group)
-        try:
-            asked = [KafkaTopicPartition(r.topic, r.partition) for r in ranges]
-            return {TopicPartition(tp.topic, tp.partition): tp.offset if tp.offset >= 0 else -1
-                    for tp in consumer_committed(consumer, asked, 30)}
-        finally:
-            consumer.close()
-
-
-def _first_value(consumer: Consumer, r: OffsetRange, null_values: str,
-                 window: TimeWindow | None) -> tuple[int, bytes] | None:
-    """``(offset, value)`` of the first non-null record of ``r`` (stamped in ``window``); None: it holds none."""
-    consumer.assign([KafkaTopicPartition(r.topic, r.partition, r.start)])
-    while True:
-        message = consumer.poll(30)
-        if message is None:
-            raise ConnectError(f"No record of {r.topic}[{r.partition}] arrived within 30 s from offset {r.start}")
-        if message.error():
-            if message.error().code() == KafkaError._PARTITION_EOF:
-                return None
-            raise ConnectError(f"Reading {r.topic}[{r.partition}] failed: {message.error()}")
-        if message.offset() >= r.end:
-            return None
-        stamp_type, stamp = message.timestamp()
-        if window is not None and not (stamp_type and window.contains(stamp)):
-            continue  # left out by the window, as the decoder leaves it out
-        if message.value() is not None:
-            return message.offset(), message.value()
-        if null_values == NULL_VALUES_FAIL:
-            raise DataError(f"Record {r.topic}[{r.partition}]@{message.offset()} has a null value (a "
-                            f"tombstone); run with --behavior-on-null-values ignore to skip tombstones")
-
-
 def export_topic(spark: SparkSession, store: Store, args: argparse.Namespace, layout: Layout, topic: str,
                  ranges: list[OffsetRange], schema: Schema) -> tuple[list[ExportedFile], int]:
     """Steps 2-4 for one topic: read, decode, write to ``+tmp/<run id>``, commit; (files, records filtered)."""
@@ -446,7 +348,7 @@ def _pieces(store: Store, topic: str, temp: str, stats: dict[int, dict[str, Any]
 def run(spark: SparkSession, args: argparse.Namespace) -> ExportResult:
     layout = Layout.of(args)  # a bad layout or window fails here, before anything is read or written
     store = Store(spark, args.store_url, args.topics_dir)
-    kafka = Kafka(args.bootstrap_servers, args.client_option)
+    kafka = ExportKafka(args.bootstrap_servers, args.client_option)
     group = args.group_id or f"connect-{args.connector_name}"
     requested = read_ranges(args.ranges)
     files: list[ExportedFile] = []
@@ -488,7 +390,8 @@ def run(spark: SparkSession, args: argparse.Namespace) -> ExportResult:
     return ExportResult(args.connector_name, args.run_id, files, read, skipped, offsets, filtered, layout.window)
 
 
-def window_ranges_now(kafka: Kafka, group: str, ranges: list[OffsetRange], names: Sequence[str]) -> list[OffsetRange]:
+def window_ranges_now(kafka: ExportKafka, group: str, ranges: list[OffsetRange],
+                      names: Sequence[str]) -> list[OffsetRange]:
     """A window's ``ranges``, each ending at the partition's live position as the store and group show it now.
 
     The plan ended them there already; this run checks again, so a job run by hand or after a

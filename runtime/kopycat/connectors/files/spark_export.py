@@ -12,7 +12,8 @@ is defined once:
   (:func:`live_positions`, :func:`end_at_live_positions`);
 - the decoding that runs inside Spark's ``mapInArrow`` is :mod:`spark_decoder`'s;
 - what is committed and deleted once Spark has written (the rounds, a window's overwrite) is
-  :mod:`spark_commit`'s;
+  :mod:`spark_commit`'s, and the driver's own Kafka calls (range checks, schema peek, group
+  commit) :mod:`spark_kafka`'s;
 - the layout: the default one (``partition=<n>``) or the time buckets of the Kafka record
   timestamp, placed by the Python sink's own :class:`TimeBasedPartitioner` (no second Joda
   implementation), and a backfill window checked by the sink's own ``window_partitions``
