@@ -156,14 +156,14 @@ def test_a_bounded_run_ends_once_every_table_was_read_without_waiting_for_idlene
     props = {"name": name, "connector.class": CONNECTOR_CLASS, "connection.url": postgres_url, "mode": mode,
              "incrementing.column.name": "id", "timestamp.column.name": "updated",
              "table.whitelist": ",".join(tables), "topic.prefix": prefix, "tasks.max": "1",
-             "batch.max.rows": "1000", "poll.interval.ms": "100", **JSON}
+             "batch.max.rows": "1000", "poll.interval.ms": "1", **JSON}
     worker = {"offset.storage.topic": f"offsets-{run}", "offset.storage.replication.factor": "1",
               "offset.storage.partitions": "1"}
     with Kopycat(bootstrap_servers, worker_props=worker) as kc:
         [summary] = kc.run_once(props, Bounds(max_seconds=120), timeout_s=600)
     assert summary is not None and summary.error is None
     assert summary.stop_reason.value == "caught_up"
-    assert summary.records == sum(tables.values())  # each table read once, though due again every 100 ms
+    assert summary.records == sum(tables.values())  # each table read once, though due again every millisecond
     for table, rows in tables.items():
         assert sorted(orjson.loads(value)["id"] for _, value in consume(bootstrap_servers, prefix + table)
                       if value is not None) == list(range(1, rows + 1)), table

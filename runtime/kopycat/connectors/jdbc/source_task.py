@@ -17,6 +17,7 @@ at once instead of waiting ``idle_ms`` to learn the same from empty polls.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -346,11 +347,15 @@ class JdbcSourceTask(SourceTask):
         querier.abandon()
 
     def _next_due(self, settings: SourceSettings, tried: set[int]) -> TableQuerier | None:
-        """The querier mid-result, else the longest-waiting due one not ``tried`` in this poll."""
+        """The querier mid-result, else the longest-waiting due one not ``tried`` in this poll.
+
+        In a bounded run a table read to its end is not due again: the run copies each table's
+        rows as one query finds them, however short ``poll.interval.ms`` is.
+        """
         for querier in self._queriers:
             if querier.querying and id(querier) not in tried:
                 return querier
-        interval_s = settings.poll_interval_ms / 1000
+        interval_s = math.inf if self._bounded else settings.poll_interval_ms / 1000
         now = time.monotonic()
         due = [q for q in self._queriers if not q.done and id(q) not in tried
                and (q.last_update == 0.0 or q.last_update + interval_s <= now)]
