@@ -67,7 +67,7 @@ import logging
 import re
 import sys
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import urlparse
@@ -367,7 +367,8 @@ def run(spark: SparkSession, args: argparse.Namespace) -> ExportResult:
         if layout.window is None:
             to_read, done = resume_ranges(topic_ranges, names)
         else:
-            to_read, done = window_ranges_now(kafka, group, topic_ranges, names), []
+            group_offsets = kafka.committed(group, topic_ranges)  # a window never moves them: read once
+            to_read, done = window_ranges_now(topic_ranges, names, group_offsets), []
         skipped += done
         for stale in store.stale_temp_dirs(topic, args.run_id):
             log.warning("%s holds files of an unfinished run, never read as committed; delete it when "
@@ -386,19 +387,19 @@ def run(spark: SparkSession, args: argparse.Namespace) -> ExportResult:
             offsets.update(kafka.commit_group(group, topic_ranges))
             log.info("%s: group %s committed", topic, group)
         else:
-            offsets.update(kafka.committed(group, topic_ranges))
+            offsets.update(group_offsets)
     return ExportResult(args.connector_name, args.run_id, files, read, skipped, offsets, filtered, layout.window)
 
 
-def window_ranges_now(kafka: ExportKafka, group: str, ranges: list[OffsetRange],
-                      names: Sequence[str]) -> list[OffsetRange]:
+def window_ranges_now(ranges: list[OffsetRange], names: Sequence[str],
+                      group_offsets: Mapping[TopicPartition, int]) -> list[OffsetRange]:
     """A window's ``ranges``, each ending at the partition's live position as the store and group show it now.
 
     The plan ended them there already; this run checks again, so a job run by hand or after a
     live run never commits past where the live runs resume (files, else the group's offset; a
     partition with neither keeps the end it was given, chosen by the plan from ``auto.offset.reset``).
     """
-    live = live_positions([r.topic_partition for r in ranges], names, kafka.committed(group, ranges))
+    live = live_positions([r.topic_partition for r in ranges], names, group_offsets)
     capped = end_at_live_positions(ranges, live)
     for given, r in zip(sorted(ranges), capped, strict=True):
         if r.end < given.end:

@@ -20,7 +20,7 @@ from typing import Any, Final
 
 __all__ = [
     "GROUP_ID_OVERRIDE_CONFIG", "SINK_CONSUMER_DEFAULTS", "SOURCE_PRODUCER_DEFAULTS", "SOURCE_PRODUCER_FORCED",
-    "client_config", "consumer_group_id", "ensure_properties",
+    "client_config", "consumer_group_id", "ensure_properties", "resets_to_latest",
 ]
 
 log = logging.getLogger(__name__)
@@ -52,6 +52,14 @@ SINK_CONSUMER_DEFAULTS: Final[Mapping[str, Any]] = {
 
 
 GROUP_ID_OVERRIDE_CONFIG = "consumer.override.group.id"
+_LATEST_RESETS: Final = frozenset({"latest", "largest", "end"})
+"""librdkafka's names of ``auto.offset.reset=latest``."""
+
+
+def resets_to_latest(consumer_config: Mapping[str, Any]) -> bool:
+    """Whether a consumer without a committed offset starts at the log end (``auto.offset.reset`` latest),
+    so a live run never copies what was there before it (the end of a backfill window depends on it)."""
+    return str(consumer_config.get("auto.offset.reset", "earliest")).lower() in _LATEST_RESETS
 
 
 def consumer_group_id(connector: str, connector_props: Mapping[str, Any] | None = None) -> str:

@@ -56,6 +56,7 @@ from kopycat.api.task import SinkTask
 from kopycat.consumer_assignment import assign_with_metadata
 from kopycat.gc_pause import young_collections_deferred
 from kopycat.group_offsets import consumer_committed
+from kopycat.kafka import resets_to_latest
 from kopycat.runtime.batch_conversion import RecordBatchConverter, partition_runs
 from kopycat.runtime.bounds import Bounds, RunSummary, StopReason, StopWatch
 from kopycat.runtime.planned_ends import PlannedEnds, offsets_at
@@ -234,7 +235,7 @@ class SinkTaskRunner:
         are the live runs' to copy; copying them here would commit past what the live runs hold,
         and a storage sink resuming after its greatest committed offset would skip the gap.
         """
-        latest = str(self.consumer_config.get("auto.offset.reset", "earliest")).lower() in ("latest", "largest", "end")
+        latest = resets_to_latest(self.consumer_config)
         for tp in partitions:
             live = seeks.get(tp, self._group_offsets.get(tp))
             if live is None and latest:

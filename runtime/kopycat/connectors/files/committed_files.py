@@ -22,7 +22,7 @@ from typing import Final
 from kopycat.api.records import TopicPartition
 
 __all__ = [
-    "OFFSET_PAD_WIDTH", "TEMP_DIR", "CommittedFile", "committed_name", "next_offsets",
+    "OFFSET_PAD_WIDTH", "TEMP_DIR", "CommittedFile", "committed_name", "next_offsets", "split_temp_paths",
     "parse_committed_name",
 ]
 
@@ -89,3 +89,14 @@ def next_offsets(base_names: Iterable[str]) -> dict[TopicPartition, int]:
         if committed.end_offset + 1 > offsets.get(tp, 0):
             offsets[tp] = committed.end_offset + 1
     return offsets
+
+
+def split_temp_paths(paths: Iterable[str]) -> tuple[list[str], list[str]]:
+    """A store listing as (committed-looking paths, paths under a ``+tmp`` directory): the first hold
+    the resume point (:func:`next_offsets`), the second are never read as committed."""
+    committed: list[str] = []
+    temps: list[str] = []
+    marker = f"/{TEMP_DIR}/"
+    for path in paths:
+        (temps if marker in path else committed).append(path)
+    return committed, temps

@@ -31,7 +31,7 @@ import logging
 import posixpath
 import time
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from kopycat.api.bounded import is_bounded_run
@@ -43,7 +43,12 @@ from kopycat.api.record_batch import SinkRecordBatch
 from kopycat.api.records import SinkRecord, TopicPartition
 from kopycat.api.task import SinkTask
 from kopycat.api.window import WINDOW_END_MS_CONFIG, WINDOW_START_MS_CONFIG, TimeWindow
-from kopycat.connectors.files.committed_files import TEMP_DIR, CommittedFile, next_offsets, parse_committed_name
+from kopycat.connectors.files.committed_files import (
+    CommittedFile,
+    next_offsets,
+    parse_committed_name,
+    split_temp_paths,
+)
 from kopycat.connectors.files.partition_writer import TopicPartitionWriter
 from kopycat.connectors.files.partitioners import (
     PARTITIONER_CLASS_CONFIG,
@@ -149,7 +154,7 @@ class FileSinkTask(SinkTask):
         for topic, tps in by_topic.items():
             for tp in tps:
                 self._writers[tp].roll_back_partial_round()
-            committed, temps = _split_temp(store.list_files(store.path(settings.topics_dir, topic)))
+            committed, temps = split_temp_paths(store.list_files(store.path(settings.topics_dir, topic)))
             found = next_offsets(posixpath.basename(path) for path in committed)
             for tp in tps:
                 self._writers[tp].delete_temp_files(temps)
@@ -371,16 +376,6 @@ _OVERWRITE_FIX = ("windowed (backfill) runs overwrite the time-based directories
 
 def _iso(epoch_ms: int) -> str:
     return dt.datetime.fromtimestamp(epoch_ms / 1000, dt.UTC).isoformat().replace("+00:00", "Z")
-
-
-def _split_temp(paths: Iterable[str]) -> tuple[list[str], list[str]]:
-    """Committed-looking paths and paths under a ``+tmp`` directory."""
-    committed: list[str] = []
-    temps: list[str] = []
-    marker = f"/{TEMP_DIR}/"
-    for path in paths:
-        (temps if marker in path else committed).append(path)
-    return committed, temps
 
 
 def _by_partition(records: Sequence[SinkRecord]) -> dict[TopicPartition, list[SinkRecord]]:

@@ -35,7 +35,7 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 from kopycat.api.errors import ConfigError
 from kopycat.api.records import TopicPartition
 from kopycat.api.window import TimeWindow
-from kopycat.connectors.files.committed_files import TEMP_DIR
+from kopycat.connectors.files.committed_files import split_temp_paths
 from kopycat.connectors.files.record_formats import FORMAT_CLASS_CONFIG, FORMAT_CLASSES, PARQUET_CODEC_CONFIG
 from kopycat.connectors.files.sink_config import SCHEMA_COMPATIBILITY_CONFIG, FileSinkSettings, parse_file_sink_config
 from kopycat.connectors.files.spark_export import (
@@ -58,15 +58,13 @@ from kopycat.connectors.files.store import (
     s3_key_pair,
 )
 from kopycat.group_offsets import consumer_committed
-from kopycat.kafka import SINK_CONSUMER_DEFAULTS, client_config, consumer_group_id
+from kopycat.kafka import SINK_CONSUMER_DEFAULTS, client_config, consumer_group_id, resets_to_latest
 from kopycat.runtime.planned_ends import offsets_at
 
 __all__ = ["export_ranges", "live_window_ends", "plan_spark_export", "spark_store", "window_ranges"]
 
 log = logging.getLogger(__name__)
 
-_LATEST = frozenset({"latest", "largest", "end"})
-"""librdkafka's names of ``auto.offset.reset=latest``."""
 
 
 def plan_spark_export(props: Mapping[str, Any], worker_props: Mapping[str, Any],
@@ -149,7 +147,7 @@ def window_ranges(connector_name: str, worker_props: Mapping[str, Any], props: M
     consumer = Consumer(config)
     try:
         starts = offsets_at(consumer, partitions, window.start_ms, 30, f"{connector_name} (Spark export)")
-        live = live_window_ends(consumer, props, partitions, str(config.get("auto.offset.reset", "earliest")))
+        live = live_window_ends(consumer, props, partitions, resets_to_latest(config))
     finally:
         consumer.close()
     ranges = end_at_live_positions([OffsetRange(tp.topic, tp.partition, min(starts[tp], end_offsets[tp]),
@@ -162,19 +160,19 @@ def window_ranges(connector_name: str, worker_props: Mapping[str, Any], props: M
 
 
 def live_window_ends(consumer: Consumer, props: Mapping[str, Any], partitions: Sequence[TopicPartition],
-                     auto_offset_reset: str) -> dict[TopicPartition, int]:
+                     latest: bool) -> dict[TopicPartition, int]:
     """Where a live run of each partition resumes: the end of a windowed run's range.
 
     After the partition's committed files in the store (the resume point of
     :func:`~kopycat.connectors.files.spark_export.resume_ranges` and of the Python sink's
     recovery), else at the offset ``consumer``'s group committed, else at the log start, unless
-    ``auto.offset.reset`` is latest: a live run would then never copy the past, and the
-    partition is left out (the window reads to its planned end).
+    ``latest`` (``auto.offset.reset``, :func:`~kopycat.kafka.resets_to_latest`): a live run would
+    then never copy the past, and the partition is left out (the window reads to its planned end).
     """
     live = live_positions(partitions, _committed_names(props, sorted({tp.topic for tp in partitions})),
                           {TopicPartition(tp.topic, tp.partition): tp.offset for tp in consumer_committed(
                               consumer, [KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions], 30)})
-    if auto_offset_reset.lower() in _LATEST:
+    if latest:
         return live
     for tp in partitions:
         if tp not in live:
@@ -187,7 +185,7 @@ def _committed_names(props: Mapping[str, Any], topics: Sequence[str]) -> list[st
     settings = parse_file_sink_config({k: str(v) for k, v in props.items() if v is not None})
     store = open_store(settings.values)
     return [posixpath.basename(path) for topic in topics
-            for path in store.list_files(store.path(settings.topics_dir, topic)) if f"/{TEMP_DIR}/" not in path]
+            for path in split_temp_paths(store.list_files(store.path(settings.topics_dir, topic)))[0]]
 
 
 def spark_store(values: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
