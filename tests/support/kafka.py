@@ -15,6 +15,20 @@ def create_topic(bootstrap: str, topic: str, partitions: int = 1) -> str:
     return topic
 
 
+def produce_waiting(producer: Producer, topic: str, **kwargs: Any) -> None:
+    """``producer.produce`` that waits for deliveries when librdkafka's local queue is full.
+
+    A test producing more than ``queue.buffering.max.messages`` (100,000) records faster than a loaded
+    broker acknowledges them otherwise fails with ``BufferError`` (seen in CI with 150,000 records).
+    """
+    while True:
+        try:
+            producer.produce(topic, **kwargs)
+            return
+        except BufferError:
+            producer.poll(0.1)
+
+
 def produce(bootstrap: str, topic: str, values: list[bytes], *, partition: int | None = None,
             timestamps: list[int] | None = None, keys: bool = True) -> None:
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
@@ -26,7 +40,7 @@ def produce(bootstrap: str, topic: str, values: list[bytes], *, partition: int |
             kwargs["partition"] = partition
         if timestamps is not None:
             kwargs["timestamp"] = timestamps[index]
-        producer.produce(topic, **kwargs)
+        produce_waiting(producer, topic, **kwargs)
     assert producer.flush(30) == 0
 
 

@@ -9,6 +9,8 @@ import uuid
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from tests.support.kafka import produce_waiting
+
 __all__ = ["PARTITIONS", "Record", "create_topics", "produce", "read_partitions"]
 
 PARTITIONS = 4
@@ -29,8 +31,8 @@ def produce(bootstrap: str, topics: list[str], count: int, start: int = 0) -> No
     for topic in topics:
         for i in range(start, start + count):
             headers = [("trace", f"t{i}".encode()), ("trace", b"\x00\xff"), ("empty", None)] if i % 3 else None
-            producer.produce(topic, key=f"k{i}".encode(), value=f"{topic}:{i}".encode() * 3,
-                             partition=i % PARTITIONS, timestamp=base + i, headers=headers)
+            produce_waiting(producer, topic, key=f"k{i}".encode(), value=f"{topic}:{i}".encode() * 3,
+                            partition=i % PARTITIONS, timestamp=base + i, headers=headers)
             if i % 10_000 == 0:
                 producer.poll(0)
     assert producer.flush(60) == 0
