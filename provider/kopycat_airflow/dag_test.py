@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import gc
 import json
 import os
 import sys
@@ -45,6 +46,7 @@ def run_dag(dag_id: str, logical_date: str | None = None, conf: dict[str, Any] |
     dag = bag.dags[dag_id]
     date = pendulum.parse(logical_date) if logical_date else pendulum.now("UTC")
     serve_only_the_task_sdk_api_version()
+    freeze_startup_objects()
     run = dag.test(logical_date=date, run_conf=conf)
     tasks = []
     with create_session() as session:
@@ -99,6 +101,22 @@ def serve_only_the_task_sdk_api_version() -> bool:
     create_one_version_app.serves_one_version = True  # type: ignore[attr-defined]
     execution_app.create_task_execution_api_app = create_one_version_app
     return True
+
+
+def freeze_startup_objects() -> None:
+    """End a collection pause begun at the process's start: collect once, freeze what is alive.
+
+    Importing Airflow and parsing the DAGs leaves about 450,000 objects, and every full collection
+    on the way walked all of them again (7 of them, 1.1 s of a ``dag_test`` process; 1.4 s of
+    collections in all). With collection paused until the DAG is parsed, one collection frees the
+    start-up garbage, and :func:`gc.freeze` keeps the survivors, alive for the process's life,
+    out of the run's collections. Does nothing where collection was not paused (a served run).
+    """
+    if gc.isenabled():
+        return
+    gc.collect()
+    gc.freeze()
+    gc.enable()
 
 
 def serve(requests: Iterable[str], answers: TextIO) -> None:
@@ -168,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not args.dag_id:
         parser.error("dag_id is required (or --serve)")
+    gc.disable()  # until the DAG is parsed: freeze_startup_objects
     result = run_dag(args.dag_id, args.logical_date, json.loads(args.conf) if args.conf else None)
     sys.stdout.write(json.dumps(result, default=str) + "\n")
     return 0 if result["state"] == "success" else 1
