@@ -21,7 +21,6 @@ from kopycat_airflow.connector_config import ConnectorConfigArg, connector_name
 from kopycat_airflow.hooks.kopycat import KopycatHook
 from kopycat_airflow.operators.copy import COPY_LABEL_TEMPLATE, CopyTaskOperator, WindowMode
 from kopycat_airflow.operators.plan import PlanConnectorOperator
-from kopycat_airflow.operators.spark_export import SparkExportOperator
 
 if TYPE_CHECKING:
     from airflow.sdk.definitions.mappedoperator import MappedOperator
@@ -64,6 +63,10 @@ def spark_export_task_group(connector_config: ConnectorConfigArg, *, group_id: s
     (``export_retries``) resumes behind the files its own job committed. ``export_kwargs`` go to
     every :class:`SparkExportOperator` (``window``, ``retry_delay``, ``pool``...).
     """
+    # Imported here: the Spark path brings the storage sink and its formats (0.4 s a DAG parse),
+    # which JDBC and mirror DAGs, parsed by every one of their task processes, never use.
+    from kopycat_airflow.operators.spark_export import SparkExportOperator
+
     return _planned_group(connector_config, group_id, kopycat_conn_id, worker_overrides,
                           lambda common, planned: SparkExportOperator.partial(
         task_id="export", spark_conn_id=spark_conn_id, spark_conf=spark_conf, retries=export_retries,

@@ -10,7 +10,8 @@ operators plan and run tasks exactly as ``kopycat standalone`` would with that f
   config (``bootstrap.servers``, ``security.protocol``...), taken as worker keys as they are.
 
 Without a connection of that id, ``KOPYCAT_BOOTSTRAP_SERVERS`` (or 127.0.0.1:9092) is used, so a
-laptop's single broker needs no set-up (internal topics with one replica). Follows the layout of Airflow's ``KafkaBaseHook``.
+laptop's single broker needs no set-up (internal topics with one replica). Follows the layout of
+Airflow's ``KafkaBaseHook``.
 """
 
 from __future__ import annotations
