@@ -8,8 +8,9 @@ in its own process because Airflow configures itself once per process from the e
 
 ``python -m kopycat_airflow.dag_test --serve --result-fd N`` runs many: one request per stdin line
 (``{"dag_id", "logical_date", "conf", "dags_folder", "env"}``), one answer per line on fd ``N``
-(a run as above, or ``{"error"}``). Importing and configuring Airflow costs 15-30 s a process,
-more than most test runs take, so the tests pay it once per session (``LocalAirflow.serve``).
+(a run as above, or ``{"error"}``). Importing and configuring Airflow and its in-process
+execution API costs 4-6 s a process here, more than most test runs take, so the tests pay it once
+per session (``LocalAirflow.serve``).
 ``env`` holds only what Airflow reads at each use (``AIRFLOW_CONN_*``, the DAG files' own
 variables), and is undone after the run.
 """
