@@ -45,20 +45,15 @@ instead (CPU µs per record, top 25 by cumulative time).
 
 from __future__ import annotations
 
-import cProfile
 import dataclasses
 import datetime as dt
-import io
 import os
-import pstats
 import re
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,10 +82,10 @@ from bench.common import (
     Measure,
     Span,
     check_count,
-    per_row,
-    reset_peak_rss,
-    size_and_switch,
+    profiled,
+    run_child,
     shared_broker,
+    size_and_switch,
 )
 
 RECORDS = 1_000_000
@@ -299,39 +294,6 @@ def check_files(store: Path, expected: pa.Table) -> int:
 # ------------------------------------------------------------------ Spark
 
 
-@dataclass(frozen=True)
-class Child:
-    """A finished child process: exit code, wall time and the rusage of its process tree."""
-
-    code: int
-    wall_s: float
-    cpu_s: float          # user + system of it and every descendant it reaped
-    peak_rss_mib: float   # ru_maxrss: the tree's largest single process (at least ours at the spawn), not a sum
-
-
-def run_child(command: Sequence[str], env: Mapping[str, str], out: Path, err: Path, timeout_s: float) -> Child:
-    """Run ``command`` to its end, stdout and stderr to files, reaped with ``os.wait4``.
-
-    wait4 gives this child's own rusage; getrusage(RUSAGE_CHILDREN) would mix in every child this
-    process reaped before (the broker's storage tool, earlier jobs). Linux carries this process's
-    peak RSS into the child at exec: the peak is reset first, so the child's floor is this
-    process's RSS at the spawn. Killed after ``timeout_s``.
-    """
-    reset_peak_rss()
-    with out.open("w") as stdout, err.open("w") as stderr:
-        started = time.perf_counter()
-        process = subprocess.Popen(command, env=env, stdout=stdout, stderr=stderr)
-        killer = threading.Timer(timeout_s, process.kill)
-        killer.start()
-        try:
-            _, status, usage = os.wait4(process.pid, 0)
-        finally:
-            killer.cancel()
-        wall_s = time.perf_counter() - started
-    process.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait for it
-    return Child(process.returncode, wall_s, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
-
-
 def spark_job_seconds(log: str) -> float | None:
     """The Spark jobs' own time: the sum of DAGScheduler's "Job n finished ... took"; None if not logged."""
     took = [float(value) / (1000 if unit == "ms" else 1) for value, unit in SPARK_JOB_TOOK.findall(log)]
@@ -524,24 +486,6 @@ def run(argv: Sequence[str] = ()) -> list[BenchResult]:
 # ------------------------------------------------------------------ profile
 
 
-def _cumulative(profiler: cProfile.Profile, count: int = 25) -> str:
-    text = io.StringIO()
-    pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(count)
-    return text.getvalue()
-
-
-def profiled(label: str, call: Callable[[], RunSummary], records: int) -> str:
-    """``call`` under cProfile on this thread's CPU clock (on a shared machine wall time per
-    function mostly measures the other processes; the client's own threads are left out)."""
-    profiler = cProfile.Profile(time.thread_time)
-    with Span() as span, profiler:
-        summary = call()
-    _summary(summary, records)
-    return (f"=== {label} under cProfile: {records:,} records in {span.wall_s:.2f} s wall, "
-            f"{_num(span.cpu_s, '.1f')} s CPU ===\n{per_row(profiler, records)}\n"
-            f"{_cumulative(profiler)}")
-
-
 def profile(records: int) -> str:
     """The Kopycat sink task once, run in this thread (run_planned_task does) under cProfile."""
     bootstrap = shared_broker().bootstrap_servers
@@ -552,8 +496,9 @@ def profile(records: int) -> str:
     with tempfile.TemporaryDirectory(prefix="kopycat-bench-file-sink-") as workdir:
         store = Path(workdir) / "store"
         props, worker, planned = plan_sink(bootstrap, topic, store, records)
-        report = profiled(f"Kopycat FileSink (parquet, flush.size {FLUSH_SIZE})",
-                          lambda: run_planned_task(props, planned, worker), records)
+        summary, report = profiled(f"Kopycat FileSink (parquet, flush.size {FLUSH_SIZE})",
+                                   lambda: run_planned_task(props, planned, worker), records)
+        _summary(summary, records)
         check_files(store, order_table(records))
     return report
 

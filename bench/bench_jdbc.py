@@ -28,12 +28,8 @@ the Kopycat source (incrementing) and sink once more under cProfile (CPU µs per
 from __future__ import annotations
 
 import contextlib
-import cProfile
-import io
-import pstats
 import sys
 import tempfile
-import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -61,7 +57,7 @@ from bench.common import (
     Measure,
     Span,
     check_count,
-    per_row,
+    profiled,
     size_and_switch,
     shared_broker,
     shared_postgres,
@@ -354,22 +350,11 @@ def run(argv: Sequence[str] = ()) -> list[BenchResult]:
 # ------------------------------------------------------------------ profile
 
 
-def _cumulative(profiler: cProfile.Profile, count: int = 25) -> str:
-    text = io.StringIO()
-    pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(count)
-    return text.getvalue()
-
-
 def _profiled(label: str, runner: Any, rows: int) -> str:
-    """The run under cProfile on this thread's CPU clock: on a shared machine, wall time per
-    function mostly measures the other processes (time waiting on the database is left out)."""
-    profiler = cProfile.Profile(time.thread_time)
-    with Span() as span, profiler:
-        summary = runner.run()
+    """The run under cProfile (time waiting on the database is left out), its summary checked."""
+    summary, report = profiled(label, runner.run, rows, unit="rows")
     _summary([summary], label, rows)
-    return (f"=== {label} under cProfile: {rows:,} rows in {span.wall_s:.2f} s wall, "
-            f"{_num(span.cpu_s, '.1f')} s CPU ===\n{per_row(profiler, rows)}\n"
-            f"{_cumulative(profiler)}")
+    return report
 
 
 def profile(rows: int) -> str:

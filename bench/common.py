@@ -1,24 +1,29 @@
-"""What benchmarks share: the result line, a broker and a PostgreSQL for the run, peak RSS."""
+"""What benchmarks share: the result line, a broker and a PostgreSQL for the run, peak RSS, the
+cProfile report and measured child processes."""
 
 from __future__ import annotations
 
 import argparse
 import atexit
 import cProfile
+import io
 import os
 import pstats
 import re
 import resource
+import subprocess
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Self
+from typing import Self, TypeVar
 
 from kopycat.dev.kafka_broker import LocalKafkaBroker
 from kopycat.dev.postgres import LocalPostgres
 
 _broker: LocalKafkaBroker | None = None
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -191,3 +196,54 @@ def per_row(profiler: cProfile.Profile, rows: int, count: int = 25) -> str:
         lines.append(f"  {own / rows * 1e6:>10.2f} {cumulative / rows * 1e6:>10.2f} "
                      f"{calls:>10,}  {function} ({Path(path).name}:{line})")
     return "\n".join(lines)
+
+
+def _cumulative(profiler: cProfile.Profile, count: int = 25) -> str:
+    text = io.StringIO()
+    pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(count)
+    return text.getvalue()
+
+
+def profiled(label: str, call: Callable[[], T], rows: int, unit: str = "records") -> tuple[T, str]:
+    """``call``'s result, and its cProfile report: µs per row (:func:`per_row`), then the top 25 by
+    cumulative time. Timed on this thread's CPU clock: on a shared machine, wall time per function
+    mostly measures the other processes (and the client's own threads are left out)."""
+    profiler = cProfile.Profile(time.thread_time)
+    with Span() as span, profiler:
+        result = call()
+    cpu = "-" if span.cpu_s is None else f"{span.cpu_s:.1f}"
+    return result, (f"=== {label} under cProfile: {rows:,} {unit} in {span.wall_s:.2f} s wall, {cpu} s CPU ===\n"
+                    f"{per_row(profiler, rows)}\n{_cumulative(profiler)}")
+
+
+@dataclass(frozen=True)
+class Child:
+    """A finished child process: exit code, wall time and the rusage of its process tree."""
+
+    code: int
+    wall_s: float
+    cpu_s: float          # user + system of it and every descendant it reaped
+    peak_rss_mib: float   # ru_maxrss: the tree's largest single process (at least ours at the spawn), not a sum
+
+
+def run_child(command: Sequence[str], env: Mapping[str, str], out: Path, err: Path, timeout_s: float) -> Child:
+    """Run ``command`` to its end, stdout and stderr to files, reaped with ``os.wait4``.
+
+    wait4 gives this child's own rusage; getrusage(RUSAGE_CHILDREN) would mix in every child this
+    process reaped before (the broker's storage tool, earlier jobs). Linux carries this process's
+    peak RSS into the child at exec: the peak is reset first, so the child's floor is this
+    process's RSS at the spawn. Killed after ``timeout_s``.
+    """
+    reset_peak_rss()
+    with out.open("w") as stdout, err.open("w") as stderr:
+        started = time.perf_counter()
+        process = subprocess.Popen(command, env=env, stdout=stdout, stderr=stderr)
+        killer = threading.Timer(timeout_s, process.kill)
+        killer.start()
+        try:
+            _, status, usage = os.wait4(process.pid, 0)
+        finally:
+            killer.cancel()
+        wall_s = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait for it
+    return Child(process.returncode, wall_s, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)

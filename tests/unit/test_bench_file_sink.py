@@ -19,6 +19,7 @@ from kopycat.api.records import TopicPartition
 from kopycat.converters.json import JsonConverter
 
 from bench import bench_file_sink as bench
+from bench.common import run_child
 
 
 def test_records_default_to_a_million_and_take_a_smaller_count() -> None:
@@ -131,8 +132,8 @@ def test_a_child_reports_its_own_cpu_and_peak_rss_not_an_earlier_childs(tmp_path
     out, err = tmp_path / "out", tmp_path / "err"
 
     floor = _rss_mib()  # a child's peak starts at this process's RSS (see run_child)
-    big = bench.run_child([sys.executable, "-c", _CHILD, str(int(floor) + 600)], dict(os.environ), out, err, 60)
-    small = bench.run_child([sys.executable, "-c", _CHILD, "1"], dict(os.environ), out, err, 60)
+    big = run_child([sys.executable, "-c", _CHILD, str(int(floor) + 600)], dict(os.environ), out, err, 60)
+    small = run_child([sys.executable, "-c", _CHILD, "1"], dict(os.environ), out, err, 60)
 
     assert (big.code, out.read_text()) == (0, "done\n")
     assert big.peak_rss_mib > floor + 600 and small.peak_rss_mib < big.peak_rss_mib - 400
@@ -145,8 +146,8 @@ def _rss_mib() -> float:
 
 
 def test_a_child_past_its_timeout_is_killed(tmp_path: Path) -> None:
-    child = bench.run_child([sys.executable, "-c", "import time; time.sleep(60)"], dict(os.environ),
-                            tmp_path / "out", tmp_path / "err", 0.5)
+    child = run_child([sys.executable, "-c", "import time; time.sleep(60)"], dict(os.environ),
+                      tmp_path / "out", tmp_path / "err", 0.5)
 
     assert child.code == -signal.SIGKILL and child.wall_s < 30
 

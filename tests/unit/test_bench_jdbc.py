@@ -8,6 +8,7 @@ import pytest
 
 from bench import bench_jdbc as jdbc
 from bench.__main__ import split_options
+from bench.common import per_row, profiled
 
 DATABASE = jdbc.Database(dsn="host=127.0.0.1 dbname=bench", url="postgresql+psycopg://k@h/bench")
 
@@ -102,7 +103,22 @@ def test_per_row_shows_own_and_cumulative_microseconds_per_row() -> None:
     with profiler:
         sorted(range(100_000), key=lambda n: -n)
 
-    report = jdbc.per_row(profiler, rows=100_000, count=3).splitlines()
+    report = per_row(profiler, rows=100_000, count=3).splitlines()
 
     assert report[0].split() == ["own", "µs/row", "cum", "µs/row", "calls", "function"]
     assert any("<lambda>" in line and "100,000" in line for line in report[1:])
+
+
+def _negated(n: int) -> int:
+    return -n
+
+
+def test_profiled_returns_the_calls_result_and_its_report_per_row() -> None:
+    result, report = profiled("sorting", lambda: sorted(range(50_000), key=_negated), 50_000, unit="rows")
+
+    assert result[:2] == [49_999, 49_998]
+    lines = report.splitlines()
+    assert lines[0].startswith("=== sorting under cProfile: 50,000 rows in ")
+    assert lines[1].split() == ["own", "µs/row", "cum", "µs/row", "calls", "function"]
+    assert any("_negated" in line and "50,000" in line for line in lines[2:]), report
+    assert "Ordered by: cumulative time" in report
