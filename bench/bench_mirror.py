@@ -38,12 +38,11 @@ reset before) and the worker JVM's at the end. ``python -m bench mirror --profil
 
 from __future__ import annotations
 
-import cProfile
 import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from confluent_kafka import Consumer, KafkaException, Producer
@@ -63,7 +62,7 @@ from bench.common import (
     Span,
     check_count,
     cpu_seconds,
-    per_row,
+    profiled,
     size_and_switch,
     shared_broker,
     vm_hwm_mib,
@@ -357,16 +356,6 @@ def run(argv: Sequence[str] = ()) -> list[BenchResult]:
 # ------------------------------------------------------------------ profile
 
 
-def profiled(call: Callable[[], RunSummary], records: int) -> str:
-    """``call`` under cProfile on this thread's CPU clock (the clients' threads left out)."""
-    profiler = cProfile.Profile(time.thread_time)
-    with Span() as span, profiler:
-        summary = call()
-    _checked(summary, records)
-    return (f"=== Kopycat MirrorSourceConnector under cProfile: {records:,} records in {span.wall_s:.2f} s "
-            f"wall, {_num(span.cpu_s, '.1f')} s CPU ===\n{per_row(profiler, records, 30)}")
-
-
 def profile(records: int) -> str:
     """Kopycat's mirror task once, run in this thread (run_planned_task does) under cProfile."""
     bootstrap = shared_broker().bootstrap_servers
@@ -375,7 +364,10 @@ def profile(records: int) -> str:
     topic = create_topic(admin, "bench-mirror-profile")
     produce_keyed(bootstrap, topic, records)
     props, worker, planned = plan_kopycat(bootstrap, topic)
-    return profiled(lambda: run_planned_task(props, planned, worker), records)
+    summary, report = profiled("Kopycat MirrorSourceConnector", lambda: run_planned_task(props, planned, worker),
+                               records, top=30)
+    _checked(summary, records)
+    return report
 
 
 def main() -> None:

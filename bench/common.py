@@ -204,16 +204,17 @@ def _cumulative(profiler: cProfile.Profile, count: int = 25) -> str:
     return text.getvalue()
 
 
-def profiled(label: str, call: Callable[[], T], rows: int, unit: str = "records") -> tuple[T, str]:
-    """``call``'s result, and its cProfile report: µs per row (:func:`per_row`), then the top 25 by
-    cumulative time. Timed on this thread's CPU clock: on a shared machine, wall time per function
-    mostly measures the other processes (and the client's own threads are left out)."""
+def profiled(label: str, call: Callable[[], T], rows: int, unit: str = "records", top: int = 25) -> tuple[T, str]:
+    """``call``'s result, and its cProfile report: the ``top`` functions in µs per row
+    (:func:`per_row`), then the top 25 by cumulative time. Timed on this thread's CPU clock: on a
+    shared machine, wall time per function mostly measures the other processes (and the client's
+    own threads are left out)."""
     profiler = cProfile.Profile(time.thread_time)
     with Span() as span, profiler:
         result = call()
     cpu = "-" if span.cpu_s is None else f"{span.cpu_s:.1f}"
     return result, (f"=== {label} under cProfile: {rows:,} {unit} in {span.wall_s:.2f} s wall, {cpu} s CPU ===\n"
-                    f"{per_row(profiler, rows)}\n{_cumulative(profiler)}")
+                    f"{per_row(profiler, rows, top)}\n{_cumulative(profiler)}")
 
 
 @dataclass(frozen=True)
