@@ -6,25 +6,31 @@ change the volume.)
 
 The source is the demo's embedded database, SQLite: one table of N rows of ~100 bytes (``id``
 INTEGER primary key, two INTEGERs, two TEXTs, a NUMERIC(12, 2) and an ``updated_at`` DATETIME),
-seeded untimed. Both paths run one connector config: Confluent's ``JdbcSourceConnector`` keys,
-``mode=incrementing`` on ``id``, ``tasks.max=1``, JsonConverter with schemas, one one-partition
-topic per path (``topic.prefix`` differs, so the two never mix), through one broker.
+seeded untimed. Every run is of a new connector (Confluent's ``JdbcSourceConnector`` keys,
+``mode=incrementing`` on ``id``, ``tasks.max=1``, JsonConverter with schemas) into a new
+one-partition topic (``topic.prefix`` differs, so no two runs mix; deleted once checked), through
+one broker. The three paths run ``--rounds`` times each (3 by default), taking turns, and each
+one's median run counts (``bench.common.median_rounds``); every round is printed.
 
 - *standalone*: ``.venv/bin/kopycat standalone worker.properties connector.properties`` (Kafka's
   ``ConnectStandalone``, offsets in ``offset.storage.file.filename``), timed from the process's
   launch until the topic's end offset is N (watermarks polled every 0.2 s); then SIGTERM.
 - *DAG*: a DAG file with ``connector_task_group`` (plan -> one mapped copy task -> summary) in a
   throwaway Airflow (``LocalAirflow``, its metadata DB migrated untimed), timed around
-  ``run_dag``: a fresh ``python -m kopycat_airflow.dag_test`` process, which is what an Airflow
-  worker pays (process start, Airflow import, DAG parse, plan, copy, summary). Offsets go to
+  ``run_dag``: a fresh ``python -m kopycat_airflow.dag_test`` process, which is what ``airflow
+  dags test`` pays (process start, Airflow import, DAG parse, plan, copy, summary). Offsets go to
   ``connect-offsets`` on the broker (the ``kopycat_default`` connection's fallback), created
   untimed first as a deployed cluster has it. The copy task's ``RunSummary.duration_s`` splits
-  the DAG's time into the copy and the fixed cost around it; the copy stops when the table has
-  had nothing new for ``idle_ms`` (1 s), which the standalone timing does not wait for.
+  the DAG's time into the copy and the fixed cost around it, and the run's log splits it by
+  phase; the copy ends when its query read the table to the end (``RunComplete``).
+- *long-lived DAG*: the same DAG runs in one ``dag_test --serve`` process, as in a deployed
+  Airflow, whose workers import Airflow once and fork each task from it: its first round first
+  pays Airflow's start with an untimed run that copies nothing.
 
-Both topics are then checked: N records, the first with id 1, the last with id N. CPU is the
-child process's (the standalone worker's up to SIGTERM; the dag_test process's whole life).
-``--keep`` leaves the work directory (SQLite file, Airflow home with the run's log, the
+An untimed DAG run before the rounds gives the record size. Every topic is checked: N records,
+the first with id 1, the last with id N. CPU is the child process's (the standalone worker's up
+to SIGTERM; the dag_test process's whole life; none for the long-lived process, still running).
+``--keep`` leaves the work directory (SQLite file, Airflow home with the runs' logs, the
 standalone worker's log) for profiling.
 """
 
@@ -42,7 +48,9 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +65,16 @@ from kopycat_airflow.local import DagRunResult, LocalAirflow
 
 from bench.bench_file_pipeline import warm_up
 from bench.bench_jdbc import new_topic
-from bench.common import BenchResult, check_count, cpu_seconds, shared_broker, size_and_switch
+from bench.common import (
+    ROUNDS,
+    BenchResult,
+    check_count,
+    cpu_seconds,
+    median_rounds,
+    rounds_lines,
+    shared_broker,
+    size_and_switch,
+)
 
 ROWS = 1_000_000
 GOAL = 1.3  # DAG wall time / standalone wall time, at most
@@ -92,13 +109,15 @@ with DAG({dag_id!r}, schedule=CronDataIntervalTimetable("0 * * * *", timezone="U
 class Options:
     rows: int = ROWS
     keep: bool = False
+    rounds: int = ROUNDS
 
 
 def parse_options(argv: Sequence[str]) -> Options:
-    """``--rows N`` (default 1,000,000) and ``--keep`` (leave the work directory for profiling)."""
+    """``--rows N`` (default 1,000,000), ``--rounds N`` and ``--keep`` (leave the work directory for profiling)."""
     args = size_and_switch(argv, bench="dag_overhead", doc=__doc__, size=("--rows", ROWS, "rows in the table"),
-                           switch=("--keep", "keep the work directory (Airflow home and logs) and print its path"))
-    return Options(rows=args.rows, keep=args.keep)
+                           switch=("--keep", "keep the work directory (Airflow home and logs) and print its path"),
+                           rounds=True)
+    return Options(rows=args.rows, keep=args.keep, rounds=args.rounds)
 
 
 @dataclass(frozen=True)
@@ -112,6 +131,8 @@ class Run:
     load: float  # 1-minute load average when it ended: the machine is shared
     copy_s: float | None = None  # the DAG's copy task (RunSummary.duration_s)
     phases: Sequence[tuple[str, float]] = ()  # the DAG run's wall time by phase, from its log
+    walls: tuple[float, ...] = ()  # every round's wall time (bench.common.median_rounds)
+    log: str = ""  # a DAG run's log file
 
     @property
     def rate(self) -> float:
@@ -216,6 +237,16 @@ def standalone(bootstrap: str, props: Mapping[str, str], workdir: Path, topic: s
     return Run("kopycat standalone", rows, wall, cpu, os.getloadavg()[0])
 
 
+def standalone_round(bootstrap: str, admin: AdminClient, url: str, workdir: Path, rows: int) -> Run:
+    """One standalone run of a new connector into a new topic, checked (the topic deleted after)."""
+    props = connector_props(url, _prefix("standalone"))
+    topic = new_topic(admin, props["topic.prefix"] + TABLE)
+    run = standalone(bootstrap, props, workdir, topic, rows)
+    check_topic(bootstrap, topic, rows)
+    admin.delete_topics([topic])[topic].result(30)
+    return run
+
+
 def _wait_for(process: subprocess.Popen[bytes], watcher: Consumer, topic: str, rows: int,
               launched: float, log: Path) -> tuple[float, float | None]:
     """(wall s, CPU s) when the end offset of ``topic`` reaches ``rows``."""
@@ -258,21 +289,35 @@ def dag_run(airflow: LocalAirflow, rows: int) -> tuple[Run, DagRunResult]:
     breakdown = [] if served else phases(Path(result["log"]), launched, ended)
     path = "DAG (long-lived dag.test process)" if served else "DAG (dag.test process)"
     return Run(path, rows, wall, None if served else cpu, os.getloadavg()[0], copy_s=float(copy["duration_s"]),
-               phases=breakdown), result
+               phases=breakdown, log=str(result.get("log") or "")), result
 
 
-def served_dag_run(airflow: LocalAirflow, admin: AdminClient, url: str, rows: int) -> Run:
-    """The same import in a long-lived dag_test process, after one run there (the first DAG's again,
-    nothing new to copy) has paid Airflow's start: a new connector, so ``rows`` rows to copy."""
+def dag_round(airflow: LocalAirflow, admin: AdminClient, url: str, rows: int, path: str) -> Run:
+    """One DAG run of a new connector (so ``rows`` rows to copy, into a new topic), checked."""
     bootstrap = airflow.extra_env[DEFAULT_BOOTSTRAP_ENV]
-    with airflow.serve() as served:
-        served.run_dag(DAG_ID, timeout_s=TIMEOUT_S)
-        props = connector_props(url, _prefix("served"))
-        topic = new_topic(admin, props["topic.prefix"] + TABLE)
-        write_dag(airflow.dags_folder, props, rows)
-        warm, _ = dag_run(served, rows)
+    props = connector_props(url, _prefix(path))
+    topic = new_topic(admin, props["topic.prefix"] + TABLE)
+    write_dag(airflow.dags_folder, props, rows)
+    run, _ = dag_run(airflow, rows)
     check_topic(bootstrap, topic, rows)
-    return warm
+    admin.delete_topics([topic])[topic].result(30)  # rounds would fill the broker's disk
+    return run
+
+
+class ServedRounds:
+    """DAG runs in one long-lived dag_test process (``LocalAirflow.serve``), as a deployed Airflow's
+    API server and workers are: started at the first round, which first runs the DAG folder's DAG
+    once more (its connector already at the table's end: nothing to copy) to pay Airflow's start."""
+
+    def __init__(self, airflow: LocalAirflow, admin: AdminClient, url: str, rows: int, stack: ExitStack) -> None:
+        self.airflow, self.admin, self.url, self.rows, self.stack = airflow, admin, url, rows, stack
+        self.served: LocalAirflow | None = None
+
+    def __call__(self) -> Run:
+        if self.served is None:
+            self.served = self.stack.enter_context(self.airflow.serve())
+            self.served.run_dag(DAG_ID, timeout_s=TIMEOUT_S)
+        return dag_round(self.served, self.admin, self.url, self.rows, "served")
 
 
 PHASES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -338,6 +383,7 @@ def table(standalone_run: Run, dag: Run, record_bytes: float, warm: Run) -> str:
     lines.append(f"  {warm.path + ', start -> result':<44} {warm.wall_s:>8.2f} {rows / warm.wall_s:>10,.0f} "
                  f"{'-':>7} {warm.load:>5.1f}   (copy {warm_copy_s:.2f} s, rest {warm.wall_s - warm_copy_s:.2f} s)")
     lines.append(f"  ratio long-lived DAG/standalone {warm.wall_s / standalone_run.wall_s:.2f} (goal <= {GOAL})")
+    lines += rounds_lines([standalone_run, dag, warm], label=attrgetter("path"))
     return "\n".join(lines)
 
 
@@ -358,6 +404,14 @@ def _prefix(path: str) -> str:
     return f"bench-dag-{path}-{uuid.uuid4().hex[:8]}-"
 
 
+def _with_dag(airflow: LocalAirflow, admin: AdminClient, url: str, rows: int) -> LocalAirflow:
+    """``airflow`` with the DAG of a new connector written (its topic made)."""
+    props = connector_props(url, _prefix("first"))
+    new_topic(admin, props["topic.prefix"] + TABLE)
+    write_dag(airflow.dags_folder, props, rows)
+    return airflow
+
+
 def run(argv: Sequence[str] = ()) -> list[BenchResult]:
     """The bench (``python -m bench dag_overhead [--rows N] [--keep]``)."""
     options = parse_options(argv)
@@ -371,19 +425,16 @@ def run(argv: Sequence[str] = ()) -> list[BenchResult]:
         create_offsets_topic(bootstrap)
         airflow = LocalAirflow(workdir / "airflow", workdir / "dags", env={DEFAULT_BOOTSTRAP_ENV: bootstrap})
         airflow.migrate()
-        standalone_props = connector_props(url, _prefix("standalone"))
-        topic = new_topic(admin, standalone_props["topic.prefix"] + TABLE)
-        standalone_run = standalone(bootstrap, standalone_props, workdir, topic, rows)
-        check_topic(bootstrap, topic, rows)
-        dag_props = connector_props(url, _prefix("airflow"))
-        dag_topic = new_topic(admin, dag_props["topic.prefix"] + TABLE)
-        write_dag(airflow.dags_folder, dag_props, rows)
-        dag, result = dag_run(airflow, rows)
-        check_topic(bootstrap, dag_topic, rows)
-        warm = served_dag_run(airflow, admin, url, rows)
+        # Untimed: the record size, from a first DAG run (its connector stays at the table's end).
+        _, result = dag_run(_with_dag(airflow, admin, url, rows), rows)
         [copy] = result.results("copy")
+        with ExitStack() as stack:
+            standalone_run, dag, warm = median_rounds(
+                [lambda: standalone_round(bootstrap, admin, url, workdir, rows),
+                 lambda: dag_round(airflow, admin, url, rows, "airflow"),
+                 ServedRounds(airflow, admin, url, rows, stack)], options.rounds)
         print(table(standalone_run, dag, copy["bytes"] / rows, warm), flush=True)
-        print(f"  DAG run log: {result.get('log')}", flush=True)
+        print(f"  DAG run log (the median dag.test process's): {dag.log}", flush=True)
     finally:
         if options.keep:
             print(f"  work directory kept: {workdir}", flush=True)

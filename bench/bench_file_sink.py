@@ -5,7 +5,9 @@ N records (1,000,000 by default, ``--records`` to change) of an order STRUCT of 
 ``connect.decimal.precision=10``, discount float64, created Timestamp, day Date, active boolean,
 note optional string), written with Kopycat's JsonConverter (schemas enabled: Kafka Connect's
 envelope) to a fresh topic of two partitions on the shared broker, record n to partition n % 2
-(untimed). Then, in one run:
+(untimed). The consume limit and Kopycat then run ``--rounds`` times each (3 by default), taking
+turns, and each one's median run counts (``bench.common.median_rounds``; every round is printed and
+checked). Then, once each:
 
 - *consume limit*: a raw confluent-kafka ``Consumer`` (bench_raw_kafka's settings, with
   ``fetch.queue.backoff.ms``) assigned both partitions, reading all N messages with
@@ -16,10 +18,11 @@ envelope) to a fresh topic of two partitions on the shared broker, record n to p
 - *Kopycat*: FileSinkConnector (Confluent's HDFS/S3 sink model) to ``file://`` a temp dir,
   ``tasks.max=1`` (both partitions), ``flush.size=100000``, planned and run as an Airflow copy
   task does (``plan_bounded_run`` snapshots the end offsets, ``run_planned_task`` runs the task
-  in this thread to them and commits). Timed around ``run_planned_task``: task start, consumer
-  creation and the final commit included; RunSummary.duration_s is shown next to it. The files
-  are then read back with pyarrow: N rows, every id once, equal to the in-memory table. Their
-  count is shown, not checked: a bounded run commits every open file at each offset commit
+  in this thread to them and commits), each round into a fresh store under a new connector name.
+  Timed around ``run_planned_task``: task start, consumer creation and the final commit included;
+  RunSummary.duration_s is shown next to it. Each round's files are read back with pyarrow: N
+  rows, every id once, equal to the in-memory table. Their count is shown (the same in every
+  round), not checked: a bounded run commits every open file at each offset commit
   (``offset.flush.interval.ms``, 60 s), so a long run cuts more files than N / flush.size;
 - *Spark*: the bulk sink's job (include/spark/kafka_to_files.py, built by ``spark_export_job``,
   ``local[2]``) over the same offset ranges into its own ``file://`` temp dir. Timed around the
@@ -78,11 +81,14 @@ from kopycat.runtime.bounds import RunSummary
 from bench.bench_file_pipeline import warm_up
 from bench.bench_raw_kafka import CONSUMER_SETTINGS, PRODUCER_SETTINGS
 from bench.common import (
+    ROUNDS,
     BenchResult,
     Measure,
     Span,
     check_count,
+    median_rounds,
     profiled,
+    rounds_lines,
     run_child,
     shared_broker,
     size_and_switch,
@@ -121,13 +127,15 @@ BASE = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
 class Options:
     records: int = RECORDS
     profile: bool = False
+    rounds: int = ROUNDS
 
 
 def parse_options(argv: Sequence[str]) -> Options:
-    """``--records N`` (default 1,000,000) and ``--profile`` (the cProfile report instead)."""
+    """``--records N`` (default 1,000,000), ``--rounds N`` and ``--profile`` (the cProfile report instead)."""
     args = size_and_switch(argv, bench="file_sink", doc=__doc__, size=("--records", RECORDS, "records in the topic"),
-                           switch=("--profile", "run the Kopycat sink under cProfile instead of the bench"))
-    return Options(records=args.records, profile=args.profile)
+                           switch=("--profile", "run the Kopycat sink under cProfile instead of the bench"),
+                           rounds=True)
+    return Options(records=args.records, profile=args.profile, rounds=args.rounds)
 
 
 # ------------------------------------------------------------------ the records
@@ -359,7 +367,7 @@ class Report:
     kopycat: Measure
     spark: Measure
     record_bytes: float   # mean JSON record, envelope included
-    files: int            # files the Kopycat sink committed
+    files: tuple[int, ...]  # files the Kopycat sink committed, per round
     spark_files: int      # files the Spark job committed
     kopycat_small: Measure  # the crossover's runs over the first N / SMALLER orders
     spark_small: Measure
@@ -422,10 +430,11 @@ def table(report: Report) -> str:
         (f"  {'mover':<46} {'records/s':>10} {'wall s':>8} {'CPU s':>7} {'RSS MiB':>8} "
          f"{'summary s':>10}"),
         _row(report.consume), _row(report.write), _row(report.kopycat), _row(report.spark),
+        *rounds_lines([report.consume, report.kopycat]),
         (f"  limit min(consume, write) {report.limit:,.0f} records/s ({report.limited_by}); "
          f"Kopycat/limit {ratio:.2f} (goal >= {GOAL})"),
-        (f"  Kopycat committed {report.files} files: {records:,} rows read back, ids unique, "
-         f"values as produced"),
+        (f"  Kopycat committed {'/'.join(map(str, report.files))} files (per round): {records:,} rows "
+         f"read back each, ids unique, values as produced"),
         (f"  Spark committed {report.spark_files} files: {records:,} rows read back, ids unique, "
          f"values as produced"),
         crossover(report)])
@@ -445,11 +454,20 @@ def results(report: Report) -> list[BenchResult]:
     return found
 
 
-def check_stores(work: Path, rows: pa.Table, small: int) -> tuple[int, int]:
-    """Each store holds its orders (the smaller runs' the first ``small``); Kopycat's and Spark's N-run file counts."""
+def check_stores(work: Path, rows: pa.Table, small: int) -> tuple[tuple[int, ...], int]:
+    """Each store holds its orders (the smaller runs' the first ``small``); the file counts of the
+    Kopycat rounds' and of Spark's N-record stores."""
     for name in ("kopycat-small", "spark-small"):
         check_files(work / name, rows.slice(0, small))
-    return check_files(work / "kopycat", rows), check_files(work / "spark", rows)
+    rounds = tuple(check_files(store, rows) for store in sorted(work.glob("kopycat-round-*")))
+    return rounds, check_files(work / "spark", rows)
+
+
+def kopycat_round(bootstrap: str, topic: str, work: Path, rows: pa.Table) -> Measure:
+    """One timed Kopycat sink run of the whole topic into a store of its own (checked with the others)."""
+    store = work / f"kopycat-round-{uuid.uuid4().hex[:8]}"
+    props, worker, planned = plan_sink(bootstrap, topic, store, rows.num_rows)
+    return kopycat_sink(props, worker, planned, rows.num_rows)
 
 
 def run(argv: Sequence[str] = ()) -> list[BenchResult]:
@@ -464,18 +482,18 @@ def run(argv: Sequence[str] = ()) -> list[BenchResult]:
     warm_up(bootstrap, admin)
     topic = new_topic(admin, "bench-file-sink")
     record_bytes = produce_orders(bootstrap, topic, records) / records
+    rows = order_table(records)
     with tempfile.TemporaryDirectory(prefix="kopycat-bench-file-sink-") as workdir:
         work = Path(workdir)
         (work / "anchor").mkdir()
-        consume = raw_consume(bootstrap, topic, records)
-        props, worker, planned = plan_sink(bootstrap, topic, work / "kopycat", records)
-        kopycat = kopycat_sink(props, worker, planned, records)
+        consume, kopycat = median_rounds([lambda: raw_consume(bootstrap, topic, records),
+                                          lambda: kopycat_round(bootstrap, topic, work, rows)], options.rounds)
+        _, _, planned = plan_sink(bootstrap, topic, work / "kopycat", records)
         ends = planned.end_offsets_by_partition()
         first = first_orders(ends, max(1, records // SMALLER))
         kopycat_small = kopycat_first(bootstrap, topic, work / "kopycat-small", records, first)
         spark = spark_export_measure(bootstrap, ends, work / "spark")
         spark_small = spark_export_measure(bootstrap, first, work / "spark-small")
-        rows = order_table(records)
         write = write_limit(rows, work / "anchor")
         files, spark_files = check_stores(work, rows, sum(first.values()))
     report = Report(consume, write, kopycat, spark, record_bytes, files, spark_files, kopycat_small, spark_small)

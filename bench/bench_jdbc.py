@@ -5,13 +5,16 @@ key, two INTEGERs, two TEXTs, a NUMERIC(12, 2) and a TIMESTAMP) in the shared Po
 (``kopycat dev postgres``), moved through the shared broker, one partition:
 
 - *source* (table -> topic): Kopycat's JdbcSourceConnector (Confluent's ``JdbcSourceConnector``),
-  ``tasks.max=1``, once in ``bulk`` and once in ``incrementing`` mode (on ``id``), through
+  ``tasks.max=1``, in ``bulk`` and in ``incrementing`` mode (on ``id``), through
   ``Kopycat.run_once`` with ``Bounds(max_records=N)``. Values go through JsonConverter with
   schemas (Kafka Connect's default), no keys. Its limit is the slower of two anchors:
   ``COPY table TO STDOUT`` read through psycopg (the server's fastest way out: no parsing) and
   a raw confluent-kafka producer sending N values of the connector's mean record size
-  (bench_raw_kafka's client settings). Goal: >= 0.5x of min(read limit, produce limit).
-- *sink* (topic -> table): the incrementing run's topic (the records are produced once, by the
+  (bench_raw_kafka's client settings). Goal: >= 0.5x of min(read limit, produce limit). The two
+  anchors and the two modes run ``--rounds`` times each (3 by default), taking turns, each into a
+  new topic deleted after it, and each one's median run counts (``bench.common.median_rounds``);
+  an untimed incrementing run first gives the record size and the sink's input.
+- *sink* (topic -> table): that untimed run's topic (the records are produced once, by the
   source) into an empty copy of the table with JdbcSinkConnector (Confluent's
   ``JdbcSinkConnector``), ``insert.mode=upsert``, ``pk.mode=record_value``, ``pk.fields=id``,
   ``Bounds(end_offsets=N)``; against ``COPY ... FROM STDIN`` of the same rows through psycopg
@@ -53,14 +56,17 @@ from kopycat.storage.offset_store import MemoryOffsetStore
 from bench.bench_file_pipeline import warm_up
 from bench.bench_raw_kafka import PRODUCER_SETTINGS
 from bench.common import (
+    ROUNDS,
     BenchResult,
     Measure,
     Span,
     check_count,
+    median_rounds,
     profiled,
-    size_and_switch,
+    rounds_lines,
     shared_broker,
     shared_postgres,
+    size_and_switch,
 )
 
 ROWS = 1_000_000
@@ -91,13 +97,15 @@ FILL_TABLE = """INSERT INTO {name}
 class Options:
     rows: int = ROWS
     profile: bool = False
+    rounds: int = ROUNDS
 
 
 def parse_options(argv: Sequence[str]) -> Options:
-    """``--rows N`` (default 1,000,000) and ``--profile`` (only with ``python -m bench.bench_jdbc``)."""
+    """``--rows N`` (default 1,000,000), ``--rounds N`` and ``--profile`` (only with ``python -m bench.bench_jdbc``)."""
     args = size_and_switch(argv, bench="jdbc", doc=__doc__, size=("--rows", ROWS, "rows in the table"),
-                           switch=("--profile", "run the Kopycat source and sink under cProfile instead of the bench"))
-    return Options(rows=args.rows, profile=args.profile)
+                           switch=("--profile", "run the Kopycat source and sink under cProfile instead of the bench"),
+                           rounds=True)
+    return Options(rows=args.rows, profile=args.profile, rounds=args.rounds)
 
 
 # ------------------------------------------------------------------ the database
@@ -241,6 +249,27 @@ def kopycat_source(bootstrap: str, admin: AdminClient, database: Database, mode:
     return Measure.of(f"Kopycat JdbcSource {mode}", rows, span, summary.duration_s), topic, summary
 
 
+def source_round(bootstrap: str, admin: AdminClient, database: Database, mode: str, rows: int) -> Measure:
+    """One timed source run (checked), its topic deleted after: rounds would fill the broker's disk."""
+    measure, topic, _ = kopycat_source(bootstrap, admin, database, mode, rows)
+    admin.delete_topics([topic])[topic].result(30)
+    return measure
+
+
+def produce_round(bootstrap: str, admin: AdminClient, rows: int, size: int) -> Measure:
+    """One raw producer run into a new topic, deleted after (as :func:`source_round`'s)."""
+    topic = new_topic(admin, f"bench-jdbc-raw-{uuid.uuid4().hex[:8]}")
+    measure = raw_produce(bootstrap, topic, rows, size)
+    admin.delete_topics([topic])[topic].result(30)
+    return measure
+
+
+def checked_copy_out(database: Database, rows: int) -> Measure:
+    read = copy_out(database)
+    check_count(f"rows COPY read from {TABLE}", read.count, rows)
+    return read
+
+
 def kopycat_sink(bootstrap: str, database: Database, topic: str, rows: int) -> Measure:
     """The topic's first ``rows`` records upserted into SINK_TABLE, one bounded run."""
     bounds = Bounds(end_offsets={TopicPartition(topic, 0): rows})
@@ -295,6 +324,7 @@ def table(source: Source, sink: Measure, copy: Measure) -> str:
         _header(f"PostgreSQL -> Kafka (source): {rows:,} rows, {source.row_bytes:.0f} B as COPY "
                 f"text, {source.record_bytes} B as JSON records with schemas; one task"),
         *(_row(m) for m in (source.read, source.produce, source.bulk, source.incrementing)),
+        *rounds_lines([source.read, source.produce, source.bulk, source.incrementing]),
         (f"  limit min(read, produce) {source.limit:,.0f} rows/s ({limit}); Kopycat/limit: "
          f"bulk {source.bulk.rate / source.limit:.2f}, incrementing "
          f"{source.incrementing.rate / source.limit:.2f} (goal >= {SOURCE_GOAL})"),
@@ -330,14 +360,13 @@ def run(argv: Sequence[str] = ()) -> list[BenchResult]:
     with tempfile.TemporaryDirectory(prefix="kopycat-bench-jdbc-") as workdir:
         dump = Path(workdir) / f"{TABLE}.copy"
         check_count(f"rows of {TABLE} dumped", copy_out(database, dump).count, rows)  # warms the cache
-        read = copy_out(database)
-        check_count(f"rows COPY read from {TABLE}", read.count, rows)
-        bulk, _, _ = kopycat_source(bootstrap, admin, database, "bulk", rows)
-        incrementing, topic, summary = kopycat_source(bootstrap, admin, database,
-                                                      "incrementing", rows)
+        # Untimed: the sink's input topic, and the record size the raw producer sends.
+        _, topic, summary = kopycat_source(bootstrap, admin, database, "incrementing", rows)
         record_bytes = round(summary.bytes / summary.records)
-        produce = raw_produce(bootstrap, new_topic(admin, f"bench-jdbc-raw-{uuid.uuid4().hex[:8]}"),
-                              rows, record_bytes)
+        read, bulk, incrementing, produce = median_rounds(
+            [lambda: checked_copy_out(database, rows), lambda: source_round(bootstrap, admin, database, "bulk", rows),
+             lambda: source_round(bootstrap, admin, database, "incrementing", rows),
+             lambda: produce_round(bootstrap, admin, rows, record_bytes)], options.rounds)
         sink = kopycat_sink(bootstrap, database, topic, rows)
         check_copy(database, SINK_TABLE, rows)
         copy = copy_in(database, dump, rows)

@@ -63,8 +63,8 @@ from bench.common import (
     check_count,
     cpu_seconds,
     profiled,
-    size_and_switch,
     shared_broker,
+    size_and_switch,
     vm_hwm_mib,
 )
 

@@ -15,9 +15,10 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from operator import attrgetter
 from pathlib import Path
-from typing import Self, TypeVar
+from typing import Protocol, Self, TypeVar
 
 from kopycat.dev.kafka_broker import LocalKafkaBroker
 from kopycat.dev.postgres import LocalPostgres
@@ -150,6 +151,8 @@ class Measure:
     cpu_s: float | None = None
     rss_mib: float | None = None
     duration_s: float | None = None
+    walls: tuple[float, ...] = ()
+    """Every round's wall time, in run order, when the mover ran several (:func:`median_rounds`)."""
 
     @property
     def rate(self) -> float:
@@ -158,6 +161,48 @@ class Measure:
     @classmethod
     def of(cls, mover: str, count: int, span: Span, duration_s: float | None = None) -> Measure:
         return cls(mover, count, span.wall_s, span.cpu_s, span.rss_mib, duration_s)
+
+
+ROUNDS = 3
+"""Runs of each anchor and mover per bench (``--rounds``): one run on this 2-vCPU VM is no figure."""
+
+
+class Timed(Protocol):
+    """A dataclass of one timed run that can keep its rounds' wall times (Measure, a bench's own Run)."""
+
+    wall_s: float
+    walls: tuple[float, ...]
+
+
+TimedT = TypeVar("TimedT", bound=Timed)
+
+
+def median_rounds(movers: Sequence[Callable[[], TimedT]], rounds: int) -> list[TimedT]:
+    """Each mover ``rounds`` times, taking turns (A B C, then C B A, ...): each one's median-wall run.
+
+    A single run of one mover here moved by up to ±50% within the hour (the co-located broker's
+    and PostgreSQL's work, the page cache, the VM's neighbours), so one anchor run against one
+    mover run gave ratios from 0.43 to 0.53 for the same code. Taking turns puts anchors and
+    movers under the same spells, and the median drops a round that caught one. The returned
+    run keeps every round's wall time in ``walls``; each mover checks its own rounds.
+    """
+    found: list[list[TimedT]] = [[] for _ in movers]
+    order = list(range(len(movers)))
+    for round_index in range(rounds):
+        for index in order if round_index % 2 == 0 else order[::-1]:
+            found[index].append(movers[index]())
+    return [replace(sorted(runs, key=lambda m: m.wall_s)[len(runs) // 2],  # type: ignore[type-var]
+                    walls=tuple(m.wall_s for m in runs)) for runs in found]
+
+
+def rounds_lines(runs: Sequence[TimedT], label: Callable[[TimedT], str] = attrgetter("mover")) -> list[str]:
+    """One line per mover that ran several rounds: its wall times, the median marked."""
+    lines = []
+    for run in runs:
+        if len(run.walls) > 1:
+            walls = " ".join(f"[{w:.2f}]" if w == run.wall_s else f"{w:.2f}" for w in run.walls)
+            lines.append(f"    rounds of {label(run)}: {walls} s ([median])")
+    return lines
 
 
 def check_count(what: str, got: int, expected: int) -> None:
@@ -177,13 +222,17 @@ def positive_count(flag: str) -> Callable[[str], int]:
 
 
 def size_and_switch(argv: Sequence[str], *, bench: str, doc: str | None, size: tuple[str, int, str],
-                    switch: tuple[str, str]) -> argparse.Namespace:
+                    switch: tuple[str, str], rounds: bool = False) -> argparse.Namespace:
     """The arguments every bench takes: a size (``--rows``/``--records N``, 1 or more, with its
-    default and help) and one switch (``--profile``, ``--keep``), for ``python -m bench <bench>``."""
+    default and help) and one switch (``--profile``, ``--keep``), for ``python -m bench <bench>``;
+    with ``rounds``, ``--rounds N`` too (default :data:`ROUNDS`, see :func:`median_rounds`)."""
     parser = argparse.ArgumentParser(prog=f"python -m bench {bench}", description=(doc or "").splitlines()[0])
     flag, default, size_help = size
     parser.add_argument(flag, type=positive_count(flag), default=default, help=size_help)
     parser.add_argument(switch[0], action="store_true", help=switch[1])
+    if rounds:
+        parser.add_argument("--rounds", type=positive_count("--rounds"), default=ROUNDS,
+                            help=f"runs of each anchor and mover, taking turns; the median counts (default {ROUNDS})")
     return parser.parse_args(list(argv))
 
 

@@ -14,7 +14,7 @@ DATABASE = jdbc.Database(dsn="host=127.0.0.1 dbname=bench", url="postgresql+psyc
 
 
 def test_rows_default_to_a_million_and_take_a_smaller_count() -> None:
-    assert jdbc.parse_options([]) == jdbc.Options(rows=1_000_000, profile=False)
+    assert jdbc.parse_options([]) == jdbc.Options(rows=1_000_000, profile=False, rounds=3)
     assert jdbc.parse_options(["--rows", "50000"]) == jdbc.Options(rows=50_000)
     assert jdbc.parse_options(["--rows=7", "--profile"]) == jdbc.Options(rows=7, profile=True)
 
