@@ -122,7 +122,8 @@ def test_jdbc_rows_as_columns_give_the_record_paths_messages_and_offsets(
     assert sum(adbc_reads) == (ROWS if database_url.startswith("postgresql") else 0)
     assert [s.records for s in columns if s] == [s.records for s in records if s] == [ROWS]
 
-    from_columns, from_records = consume(bootstrap_servers, f"c{run}-kinds"), consume(bootstrap_servers, f"r{run}-kinds")
+    from_columns = consume(bootstrap_servers, f"c{run}-kinds")
+    from_records = consume(bootstrap_servers, f"r{run}-kinds")
     assert len(from_columns) == ROWS and from_columns == from_records
     assert [orjson.loads(key)["payload"]["id"] for key, _ in from_columns] == list(range(1, ROWS + 1))
     stored = stored_offsets(bootstrap_servers, offsets_topic, f"columns-{run}")

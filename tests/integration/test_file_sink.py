@@ -123,7 +123,8 @@ def test_kills_mid_file_leave_every_offset_exactly_once_in_parquet(
     assert all(name.rsplit("/", 2)[-2].startswith("partition=") for name in files)
     groups = committed_offsets(bootstrap_servers, f"connect-files-{topic_name}", topic_name, PARTITIONS)
     committed = next_offsets(path.rsplit("/", 1)[-1] for path in files)
-    assert all(groups[p] <= committed.get(TopicPartition(topic_name, p), 0) for p in range(PARTITIONS)), (groups, committed)
+    assert all(groups[p] <= committed.get(TopicPartition(topic_name, p), 0)
+               for p in range(PARTITIONS)), (groups, committed)
     print(f"storage sink: {len(files)} files, {len(ids)} records, committed after each kill: {seen}")
 
 

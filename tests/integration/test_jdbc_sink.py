@@ -121,7 +121,8 @@ def test_a_sigkilled_insert_sink_resumes_from_the_database_without_duplicates_or
     assert producer.flush(60) == 0
     worker = write_props(tmp_path / "worker.properties", {
         "bootstrap.servers": bootstrap_servers, "offset.storage.file.filename": str(tmp_path / "connect.offsets"),
-        "offset.flush.interval.ms": "60000", **JSON, "key.converter": "org.apache.kafka.connect.storage.StringConverter"})
+        "offset.flush.interval.ms": "60000", **JSON,
+        "key.converter": "org.apache.kafka.connect.storage.StringConverter"})
     connector = write_props(tmp_path / "sink.properties", {
         "name": f"killed-sink-{uuid.uuid4().hex[:6]}", "connector.class": CONNECTOR_CLASS, "topics": topic_name,
         "connection.url": postgres_url, "insert.mode": "insert", "pk.mode": "none", "auto.create": "true",

@@ -98,7 +98,8 @@ def test_a_window_into_plain_inserts_is_refused_before_writing(
     create_topic(bootstrap_servers, topic_name, 2)
     produce(bootstrap_servers, topic_name, stamped_events())
     url = f"sqlite:///{tmp_path / 'reporting.db'}"
-    props = {"name": f"jdbc-window-{uuid.uuid4().hex[:8]}", "connector.class": "io.confluent.connect.jdbc.JdbcSinkConnector",
+    props = {"name": f"jdbc-window-{uuid.uuid4().hex[:8]}",
+             "connector.class": "io.confluent.connect.jdbc.JdbcSinkConnector",
              "topics": topic_name, "connection.url": url, "insert.mode": "insert", "auto.create": "true",
              "table.name.format": "events", **JSON}
     with pytest.raises(ConfigError, match=r"insert\.mode.*upsert") as refused:

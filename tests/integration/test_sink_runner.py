@@ -27,7 +27,8 @@ def topic(bootstrap_servers: str, topic_name: str) -> str:
 
 
 def sink_props(topic: str, **extra: Any) -> dict[str, str]:
-    return {"name": f"sink-{uuid.uuid4().hex[:8]}", "connector.class": "tests.support.collecting.CollectingSinkConnector",
+    return {"name": f"sink-{uuid.uuid4().hex[:8]}",
+            "connector.class": "tests.support.collecting.CollectingSinkConnector",
             "topics": topic, "value.converter": "org.apache.kafka.connect.storage.StringConverter",
             "key.converter": "org.apache.kafka.connect.storage.StringConverter",
             **{k: str(v) for k, v in extra.items()}}

@@ -142,7 +142,8 @@ class RunSummary:
     def topics_used(self) -> set[str]:
         """The topics a source wrote to, or a sink consumed records from: KIP-558's active topics."""
         consumed = {entry["topic"] for entry in self.offsets.values()
-                    if "topic" in entry and entry.get("after") is not None and entry.get("after") != entry.get("before")}
+                    if "topic" in entry and entry.get("after") is not None
+                    and entry.get("after") != entry.get("before")}
         return self.topics | consumed
 
     def to_dict(self) -> dict[str, Any]:

@@ -57,7 +57,8 @@ def fence_zombies(producer_config: Mapping[str, Any], group_id: str, connector: 
     tasks, so it fences here: ``init_transactions`` with each task's id aborts what is open.
     """
     for task in range(tasks):
-        producer = Producer({**producer_config, "transactional.id": transactional_id(group_id, TaskId(connector, task))})
+        producer = Producer({**producer_config,
+                             "transactional.id": transactional_id(group_id, TaskId(connector, task))})
         try:
             producer.init_transactions(timeout_s)
         except KafkaException as exc:

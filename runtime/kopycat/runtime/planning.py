@@ -78,7 +78,8 @@ class ConnectorPlan:
         return isinstance(self.connector, SourceConnector)
 
 
-def start_connector(props: Mapping[str, Any], context: PlanningContext | None = None) -> tuple[Connector, dict[str, Any]]:
+def start_connector(props: Mapping[str, Any],
+                    context: PlanningContext | None = None) -> tuple[Connector, dict[str, Any]]:
     """Instantiate, validate, initialize and start the connector ``props`` describe."""
     text = {k: str(v) for k, v in props.items() if v is not None}
     if not text.get(CONNECTOR_CLASS_CONFIG):

@@ -16,7 +16,8 @@ EXPECTED = {
     "SourceTask", "SinkTask", "SourceTaskContext", "SinkTaskContext", "OffsetStorageReader",
     "TransactionContext",
     # records
-    "ConnectRecord", "SourceRecord", "SinkRecord", "SinkRecordBatch", "SourceRecordBatch", "Header", "Headers", "RecordMetadata",
+    "ConnectRecord", "SourceRecord", "SinkRecord", "SinkRecordBatch", "SourceRecordBatch", "Header", "Headers",
+    "RecordMetadata",
     "TimestampType", "TopicPartition",
     # data
     "Schema", "SchemaBuilder", "SchemaProjector", "Struct", "Field", "Type", "Decimal", "Date", "Time",

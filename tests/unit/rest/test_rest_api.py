@@ -280,7 +280,8 @@ def test_active_topics_list_the_recorded_topics_and_a_reset_or_delete_clears_the
     herder.status_store.put_topic(TopicStatus("connect-test", file_source, 0, 1))
     herder.status_store.put_topic(TopicStatus("audit", file_source, 0, 2))
     herder.status_store.put_topic(TopicStatus("other", "another-connector", 0, 3))
-    assert client.get(f"/connectors/{file_source}/topics").json() == {file_source: {"topics": ["audit", "connect-test"]}}
+    topics = client.get(f"/connectors/{file_source}/topics").json()
+    assert topics == {file_source: {"topics": ["audit", "connect-test"]}}
 
     assert client.put(f"/connectors/{file_source}/topics/reset").status_code == 202
     assert client.get(f"/connectors/{file_source}/topics").json() == {file_source: {"topics": []}}

@@ -53,7 +53,8 @@ def test_topic_creation_is_off_without_default_keys_and_groups_match_in_order() 
     assert groups is not None
     compacted, default = groups
     assert compacted.matches("state-a") and not compacted.matches("state-tmp") and not compacted.matches("x")
-    assert (compacted.partitions, compacted.replication_factor, compacted.configs) == (1, -1, {"cleanup.policy": "compact"})
+    assert (compacted.partitions, compacted.replication_factor, compacted.configs) == (
+        1, -1, {"cleanup.policy": "compact"})
     assert (default.name, default.partitions) == ("default", 3)
 
 

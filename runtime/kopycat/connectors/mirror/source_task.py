@@ -109,7 +109,8 @@ class MirrorSourceTask(SourceTask):
         for topic, partition in partitions:
             self._parts[(topic, partition)] = _Partition(
                 wrap_partition(topic, partition, settings.source_alias),
-                settings.policy.format_remote_topic(settings.source_alias, topic), ends.get((topic, partition), _NO_END))
+                settings.policy.format_remote_topic(settings.source_alias, topic),
+                ends.get((topic, partition), _NO_END))
         assigned = [TopicPartition(t, p, starts[(t, p)]) for t, p in partitions if (t, p) not in self._done]
         assign_with_metadata(self._consumer, assigned, settings[ADMIN_TIMEOUT_MS] / 1000)
         producer = settings.offset_syncs_producer_config()

@@ -173,7 +173,8 @@ def test_group_filter_defaults_are_mm2s() -> None:
     assert accepts("orders-app") and accepts("kopycat-mirror-x")
     assert not accepts("console-consumer-123") and not accepts("connect-sink") and not accepts("__internal")
     assert settings["emit.checkpoints.interval.seconds"] == 60 and settings["sync.group.offsets.enabled"] is False
-    assert settings["checkpoints.topic.replication.factor"] == 3 and settings.checkpoints_topic == "us.checkpoints.internal"
+    assert settings["checkpoints.topic.replication.factor"] == 3
+    assert settings.checkpoints_topic == "us.checkpoints.internal"
 
 
 def test_groups_and_groups_exclude_are_whole_name_regexes_with_excludes_winning() -> None:
