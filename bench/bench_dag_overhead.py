@@ -70,6 +70,7 @@ from bench.common import (
     BenchResult,
     check_count,
     cpu_seconds,
+    delete_topic,
     median_rounds,
     rounds_lines,
     shared_broker,
@@ -243,7 +244,7 @@ def standalone_round(bootstrap: str, admin: AdminClient, url: str, workdir: Path
     topic = new_topic(admin, props["topic.prefix"] + TABLE)
     run = standalone(bootstrap, props, workdir, topic, rows)
     check_topic(bootstrap, topic, rows)
-    admin.delete_topics([topic])[topic].result(30)
+    delete_topic(admin, topic)
     return run
 
 
@@ -293,15 +294,21 @@ def dag_run(airflow: LocalAirflow, rows: int) -> tuple[Run, DagRunResult]:
 
 
 def dag_round(airflow: LocalAirflow, admin: AdminClient, url: str, rows: int, path: str) -> Run:
-    """One DAG run of a new connector (so ``rows`` rows to copy, into a new topic), checked."""
-    bootstrap = airflow.extra_env[DEFAULT_BOOTSTRAP_ENV]
+    """One DAG run of a new connector (so ``rows`` rows to copy, into a new topic), checked (the topic
+    deleted after)."""
+    topic = new_connector_dag(airflow, admin, url, rows, path)
+    run, _ = dag_run(airflow, rows)
+    check_topic(airflow.extra_env[DEFAULT_BOOTSTRAP_ENV], topic, rows)
+    delete_topic(admin, topic)
+    return run
+
+
+def new_connector_dag(airflow: LocalAirflow, admin: AdminClient, url: str, rows: int, path: str) -> str:
+    """The DAG file of a new connector written into ``airflow``'s DAG folder; its new topic."""
     props = connector_props(url, _prefix(path))
     topic = new_topic(admin, props["topic.prefix"] + TABLE)
     write_dag(airflow.dags_folder, props, rows)
-    run, _ = dag_run(airflow, rows)
-    check_topic(bootstrap, topic, rows)
-    admin.delete_topics([topic])[topic].result(30)  # rounds would fill the broker's disk
-    return run
+    return topic
 
 
 class ServedRounds:
@@ -404,14 +411,6 @@ def _prefix(path: str) -> str:
     return f"bench-dag-{path}-{uuid.uuid4().hex[:8]}-"
 
 
-def _with_dag(airflow: LocalAirflow, admin: AdminClient, url: str, rows: int) -> LocalAirflow:
-    """``airflow`` with the DAG of a new connector written (its topic made)."""
-    props = connector_props(url, _prefix("first"))
-    new_topic(admin, props["topic.prefix"] + TABLE)
-    write_dag(airflow.dags_folder, props, rows)
-    return airflow
-
-
 def run(argv: Sequence[str] = ()) -> list[BenchResult]:
     """The bench (``python -m bench dag_overhead [--rows N] [--keep]``)."""
     options = parse_options(argv)
@@ -426,7 +425,8 @@ def run(argv: Sequence[str] = ()) -> list[BenchResult]:
         airflow = LocalAirflow(workdir / "airflow", workdir / "dags", env={DEFAULT_BOOTSTRAP_ENV: bootstrap})
         airflow.migrate()
         # Untimed: the record size, from a first DAG run (its connector stays at the table's end).
-        _, result = dag_run(_with_dag(airflow, admin, url, rows), rows)
+        new_connector_dag(airflow, admin, url, rows, "first")
+        _, result = dag_run(airflow, rows)
         [copy] = result.results("copy")
         with ExitStack() as stack:
             standalone_run, dag, warm = median_rounds(

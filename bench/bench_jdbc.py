@@ -61,6 +61,7 @@ from bench.common import (
     Measure,
     Span,
     check_count,
+    delete_topic,
     median_rounds,
     profiled,
     rounds_lines,
@@ -250,17 +251,17 @@ def kopycat_source(bootstrap: str, admin: AdminClient, database: Database, mode:
 
 
 def source_round(bootstrap: str, admin: AdminClient, database: Database, mode: str, rows: int) -> Measure:
-    """One timed source run (checked), its topic deleted after: rounds would fill the broker's disk."""
+    """One timed source run (checked), its topic deleted after."""
     measure, topic, _ = kopycat_source(bootstrap, admin, database, mode, rows)
-    admin.delete_topics([topic])[topic].result(30)
+    delete_topic(admin, topic)
     return measure
 
 
 def produce_round(bootstrap: str, admin: AdminClient, rows: int, size: int) -> Measure:
-    """One raw producer run into a new topic, deleted after (as :func:`source_round`'s)."""
+    """One raw producer run into a new topic, deleted after."""
     topic = new_topic(admin, f"bench-jdbc-raw-{uuid.uuid4().hex[:8]}")
     measure = raw_produce(bootstrap, topic, rows, size)
-    admin.delete_topics([topic])[topic].result(30)
+    delete_topic(admin, topic)
     return measure
 
 

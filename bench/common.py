@@ -20,6 +20,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Protocol, Self, TypeVar
 
+from confluent_kafka.admin import AdminClient
 from kopycat.dev.kafka_broker import LocalKafkaBroker
 from kopycat.dev.postgres import LocalPostgres
 
@@ -178,7 +179,8 @@ TimedT = TypeVar("TimedT", bound=Timed)
 
 
 def median_rounds(movers: Sequence[Callable[[], TimedT]], rounds: int) -> list[TimedT]:
-    """Each mover ``rounds`` times, taking turns (A B C, then C B A, ...): each one's median-wall run.
+    """Each mover ``rounds`` times, taking turns (A B C, then C B A, ...): each one's median-wall run
+    (the slower middle one for an even count).
 
     A single run of one mover here moved by up to ±50% within the hour (the co-located broker's
     and PostgreSQL's work, the page cache, the VM's neighbours), so one anchor run against one
@@ -196,13 +198,19 @@ def median_rounds(movers: Sequence[Callable[[], TimedT]], rounds: int) -> list[T
 
 
 def rounds_lines(runs: Sequence[TimedT], label: Callable[[TimedT], str] = attrgetter("mover")) -> list[str]:
-    """One line per mover that ran several rounds: its wall times, the median marked."""
+    """One line per mover that ran several rounds: its wall times, the median (its first match) marked."""
     lines = []
     for run in runs:
         if len(run.walls) > 1:
-            walls = " ".join(f"[{w:.2f}]" if w == run.wall_s else f"{w:.2f}" for w in run.walls)
+            median = run.walls.index(run.wall_s)
+            walls = " ".join(f"[{w:.2f}]" if i == median else f"{w:.2f}" for i, w in enumerate(run.walls))
             lines.append(f"    rounds of {label(run)}: {walls} s ([median])")
     return lines
+
+
+def delete_topic(admin: AdminClient, topic: str) -> None:
+    """Delete a round's topic once it is checked: a bench's rounds would otherwise fill the broker's disk."""
+    admin.delete_topics([topic])[topic].result(30)
 
 
 def check_count(what: str, got: int, expected: int) -> None:

@@ -105,7 +105,7 @@ def serve_only_the_task_sdk_api_version() -> bool:
 
 
 def freeze_startup_objects() -> None:
-    """End a collection pause begun at the process's start: freeze what is alive, then collect again.
+    """End a collection pause begun at the process's start: freeze what is alive, then resume collection.
 
     Importing Airflow and parsing the DAGs leaves about 440,000 objects, and every full collection
     on the way walked all of them again (7 of them, 1.1 s of a ``dag_test`` process; 1.4 s of
