@@ -15,7 +15,7 @@ that function gives the same bytes (the unused low bits of the last character ar
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 import pyarrow as pa
@@ -32,8 +32,6 @@ _INVALID: Final = 255
 _SEXTETS: Final = np.full(256, _INVALID, np.uint8)
 _SEXTETS[_ALPHABET] = np.arange(64, dtype=np.uint8)
 _SEXTETS[_PAD] = 0
-_TEXT_LENGTHS: Final = (4, 8, 12)
-"""Base64 lengths of 1-3, 4-6 and 7-9 bytes; 9 bytes never fit int64 in shortest form, and are refused."""
 
 
 def base64_of_int64(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -58,48 +56,87 @@ def base64_of_int64(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def unscaled_int64(column: pa.Array) -> np.ndarray | None:
-    """Each string of ``column`` (a StringArray) as its int64 integer, nulls as 0; None if any is not taken."""
+    """Each string of ``column`` (a StringArray) as its int64 integer, nulls as 0; None if any is not taken.
+
+    The texts are read as little-endian 32-bit words, one per 4-character group, and each half word
+    (two characters) is looked up in a 65,536-entry table: two lookups per group instead of a
+    gathered character matrix (measured on 5,000 prices of 4 and 8 characters: 0.05 µs per value,
+    against 0.12). Every slot's length must be 0, 4, 8 or 12, nulls' too, so that the groups start
+    at the data's start; a null's text, if any, must be base64 as well (pyarrow's readers leave
+    nulls empty).
+    """
     count = len(column)
     _, offset_buffer, data_buffer = column.buffers()
     offsets = np.frombuffer(offset_buffer, np.int32, count + 1, column.offset * 4)
     lengths = np.diff(offsets)
     valid = valid_mask(column)
-    if not np.isin(lengths[valid], _TEXT_LENGTHS).all():
+    if (lengths & 3).any() or lengths.max(initial=0) > _MAX_TEXT or not lengths[valid].all():
         return None
-    data = np.frombuffer(data_buffer, np.uint8) if data_buffer is not None else np.empty(0, np.uint8)
+    first, total = int(offsets[0]), int(offsets[-1] - offsets[0])
     result = np.zeros(count, np.int64)
-    for length in _TEXT_LENGTHS:
-        rows = np.flatnonzero(valid & (lengths == length))
-        if len(rows):
-            decoded = _decoded(data[offsets[rows, None] + np.arange(length)])
-            if decoded is None:
-                return None
-            result[rows] = decoded
+    if not total:
+        return result
+    words = np.frombuffer(data_buffer, "<u4", total // 4, first)
+    head, tail = _HEAD_PAIRS[words & 0xFFFF], _TAIL_PAIRS[words >> 16]
+    if ((head | tail) & _BAD).any():
+        return None
+    pads = tail >> _PAD_SHIFT
+    texts = np.flatnonzero(lengths)
+    last = (offsets[texts + 1] - first) // 4 - 1  # each text's last group
+    if int(pads.sum()) != int(pads[last].sum()):  # "=" only in a text's last group
+        return None
+    rows = valid[texts]
+    decoded = _texts_value(head.astype(np.uint64) << np.uint64(12) | (tail & _SEXTET_PAIR), pads,
+                           last[rows], lengths[texts[rows]] // 4)
+    if decoded is None:
+        return None
+    result[texts[rows]] = decoded
     return result
 
 
-def _decoded(texts: Any) -> np.ndarray | None:
-    """Rows of base64 characters (all one length) as signed big-endian integers; None if any is not taken."""
-    sextets = _SEXTETS[texts]
-    if (sextets == _INVALID).any():
-        return None
-    pads = texts == _PAD
-    padding = pads[:, -1].astype(np.int64) + pads[:, -2]
-    if pads[:, :-2].any() or (pads[:, -2] & ~pads[:, -1]).any():  # "=" only at the end, "=x" never
-        return None
-    groups = sextets.astype(np.uint32).reshape(len(texts), -1, 4)
-    words = (groups[:, :, 0] << 18) | (groups[:, :, 1] << 12) | (groups[:, :, 2] << 6) | groups[:, :, 3]
-    octets = np.stack([(words >> 16) & 0xFF, (words >> 8) & 0xFF, words & 0xFF], axis=2).reshape(len(texts), -1)
-    sizes = octets.shape[1] - padding  # the bytes each text holds
+def _texts_value(groups: np.ndarray, pads: np.ndarray, last: np.ndarray, counts: np.ndarray) -> np.ndarray | None:
+    """Texts of 1 to 3 groups (24 bits each, ``last`` the index of each text's last) as signed integers.
+
+    A text's groups are placed from the top of 64 bits down (three groups are 72 bits: a text of at
+    most 8 bytes then has padding in its last byte, which falls off), and an arithmetic shift right
+    by 64 minus the text's bits drops the padding and extends the sign. None when a text holds more
+    than 8 bytes.
+    """
+    sizes = 3 * counts - pads[last]  # the bytes each text holds
     if (sizes > 8).any():
         return None
-    kept = min(octets.shape[1], 8)
-    head = np.zeros(len(texts), np.uint64)
-    for index in range(kept):
-        head = (head << np.uint64(8)) | octets[:, index].astype(np.uint64)
-    unsigned = head >> ((kept - sizes) * 8).astype(np.uint64)  # the first ``sizes`` bytes, big-endian
-    bits = (sizes * 8).astype(np.uint64)
-    negative = (unsigned >> (bits - np.uint64(1))) & np.uint64(1)
-    # sign extension: subtract 2**bits from negatives (for 64 bits the uint64 wraps to the same int64)
-    extended = unsigned - (negative << np.minimum(bits, np.uint64(63)) << (bits == 64).astype(np.uint64))
-    return extended.view(np.int64)
+    top = np.uint64(40)
+    placed = groups[last] << (top - np.uint64(24) * (counts - 1).astype(np.uint64))  # 1: << 40, 2: << 16
+    if (counts > 1).any():
+        before = groups[last - 1] << top
+        if (counts > 2).any():
+            before = np.where(counts > 2, before >> np.uint64(24) | groups[last - 2] << top, before)
+            placed = np.where(counts > 2, groups[last] >> np.uint64(8), placed)
+        placed |= np.where(counts > 1, before, np.uint64(0))
+    return placed.view(np.int64) >> (64 - 8 * sizes).astype(np.int64)
+
+
+def _pair_tables() -> tuple[np.ndarray, np.ndarray]:
+    """Half-word (two characters, the first in the low byte) -> 12 bits, for a group's head and tail.
+
+    A tail also takes ``x=`` (one padding character) and ``==`` (two), their count above the 12
+    bits; ``=`` anywhere else, or a character outside the alphabet, is :data:`_BAD`.
+    """
+    pair = np.arange(1 << 16)
+    first, second = _SEXTETS[pair & 0xFF].astype(np.uint16), _SEXTETS[pair >> 8].astype(np.uint16)
+    first_pad, second_pad = (pair & 0xFF) == _PAD, (pair >> 8) == _PAD
+    bad = (first == _INVALID) | (second == _INVALID)
+    value = np.where(bad, 0, first << 6 | second).astype(np.uint16)
+    head = np.where(bad | first_pad | second_pad, _BAD, value).astype(np.uint16)
+    tail_pads = np.where(first_pad & second_pad, 2, np.where(second_pad, 1, 0)).astype(np.uint16)
+    tail_bad = bad | (first_pad & ~second_pad)
+    tail = np.where(tail_bad, _BAD, value | tail_pads << _PAD_SHIFT).astype(np.uint16)
+    return head, tail
+
+
+_MAX_TEXT: Final = 12
+"""Base64 of 7-9 bytes; 9 bytes never fit int64 in shortest form, and are refused."""
+_SEXTET_PAIR: Final = np.uint16(0xFFF)
+_PAD_SHIFT: Final = np.uint16(12)
+_BAD: Final = np.uint16(0x8000)
+_HEAD_PAIRS, _TAIL_PAIRS = _pair_tables()

@@ -22,7 +22,6 @@ import re
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal as _PyDecimal
-from itertools import repeat
 from typing import Any, Final
 
 import orjson
@@ -339,7 +338,8 @@ class JsonConverter(Converter, HeaderConverter):
         value, followed by an object payload; :mod:`kopycat.converters.json_arrow` does the rest,
         or answers None where the record path would decode differently.
         """
-        from kopycat.converters.json_arrow import envelope_columns  # pyarrow only where columns are asked for
+        # pyarrow only where columns are asked for
+        from kopycat.converters.json_arrow import envelope_columns, payload_lines
 
         if not self.schemas_enabled or not values:
             return None
@@ -350,11 +350,8 @@ class JsonConverter(Converter, HeaderConverter):
         columns = envelope_columns(schema, self.options.replace_null_with_default)
         if columns is None:
             return None
-        if None in values or not all(map(bytes.startswith, values, repeat(prefix + b"{"))) or not all(
-                map(bytes.endswith, values, repeat(b"}"))):
-            return None
-        cut = len(prefix)
-        array = columns.decode([value[cut:-1] for value in values])  # type: ignore[index]
+        lines = payload_lines(values, prefix)  # type: ignore[arg-type]
+        array = None if lines is None else columns.decode(lines)
         return None if array is None else SchemaAndValue(schema, array)
 
     def _prefix_of(self, data: bytes | None) -> tuple[bytes, Schema] | None:

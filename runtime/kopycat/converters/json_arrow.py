@@ -23,7 +23,7 @@ from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import accumulate
+from itertools import accumulate, repeat
 from typing import Final
 
 import numpy as np
@@ -36,7 +36,7 @@ from kopycat.api.data import INT_RANGES, Date, Decimal, Schema, Time, Timestamp,
 from kopycat.api.errors import DataError
 from kopycat.converters.base64_integers import unscaled_int64
 
-__all__ = ["EnvelopeColumns", "envelope_columns"]
+__all__ = ["EnvelopeColumns", "PayloadLines", "envelope_columns", "payload_lines"]
 
 _LOGICAL_INTS: Final = {Date.LOGICAL_NAME: Date, Time.LOGICAL_NAME: Time, Timestamp.LOGICAL_NAME: Timestamp}
 _READ_BLOCK: Final = 1 << 24
@@ -56,23 +56,23 @@ class EnvelopeColumns:
     """The JSON reader's schema: the type each field's JSON is read as (int64 for every integer...)."""
     finishes: tuple[Finish, ...]
 
-    def decode(self, payloads: Sequence[bytes]) -> pa.StructArray | None:
-        """The payload objects (``{...}`` each, one per record) as a StructArray of :attr:`arrow_schema`'s fields.
+    def decode(self, lines: PayloadLines) -> pa.StructArray | None:
+        """The payload objects as a StructArray of :attr:`arrow_schema`'s fields.
 
         None when the text is not exactly one JSON object per payload that the record path would
         decode to the same values.
         """
-        text = b"\n".join(payloads)
-        if text.count(b"\n") != len(payloads) - 1:  # a payload spread over lines breaks the framing
+        text, count = lines.text, lines.count
+        if text.count(b"\n") != count - 1:  # a payload spread over lines breaks the framing
             return None
         if not text.isascii() and not _utf8(text):  # pyarrow's reader passes invalid UTF-8 through
             return None
         try:
-            options = _read_options(len(text), max(map(len, payloads)))
+            options = _read_options(len(text), lines.longest)
             table = pa_json.read_json(pa.py_buffer(text), read_options=options, parse_options=self.parse_options)
         except (pa.ArrowException, ValueError):  # not JSON pyarrow takes, a type mismatch, bad UTF-8
             return None
-        if table.num_rows != len(payloads):  # two objects on one line
+        if table.num_rows != count:  # two objects on one line
             return None
         columns = []
         for finish, column in zip(self.finishes, table.columns, strict=True):
@@ -81,6 +81,37 @@ class EnvelopeColumns:
                 return None
             columns.append(finished)
         return pa.StructArray.from_arrays(columns, fields=list(self.arrow_schema))
+
+
+@dataclass(frozen=True)
+class PayloadLines:
+    """Payloads cut out of their envelopes, one per line, for the JSON reader."""
+
+    text: bytes
+    count: int
+    longest: int
+    """The longest line's length, at most: a reader block must hold whole lines."""
+
+
+def payload_lines(envelopes: Sequence[bytes], head: bytes) -> PayloadLines | None:
+    """``{...}`` of each ``head{...}}`` (one schema's envelope prefix, then an object payload), as lines.
+
+    None unless every value is such an envelope. The cut is two C-level maps (``removeprefix`` of
+    ``head{`` and ``removesuffix`` of the closing brace), not a Python slice per value: a cut that
+    did not happen leaves a value longer, so one length sum checks all of them (measured 0.15 µs per
+    record against 0.44 for a ``startswith``, ``endswith`` and slice each).
+    """
+    count = len(envelopes)
+    opening = head + b"{"
+    try:
+        text = b"{" + b"\n{".join(map(bytes.removesuffix, map(bytes.removeprefix, envelopes, repeat(opening)),
+                                      repeat(b"}")))
+        total = sum(map(len, envelopes))
+    except TypeError:  # a null value (a tombstone)
+        return None
+    if not count or len(text) != total - count * (len(opening) + 1) + 2 * count - 1:
+        return None
+    return PayloadLines(text, count, max(map(len, envelopes)) - len(head) - 1)
 
 
 _ONE_BLOCK: Final = pa_json.ReadOptions(use_threads=False, block_size=_READ_BLOCK)
@@ -251,8 +282,8 @@ def _decimal_finish(schema: Schema, arrow_type: pa.DataType) -> Finish:
 
     Zero-length bytes fail on the record path, so they leave this one. Canonical base64 of up to 8
     bytes is decoded by numpy (:mod:`kopycat.converters.base64_integers`); other texts value by value.
-    Up to 64-bit integers go through an int64 array (cast to decimal128 with scale 0, its buffer read
-    with the real scale); wider ones are written into the 16-byte buffer directly.
+    Up to 64-bit integers are widened into the 16-byte buffer with numpy; wider ones are written
+    into it value by value.
     """
     limit = 10 ** arrow_type.precision
     int64_low, int64_high = INT_RANGES[Type.INT64]
@@ -280,12 +311,14 @@ def _decimal_finish(schema: Schema, arrow_type: pa.DataType) -> Finish:
 
 
 def _int64_decimals(column: pa.Array, arrow_type: pa.DataType, unscaled: np.ndarray, limit: int) -> pa.Array | None:
-    """decimal128 from int64 unscaled values (nulls 0) inside ``limit``: cast with scale 0, read with the real one."""
+    """decimal128 from int64 unscaled values (nulls 0) inside ``limit``: each the low word of its 16 bytes,
+    the sign extended into the high word (pyarrow's int64 -> decimal128 cast took twice as long)."""
     if not -limit < int(unscaled.min()) <= int(unscaled.max()) < limit:
         return None
-    padded = np.concatenate([np.zeros(column.offset, np.int64), unscaled]) if column.offset else unscaled
-    as_int64 = pa.Array.from_buffers(pa.int64(), len(padded), [None, pa.py_buffer(padded)])
-    return _with_nulls_of(column, arrow_type, [as_int64.cast(pa.decimal128(38, 0)).buffers()[1]])
+    words = np.zeros((column.offset + len(unscaled), 2), np.int64)  # little-endian 128 bits: low word, then high
+    words[column.offset:, 0] = unscaled
+    words[column.offset:, 1] = unscaled >> 63  # the sign, extended
+    return _with_nulls_of(column, arrow_type, [pa.py_buffer(words)])
 
 
 def _unscaled(column: pa.Array) -> list[int] | None:

@@ -53,6 +53,20 @@ def test_texts_outside_canonical_base64_of_up_to_8_bytes_are_left_to_the_value_b
     assert unscaled_int64(pa.array(["AQ==", odd], pa.string())) is None
 
 
+def with_null_text(text: bytes) -> pa.Array:
+    """["AQ==", null, "Ag=="] where the null's slot still holds ``text`` (Arrow allows it)."""
+    data = b"AQ==" + text + b"Ag=="
+    offsets = np.array([0, 4, 4 + len(text), 8 + len(text)], np.int32)
+    return pa.Array.from_buffers(pa.string(), 3, [pa.py_buffer(np.packbits([1, 0, 1], bitorder="little")),
+                                                  pa.py_buffer(offsets), pa.py_buffer(data)], null_count=1)
+
+
+def test_a_null_slot_holding_base64_decodes_to_zero_and_any_other_text_is_left_to_the_value_by_value_path() -> None:
+    assert unscaled_int64(with_null_text(b"AAAA")).tolist() == [1, 0, 2]  # type: ignore[union-attr]
+    assert unscaled_int64(with_null_text(b"AB")) is None  # the groups after it would be misread
+    assert unscaled_int64(with_null_text(b"A?==")) is None
+
+
 def test_a_column_of_nulls_decodes_to_zeros() -> None:
     assert unscaled_int64(pa.array([None, None], pa.string())).tolist() == [0, 0]  # type: ignore[union-attr]
 

@@ -157,6 +157,16 @@ FALLBACKS: dict[str, Callable[[], list[bytes | None]]] = {
     "an array": lambda: with_good(one_field("a", SchemaBuilder.array(Schema.INT32_SCHEMA).build()),
                                      b'{"a":[1,2]}'),
     "not an envelope": lambda: [*encode(PRICE_ONLY, [price_struct(1)]), b'{"price":"AQ=="}'],
+    "an unclosed envelope": lambda: [*encode(PRICE_ONLY, [price_struct(1)]),
+                                     encode(PRICE_ONLY, [price_struct(1)])[0][:-1]],
+    "an envelope closed twice": lambda: [*encode(PRICE_ONLY, [price_struct(1)]),
+                                         encode(PRICE_ONLY, [price_struct(1)])[0] + b"}"],
+    "an empty payload": lambda: with_good(PRICE_ONLY, b""),
+    "a payload's tail alone": lambda: [*encode(PRICE_ONLY, [price_struct(1)]), b'"price":"AQ=="}}'],
+    "an envelope left open after its payload": lambda: [*encode(PRICE_ONLY, [price_struct(1)]),
+                                                        encode(PRICE_ONLY, [price_struct(1)])[0][:-1] + b" "],
+    "a payload opening no object": lambda: with_good(PRICE_ONLY, b'"{\"price\":\"AQ==\"}"'),
+    "the envelope's head alone": lambda: [*encode(PRICE_ONLY, [price_struct(1)]), envelope_of(PRICE_ONLY, b"")[:-1]],
 }
 NESTED = SchemaBuilder.struct().name("test.Nested").field("inner", PRICE_ONLY).build()
 
