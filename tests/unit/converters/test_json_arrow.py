@@ -208,3 +208,11 @@ def test_the_columnar_path_does_not_import_pandas() -> None:
 
 def test_without_schemas_there_are_no_columns() -> None:
     assert columns([b'{"price":"AQ=="}'], **{"schemas.enable": "false"}) is None
+
+
+def test_a_line_longer_than_two_reader_blocks_still_decodes_as_columns() -> None:
+    schema = one_field("s", Schema.STRING_SCHEMA)
+    values = encode(schema, [Struct(schema).put("s", text) for text in ("short", "x" * (33 << 20), "short")])
+    found = columns(values)
+    assert found is not None, "a 33 MB line (over two blocks) needs a block of its own size, not the record path"
+    assert found.value.equals(record_path(values)[1])
