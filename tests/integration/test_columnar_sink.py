@@ -22,15 +22,19 @@ from kopycat.api.arrow_values import to_arrow_batch
 from kopycat.api.data import Schema, SchemaBuilder, Struct, Timestamp
 from kopycat.api.record_batch import SinkRecordBatch
 from kopycat.api.records import TopicPartition
+from kopycat.api.task import SinkTask
 from kopycat.connectors.files.committed_files import TEMP_DIR
 from kopycat.connectors.files.file_sink import FileSinkTask
 from kopycat.converters.json import JsonConverter
 from kopycat.runtime.bounded_plan import plan_bounded_run
 from kopycat.runtime.bounded_run import run_planned_task
 from kopycat.runtime.bounds import Bounds
+from kopycat.runtime.sink_runner import SinkTaskRunner
 from kopycat.runtime.task_factory import build_sink_runner
 from kopycat.runtime.task_parts import TaskId
-from tests.support.collecting import BATCH_CALLS, CollectingBatchSinkTask
+from tests.support.collecting import (
+    BATCH_CALLS, CONTEXT_ACTIONS, PAUSED_PUTS, CollectingBatchSinkTask, PausingBatchSinkTask,
+)
 from tests.support.kafka import committed_offsets, create_topic
 
 JSON_WITH_SCHEMAS = {"key.converter": "org.apache.kafka.connect.json.JsonConverter",
@@ -79,6 +83,16 @@ def plain(structs: list[Struct]) -> list[Message]:
 # ------------------------------------------------------------------ the runner
 
 
+def batch_runner(bootstrap: str, topic: str, ends: dict[TopicPartition, int],
+                 task_class: type[SinkTask]) -> tuple[dict[str, str], SinkTaskRunner]:
+    """A bounded runner of ``task_class`` (a CollectingBatchSinkTask) over ``topic`` to ``ends``; its props too."""
+    props = {"name": f"batches-{uuid.uuid4().hex[:8]}", "topics": topic,
+             "connector.class": "tests.support.collecting.CollectingBatchSinkConnector", **JSON_WITH_SCHEMAS}
+    worker = {"bootstrap.servers": bootstrap, "offset.flush.interval.ms": "500"}
+    return props, build_sink_runner(TaskId(props["name"], 0), task_class, props, props, worker,
+                                    Bounds(end_offsets=ends))
+
+
 def test_a_task_accepting_batches_gets_columns_and_the_runs_with_odd_messages_as_records(
         bootstrap_servers: str, topic_name: str) -> None:
     topic = create_topic(bootstrap_servers, topic_name, 2)
@@ -89,11 +103,7 @@ def test_a_task_accepting_batches_gets_columns_and_the_runs_with_odd_messages_as
                     *plain([reading(n) for n in range(1101, 1200)])]}
     produce_messages(bootstrap_servers, topic, messages)
     ends = {TopicPartition(topic, 0): 500, TopicPartition(topic, 1): 200}
-    props = {"name": f"batches-{uuid.uuid4().hex[:8]}", "topics": topic,
-             "connector.class": "tests.support.collecting.CollectingBatchSinkConnector", **JSON_WITH_SCHEMAS}
-    worker = {"bootstrap.servers": bootstrap_servers, "offset.flush.interval.ms": "500"}
-    runner = build_sink_runner(TaskId(props["name"], 0), CollectingBatchSinkTask, props, props, worker,
-                               Bounds(end_offsets=ends))
+    props, runner = batch_runner(bootstrap_servers, topic, ends, CollectingBatchSinkTask)
     summary = runner.run()
 
     got: dict[int, list[tuple[int, int | None, str]]] = defaultdict(list)  # partition -> (offset, id, path)
@@ -119,6 +129,33 @@ def test_a_task_accepting_batches_gets_columns_and_the_runs_with_odd_messages_as
     assert sum(path == "batch" for entries in got.values() for _, _, path in entries) >= 350
     assert summary.records == 700
     assert committed_offsets(bootstrap_servers, f"connect-{props['name']}", topic, 2) == {0: 500, 1: 200}
+
+
+def test_a_task_pausing_and_rewinding_partitions_while_batches_are_converted_ahead_loses_nothing(
+        bootstrap_servers: str, topic_name: str) -> None:
+    """Batch k+1 is consumed while batch k converts: what the task pauses or seeks after batch k must
+    still hold for k+1 (its early-fetched records of those partitions are read again later)."""
+    topic = create_topic(bootstrap_servers, topic_name, 2)
+    produce_messages(bootstrap_servers, topic, {0: plain([reading(n) for n in range(1000)]),
+                                                1: plain([reading(n) for n in range(1000, 2000)])})
+    ends = {TopicPartition(topic, 0): 1000, TopicPartition(topic, 1): 1000}
+    props, runner = batch_runner(bootstrap_servers, topic, ends, PausingBatchSinkTask)
+    runner.batch_size = 100  # many batches, so the pause, the rewind and the resume fall mid-run
+    summary = runner.run()
+
+    offsets: dict[int, list[int]] = defaultdict(list)
+    for call in BATCH_CALLS[props["name"]]:
+        assert isinstance(call, SinkRecordBatch)
+        offsets[call.kafka_partition] += call.offsets
+    actions = CONTEXT_ACTIONS[props["name"]]
+    rewound_partition, rewound_after = actions["rewound"]
+    for partition in (0, 1):  # every offset once and in order, but the rewound partition's, read again from 0
+        again = [*range(rewound_after + 1)] if partition == rewound_partition else []
+        assert offsets[partition] == [*again, *range(1000)], f"partition {partition}"
+    assert actions["paused"][1] < 999, "the pause must fall before its partition's end"
+    assert PAUSED_PUTS[props["name"]] == [], "no batch of a partition while the task had it paused"
+    assert summary.records == 2000 + rewound_after + 1
+    assert committed_offsets(bootstrap_servers, f"connect-{props['name']}", topic, 2) == {0: 1000, 1: 1000}
 
 
 # ------------------------------------------------------------------ the storage sink

@@ -93,3 +93,40 @@ class CollectingBatchSinkTask(CollectingSinkTask):
 
     def put(self, records: Sequence[SinkRecord]) -> None:
         BATCH_CALLS[self.name].append(list(records))
+
+
+
+
+PAUSE_AT, RESUME_AT, REWIND_AT = 3, 6, 8
+"""The put_batch calls (from 1) after which PausingBatchSinkTask pauses the batch's partition, resumes
+it, and seeks the batch's partition back to offset 0."""
+CONTEXT_ACTIONS: dict[str, dict[str, tuple[int, int]]] = defaultdict(dict)
+"""connector name -> "paused"/"rewound" -> (partition, the last offset put before the action)."""
+PAUSED_PUTS: dict[str, list[tuple[int, int]]] = defaultdict(list)
+"""connector name -> (partition, first offset) of every batch put while its partition was paused."""
+
+
+class PausingBatchSinkTask(CollectingBatchSinkTask):
+    """A batch task that pauses, resumes and rewinds partitions between batches, as a task may."""
+
+    def start(self, props: Mapping[str, str]) -> None:
+        super().start(props)
+        self.paused: TopicPartition | None = None
+        self.batches = 0
+
+    def put_batch(self, batch: SinkRecordBatch) -> None:
+        tp = TopicPartition(batch.topic, batch.kafka_partition)
+        if tp == self.paused:
+            PAUSED_PUTS[self.name].append((batch.kafka_partition, batch.offsets[0]))
+        super().put_batch(batch)
+        self.batches += 1
+        if self.batches == PAUSE_AT:
+            self.context.pause(tp)
+            self.paused = tp
+            CONTEXT_ACTIONS[self.name]["paused"] = (batch.kafka_partition, batch.offsets[-1])
+        elif self.batches == RESUME_AT and self.paused is not None:
+            self.context.resume(self.paused)
+            self.paused = None
+        if self.batches == REWIND_AT:
+            self.context.offset({tp: 0})
+            CONTEXT_ACTIONS[self.name]["rewound"] = (batch.kafka_partition, batch.offsets[-1])

@@ -33,7 +33,9 @@ after ``context.timeout`` (or a backoff), as Kafka does; any other error fails t
 batch's topic, partitions and offsets in the message. Bad records in conversion and
 transformation follow ``errors.tolerance`` (dead letter queue included).
 
-Thread-safety: ``run`` executes on one thread; ``stop`` may be called from any other.
+Thread-safety: ``run`` executes on one thread; ``stop`` may be called from any other. An assigned
+run whose task takes batches converts batch k on one helper thread while ``run``'s thread consumes
+batch k+1 (the task itself is only ever called from ``run``'s thread).
 """
 
 from __future__ import annotations
@@ -42,9 +44,10 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from itertools import chain
-from typing import Any
+from typing import Any, NamedTuple
 
 from confluent_kafka import OFFSET_INVALID, Consumer, KafkaException, Message
 from confluent_kafka import TopicPartition as KafkaTopicPartition
@@ -57,7 +60,7 @@ from kopycat.consumer_assignment import assign_with_metadata
 from kopycat.gc_pause import young_collections_deferred
 from kopycat.group_offsets import consumer_committed
 from kopycat.kafka import resets_to_latest
-from kopycat.runtime.batch_conversion import RecordBatchConverter, partition_runs
+from kopycat.runtime.batch_conversion import Piece, RecordBatchConverter, partition_runs
 from kopycat.runtime.bounds import Bounds, RunSummary, StopReason, StopWatch
 from kopycat.runtime.planned_ends import PlannedEnds, offsets_at
 from kopycat.runtime.errors import ProcessingContext, Stage
@@ -70,6 +73,16 @@ __all__ = ["SinkTaskRunner"]
 log = logging.getLogger(__name__)
 
 _RETRY_BACKOFF_S = 1.0
+
+
+class _Converted(NamedTuple):
+    """One consumed batch, ready to put: its runs of one partition, its messages, those inside the
+    window (all of them outside windowed runs), and the columnar pieces (None: the record path)."""
+
+    runs: list[Sequence[Message]]
+    messages: Sequence[Message]
+    inside: Sequence[Message]
+    pieces: list[Piece] | None
 
 
 class SinkTaskRunner:
@@ -260,6 +273,9 @@ class SinkTaskRunner:
     # ------------------------------------------------------------------ the loop
 
     def _loop(self, watch: StopWatch) -> StopReason:
+        if self._batches is not None and self.fixed_assignment is not None:
+            with ThreadPoolExecutor(1, thread_name_prefix=f"{self.id}-convert") as converting:
+                return self._loop_converting_ahead(watch, converting)
         next_commit = time.monotonic() + self.commit_interval_s
         consumer = self._consumer
         assert consumer is not None
@@ -267,52 +283,131 @@ class SinkTaskRunner:
             if self.ends.all_reached():
                 return StopReason.END_OFFSETS
             messages = consumer.consume(self.batch_size, timeout=0.5)
-            delivered = self._deliver(self.ends.accept(consumer, messages)) if messages else 0  # runs of one partition
+            runs = self.ends.accept(consumer, messages) if messages else []  # runs of one partition
+            delivered = self._put(self._convert(runs)) if runs else 0
             self._apply_context()
-            if not self.context.assigned or not self.context.assigned <= self.ends.at_log_end:
-                watch.touch()  # idle counts only once every partition was read to its end
-            reason = watch.after_batch(delivered)
+            reason = self._after_batch(watch, delivered)
             if reason is not None:
                 return reason
-            # a windowed run commits no offsets: pre_commit only at the end, so files are cut the same every run
-            timed = not self.bounds.windowed and time.monotonic() >= next_commit
-            if self.context.commit_requested or timed:
-                self.context.commit_requested = False
-                self._commit()
-                next_commit = time.monotonic() + self.commit_interval_s
+            next_commit = self._commit_when_due(next_commit)
         return StopReason.STOPPED
 
-    def _apply_context(self) -> None:
+    def _loop_converting_ahead(self, watch: StopWatch, converting: ThreadPoolExecutor) -> StopReason:
+        """The loop with batch k+1 consumed while batch k is converted on ``converting``'s thread.
+
+        Consuming (Python objects per message) and the columnar decode (mostly a JSON parse that
+        releases the GIL) then share two cores instead of taking turns on one. Only for assigned
+        runs: no rebalance can revoke a partition while its records wait to be put. A batch is put
+        in order on this thread, then the context is applied, then the next batch is accepted, as
+        in the plain loop: records of a partition the task seeked or paused meanwhile were fetched
+        too early and are dropped (a paused one is seeked back to them). A converted batch that no
+        stop condition lets this run put is dropped: its offsets are not in ``current``, so no
+        commit passes them.
+        """
+        next_commit = time.monotonic() + self.commit_interval_s
         consumer = self._consumer
         assert consumer is not None
-        for tp, offset in self.context.take_seeks().items():
+        pending: Future[_Converted] | None = None
+        while not self._stopping.is_set():
+            if self.ends.all_reached() and pending is None:
+                return StopReason.END_OFFSETS
+            messages = [] if self.ends.all_reached() else consumer.consume(self.batch_size, timeout=0.5)
+            delivered = self._put(pending.result()) if pending is not None else 0
+            pending = None
+            seeked, paused = self._apply_context()
+            if (seeked or paused) and messages:
+                messages = self._refetched_later(messages, seeked, paused)
+            runs = self.ends.accept(consumer, messages) if messages else []
+            if runs:
+                pending = converting.submit(self._convert, runs)
+            reason = self._after_batch(watch, delivered)
+            if reason is not None:
+                return reason
+            next_commit = self._commit_when_due(next_commit)
+        return StopReason.STOPPED
+
+    def _after_batch(self, watch: StopWatch, delivered: int) -> StopReason | None:
+        if not self.context.assigned or not self.context.assigned <= self.ends.at_log_end:
+            watch.touch()  # idle counts only once every partition was read to its end
+        return watch.after_batch(delivered)
+
+    def _commit_when_due(self, next_commit: float) -> float:
+        """Commit when the task asked or the interval passed; when the next timed commit is due."""
+        # a windowed run commits no offsets: pre_commit only at the end, so files are cut the same every run
+        timed = not self.bounds.windowed and time.monotonic() >= next_commit
+        if self.context.commit_requested or timed:
+            self.context.commit_requested = False
+            self._commit()
+            return time.monotonic() + self.commit_interval_s
+        return next_commit
+
+    def _apply_context(self) -> tuple[set[TopicPartition], set[TopicPartition]]:
+        """Apply the task's seeks and pauses to the consumer; (the partitions seeked, those paused if changed).
+
+        Records of those partitions consumed before now were fetched from where the task no longer
+        wants to read (see :meth:`_refetched_later`).
+        """
+        consumer = self._consumer
+        assert consumer is not None
+        seeks = self.context.take_seeks()
+        for tp, offset in seeks.items():
             consumer.seek(KafkaTopicPartition(tp.topic, tp.partition, offset))
             self.current[tp] = offset
+        paused: set[TopicPartition] = set()
         if self.context.pause_changed:
             self.context.pause_changed = False
             assigned = self.context.assigned - self.ends.finished
-            paused = [KafkaTopicPartition(tp.topic, tp.partition) for tp in self.context.paused & assigned]
+            paused = self.context.paused & assigned
             resumed = [KafkaTopicPartition(tp.topic, tp.partition) for tp in assigned - self.context.paused]
             if paused:
-                consumer.pause(paused)
+                consumer.pause([KafkaTopicPartition(tp.topic, tp.partition) for tp in paused])
             if resumed:
                 consumer.resume(resumed)
+        return set(seeks), paused
+
+    def _refetched_later(self, messages: list[Message], seeked: set[TopicPartition],
+                         paused: set[TopicPartition]) -> list[Message]:
+        """``messages`` without those of partitions seeked or paused since they were fetched.
+
+        A seeked partition is read again from the seek; a paused one is seeked back to its first
+        dropped message, read once resumed, as Kafka's consumer keeps a paused partition's fetched
+        records.
+        """
+        consumer = self._consumer
+        assert consumer is not None
+        kept: list[Message] = []
+        seeked_back: set[TopicPartition] = set()
+        for message in messages:
+            tp = TopicPartition(message.topic(), message.partition())
+            if tp not in seeked and tp not in paused:
+                kept.append(message)
+            elif tp not in seeked and tp not in seeked_back and message.error() is None:
+                consumer.seek(KafkaTopicPartition(tp.topic, tp.partition, message.offset()))
+                seeked_back.add(tp)
+        return kept
 
     # ------------------------------------------------------------------ stages
 
-    def _deliver(self, runs: list[Sequence[Message]]) -> int:
-        """Convert, transform and put one batch (runs of one partition); returns how many records were consumed."""
-        if not runs:
-            return 0
+    def _convert(self, runs: list[Sequence[Message]]) -> _Converted:
+        """Convert a batch (runs of one partition) as the columnar path can; the record path converts at put."""
         messages = runs[0] if len(runs) == 1 else list(chain.from_iterable(runs))
+        inside = self._inside_window(messages) if self.bounds.windowed else messages
+        if self._batches is None:
+            return _Converted(runs, messages, inside, None)
+        whole = messages if inside is messages else None
+        return _Converted(runs, messages, inside,
+                          self._batches.convert_runs(runs if inside is messages else partition_runs(inside), whole))
+
+    def _put(self, converted: _Converted) -> int:
+        """Put one converted batch; returns how many records were consumed."""
+        runs, messages, inside = converted.runs, converted.messages, converted.inside
         if self.at_most_once and not self.bounds.windowed:
             self._commit_before_put(runs)
-        inside = self._inside_window(messages) if self.bounds.windowed else messages
         self.summary.filtered += len(messages) - len(inside)
-        if self._batches is None:
+        if converted.pieces is None:
             self._deliver_records(inside)
         else:
-            for piece, batch in self._batches.convert_runs(runs if inside is messages else partition_runs(inside)):
+            for piece, batch in converted.pieces:
                 if batch is None:
                     self._deliver_records(piece)
                 else:
