@@ -46,10 +46,12 @@ def offsets_at(consumer: Consumer, partitions: Sequence[TopicPartition], timesta
 class PlannedEnds:
     """The end of each partition a run reads to, and which partitions got there (or to their log end)."""
 
-    def __init__(self, bounds: Bounds, owner: str, timeout_s: float) -> None:
+    def __init__(self, bounds: Bounds, owner: str, timeout_s: float, one_topic: bool = False) -> None:
         self.bounds = bounds
         self.owner = owner
         self.timeout_s = timeout_s
+        self.one_topic = one_topic
+        """The consumer reads partitions of one topic only (see :func:`partition_runs`)."""
         self.ends: dict[TopicPartition, int] = {}
         self.finished: set[TopicPartition] = set()
         """Partitions read to their planned end (paused)."""
@@ -85,9 +87,9 @@ class PlannedEnds:
         batch without end-of-partition events takes whole runs (this is on the hot path).
         """
         if any(map(is_not, map(Message.error, messages), repeat(None))):  # (KafkaError == None raises)
-            return partition_runs(self._accept_with_events(consumer, messages))
+            return partition_runs(self._accept_with_events(consumer, messages), self.one_topic)
         accepted: list[Sequence[Message]] = []
-        for run in partition_runs(messages):
+        for run in partition_runs(messages, self.one_topic):
             last = run[-1]
             tp = TopicPartition(last.topic(), last.partition())
             self.at_log_end.discard(tp)  # in consumption order: a later end event re-adds it

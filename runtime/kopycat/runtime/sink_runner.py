@@ -76,11 +76,14 @@ _RETRY_BACKOFF_S = 1.0
 
 
 class _Converted(NamedTuple):
-    """One consumed batch, ready to put: its runs of one partition, its messages, those inside the
-    window (all of them outside windowed runs), and the columnar pieces (None: the record path)."""
+    """One consumed batch, ready to put: its runs of one partition, its messages and their bytes
+    (keys and values), those inside the window (all of them outside windowed runs), and the columnar
+    pieces (None: the record path). Counted here, on the converting thread when there is one: the
+    run's thread consumes."""
 
     runs: list[Sequence[Message]]
     messages: Sequence[Message]
+    size: int
     inside: Sequence[Message]
     pieces: list[Piece] | None
 
@@ -118,7 +121,8 @@ class SinkTaskRunner:
         self._consumer: Consumer | None = None
         self._stopping = threading.Event()
         self._task_started = False
-        self.ends = PlannedEnds(self.bounds, str(task_id), self.commit_timeout_s * 6)
+        one_topic = self.fixed_assignment is not None and len({tp.topic for tp in self.fixed_assignment}) == 1
+        self.ends = PlannedEnds(self.bounds, str(task_id), self.commit_timeout_s * 6, one_topic)
         self._group_offsets: dict[TopicPartition, int | None] = {}  # a windowed run's untouched group offsets
 
     # ------------------------------------------------------------------ lifecycle
@@ -391,12 +395,15 @@ class SinkTaskRunner:
     def _convert(self, runs: list[Sequence[Message]]) -> _Converted:
         """Convert a batch (runs of one partition) as the columnar path can; the record path converts at put."""
         messages = runs[0] if len(runs) == 1 else list(chain.from_iterable(runs))
+        # len(message) is its value's length (0 for none): no value object per message
+        size = sum(map(len, messages)) + sum(map(len, filter(None, map(Message.key, messages))))
         inside = self._inside_window(messages) if self.bounds.windowed else messages
         if self._batches is None:
-            return _Converted(runs, messages, inside, None)
+            return _Converted(runs, messages, size, inside, None)
         whole = messages if inside is messages else None
-        return _Converted(runs, messages, inside,
-                          self._batches.convert_runs(runs if inside is messages else partition_runs(inside), whole))
+        return _Converted(runs, messages, size, inside,
+                          self._batches.convert_runs(
+                              runs if inside is messages else partition_runs(inside, self.ends.one_topic), whole))
 
     def _put(self, converted: _Converted) -> int:
         """Put one converted batch; returns how many records were consumed."""
@@ -418,8 +425,7 @@ class SinkTaskRunner:
             self.current[TopicPartition(last.topic(), last.partition())] = last.offset() + 1
         for tp in self.ends.finished:  # offsets up to the end may hold markers or compacted gaps
             self.current[tp] = max(self.current.get(tp, 0), self.ends.ends[tp])
-        # len(message) is its value's length (0 for none): no value object per message
-        self.summary.bytes += sum(map(len, messages)) + sum(map(len, filter(None, map(Message.key, messages))))
+        self.summary.bytes += converted.size
         return len(messages)
 
     def _commit_before_put(self, runs: list[Sequence[Message]]) -> None:

@@ -1,4 +1,4 @@
-"""PlannedEnds: which consumed messages a bounded sink run takes, and when a partition is done.
+"""PlannedEnds: which consumed messages a bounded sink run takes, and when a partition is done; their runs.
 
 A partition whose range ends on a data message is done when that message arrives; waiting for the
 end-of-partition event instead costs the broker's fetch.wait.max.ms (500 ms) on every run.
@@ -10,6 +10,7 @@ from confluent_kafka import KafkaError, Message
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from kopycat.api.records import TopicPartition
+from kopycat.runtime.batch_conversion import partition_runs
 from kopycat.runtime.bounds import Bounds
 from kopycat.runtime.planned_ends import PlannedEnds
 
@@ -78,3 +79,15 @@ def test_a_range_ending_in_a_transaction_marker_waits_for_the_end_event() -> Non
     assert not ends.finished
     assert ends.accept(consumer, [end_event(TP, 6)]) == []  # type: ignore[arg-type]
     assert ends.finished == {TP} and consumer.paused == [("orders", 0)]
+
+
+def test_runs_split_where_the_topic_changes_unless_the_consumer_reads_one_topic() -> None:
+    elsewhere = TopicPartition("refunds", 0)
+    batch = [*messages(TP, range(3)), *messages(elsewhere, range(2)), *messages(OTHER, range(2)),
+             *messages(TP, range(3, 5))]
+    runs = partition_runs(batch)
+    assert [(r[0].topic(), r[0].partition(), len(r)) for r in runs] == [
+        ("orders", 0, 3), ("refunds", 0, 2), ("orders", 1, 2), ("orders", 0, 2)]
+    one_topic = [*messages(TP, range(3)), *messages(OTHER, range(2)), *messages(TP, range(3, 5))]
+    assert [len(r) for r in partition_runs(one_topic, one_topic=True)] == [3, 2, 2]
+    assert [len(r) for r in partition_runs(one_topic)] == [3, 2, 2]
