@@ -95,8 +95,6 @@ class CollectingBatchSinkTask(CollectingSinkTask):
         BATCH_CALLS[self.name].append(list(records))
 
 
-
-
 PAUSE_AT, RESUME_AT, REWIND_AT = 3, 6, 8
 """The put_batch calls (from 1) after which PausingBatchSinkTask pauses the batch's partition, resumes
 it, and seeks the batch's partition back to offset 0."""

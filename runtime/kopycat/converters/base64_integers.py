@@ -86,11 +86,12 @@ def unscaled_int64(column: pa.Array) -> np.ndarray | None:
     if int(pads.sum()) != int(pads[last].sum()):  # "=" only in a text's last group
         return None
     rows = valid[texts]
+    valued = texts[rows]  # the texts of non-null slots
     decoded = _texts_value(head.astype(np.uint64) << np.uint64(12) | (tail & _SEXTET_PAIR), pads,
-                           last[rows], lengths[texts[rows]] // 4)
+                           last[rows], lengths[valued] // 4)
     if decoded is None:
         return None
-    result[texts[rows]] = decoded
+    result[valued] = decoded
     return result
 
 
@@ -107,12 +108,13 @@ def _texts_value(groups: np.ndarray, pads: np.ndarray, last: np.ndarray, counts:
         return None
     top = np.uint64(40)
     placed = groups[last] << (top - np.uint64(24) * (counts - 1).astype(np.uint64))  # 1: << 40, 2: << 16
-    if (counts > 1).any():
+    two, three = counts > 1, counts > 2
+    if two.any():
         before = groups[last - 1] << top
-        if (counts > 2).any():
-            before = np.where(counts > 2, before >> np.uint64(24) | groups[last - 2] << top, before)
-            placed = np.where(counts > 2, groups[last] >> np.uint64(8), placed)
-        placed |= np.where(counts > 1, before, np.uint64(0))
+        if three.any():
+            before = np.where(three, before >> np.uint64(24) | groups[last - 2] << top, before)
+            placed = np.where(three, groups[last] >> np.uint64(8), placed)
+        placed |= np.where(two, before, np.uint64(0))
     return placed.view(np.int64) >> (64 - 8 * sizes).astype(np.int64)
 
 

@@ -77,9 +77,9 @@ _RETRY_BACKOFF_S = 1.0
 
 class _Converted(NamedTuple):
     """One consumed batch, ready to put: its runs of one partition, its messages and their bytes
-    (keys and values), those inside the window (all of them outside windowed runs), and the columnar
-    pieces (None: the record path). Counted here, on the converting thread when there is one: the
-    run's thread consumes."""
+    (keys and values; counted while converting, off the consuming thread when they are two), those
+    inside the window (all of them outside windowed runs), and the columnar pieces (None: the record
+    path)."""
 
     runs: list[Sequence[Message]]
     messages: Sequence[Message]
@@ -399,11 +399,12 @@ class SinkTaskRunner:
         size = sum(map(len, messages)) + sum(map(len, filter(None, map(Message.key, messages))))
         inside = self._inside_window(messages) if self.bounds.windowed else messages
         if self._batches is None:
-            return _Converted(runs, messages, size, inside, None)
-        whole = messages if inside is messages else None
-        return _Converted(runs, messages, size, inside,
-                          self._batches.convert_runs(
-                              runs if inside is messages else partition_runs(inside, self.ends.one_topic), whole))
+            pieces = None
+        elif inside is messages:
+            pieces = self._batches.convert_runs(runs, messages)
+        else:
+            pieces = self._batches.convert_runs(partition_runs(inside, self.ends.one_topic))
+        return _Converted(runs, messages, size, inside, pieces)
 
     def _put(self, converted: _Converted) -> int:
         """Put one converted batch; returns how many records were consumed."""
