@@ -9,6 +9,7 @@ row, whether its records come as columns or (with a transform, which turns colum
 from __future__ import annotations
 
 import datetime as dt
+import sys
 import uuid
 from collections import defaultdict
 from pathlib import Path
@@ -26,6 +27,7 @@ from kopycat.api.task import SinkTask
 from kopycat.connectors.files.committed_files import TEMP_DIR
 from kopycat.connectors.files.file_sink import FileSinkTask
 from kopycat.converters.json import JsonConverter
+from kopycat.interpreter_settings import COPY_SWITCH_INTERVAL_S
 from kopycat.runtime.bounded_plan import plan_bounded_run
 from kopycat.runtime.bounded_run import run_planned_task
 from kopycat.runtime.bounds import Bounds
@@ -141,6 +143,7 @@ def test_a_task_pausing_and_rewinding_partitions_while_batches_are_converted_ahe
     ends = {TopicPartition(topic, 0): 1000, TopicPartition(topic, 1): 1000}
     props, runner = batch_runner(bootstrap_servers, topic, ends, PausingBatchSinkTask)
     runner.batch_size = 100  # many batches, so the pause, the rewind and the resume fall mid-run
+    switch_interval = sys.getswitchinterval()
     summary = runner.run()
 
     offsets: dict[int, list[int]] = defaultdict(list)
@@ -156,6 +159,9 @@ def test_a_task_pausing_and_rewinding_partitions_while_batches_are_converted_ahe
     assert PAUSED_PUTS[props["name"]] == [], "no batch of a partition while the task had it paused"
     assert summary.records == 2000 + rewound_after + 1
     assert committed_offsets(bootstrap_servers, f"connect-{props['name']}", topic, 2) == {0: 1000, 1: 1000}
+    # two threads share the GIL while it runs (kopycat.interpreter_settings); the process gets its own back
+    assert actions["switch interval"] == max(switch_interval, COPY_SWITCH_INTERVAL_S)
+    assert sys.getswitchinterval() == switch_interval
 
 
 # ------------------------------------------------------------------ the storage sink

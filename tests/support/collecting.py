@@ -7,6 +7,7 @@ RetriableError; ``fail.on.put`` makes put() call N (from 1) raise a non-retriabl
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
 
@@ -118,6 +119,7 @@ class PausingBatchSinkTask(CollectingBatchSinkTask):
             PAUSED_PUTS[self.name].append((batch.kafka_partition, batch.offsets[0]))
         super().put_batch(batch)
         self.batches += 1
+        CONTEXT_ACTIONS[self.name].setdefault("switch interval", sys.getswitchinterval())
         if self.batches == PAUSE_AT:
             self.context.pause(tp)
             self.paused = tp

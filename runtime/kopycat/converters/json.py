@@ -41,7 +41,7 @@ from kopycat.converters._jsoncodec import (
     schema_json,
 )
 from kopycat.converters._jsonformat import fix_escapes, needs_fix
-from kopycat.gc_pause import gc_paused
+from kopycat.interpreter_settings import gc_paused
 
 __all__ = ["JsonConverter"]
 

@@ -57,7 +57,7 @@ from kopycat.api.record_batch import SinkRecordBatch
 from kopycat.api.records import SinkRecord, TopicPartition
 from kopycat.api.task import SinkTask
 from kopycat.consumer_assignment import assign_with_metadata
-from kopycat.gc_pause import young_collections_deferred
+from kopycat.interpreter_settings import longer_switch_interval, young_collections_deferred
 from kopycat.group_offsets import consumer_committed
 from kopycat.kafka import resets_to_latest
 from kopycat.runtime.batch_conversion import Piece, RecordBatchConverter, partition_runs
@@ -133,7 +133,7 @@ class SinkTaskRunner:
         try:
             self._start()
             watch.touch()  # a slow start (consumer, task.start) must not count as idle time
-            with young_collections_deferred():  # see kopycat.gc_pause: records die once committed
+            with young_collections_deferred():  # see kopycat.interpreter_settings: records die once committed
                 self.summary.stop_reason = self._loop(watch)
             self._commit(final=True)
         except BaseException as exc:
@@ -278,7 +278,8 @@ class SinkTaskRunner:
 
     def _loop(self, watch: StopWatch) -> StopReason:
         if self._batches is not None and self.fixed_assignment is not None:
-            with ThreadPoolExecutor(1, thread_name_prefix=f"{self.id}-convert") as converting:
+            with (ThreadPoolExecutor(1, thread_name_prefix=f"{self.id}-convert") as converting,
+                  longer_switch_interval()):  # two threads take turns on the GIL: see interpreter_settings
                 return self._loop_converting_ahead(watch, converting)
         next_commit = time.monotonic() + self.commit_interval_s
         consumer = self._consumer

@@ -50,7 +50,7 @@ from kopycat.api.errors import ConnectError, RetriableError
 from kopycat.api.record_batch import SourceRecordBatch
 from kopycat.api.records import SourceRecord
 from kopycat.api.task import OffsetStorageReader, SourceTask, SourceTaskContext, TransactionContext
-from kopycat.gc_pause import gc_paused, young_collections_deferred
+from kopycat.interpreter_settings import gc_paused, young_collections_deferred
 from kopycat.runtime.bounds import Bounds, RunSummary, StopReason, StopWatch
 from kopycat.runtime.errors import ProcessingContext, Stage
 from kopycat.runtime.source_conversion import Run, SourceRecordConverter
