@@ -14,8 +14,8 @@ copies, :func:`young_collections_deferred` raises the generation-0 threshold, so
 come every 50,000 net allocations instead of 700: a record is freed once Kafka acknowledges it,
 which takes the allocation count back down, so copies in steady state rarely collect at all.
 
-**The GIL's switch interval.** A sink runner that converts batch k on a helper thread while it
-consumes batch k+1 has two threads wanting the GIL: the consuming one holds it for milliseconds
+**The GIL's switch interval.** A sink runner that converts batches on a helper thread while it
+consumes the next has two threads wanting the GIL: the consuming one holds it for milliseconds
 at a time (confluent-kafka builds a batch's message objects, the runner splits them), the
 converting one drops and retakes it around every pyarrow call. At CPython's default 5 ms
 interval the consuming thread is made to hand the GIL over in the middle of that work and wait

@@ -21,6 +21,7 @@ from confluent_kafka import Producer
 
 from kopycat.api.arrow_values import to_arrow_batch
 from kopycat.api.data import Schema, SchemaBuilder, Struct, Timestamp
+from kopycat.api.errors import ConnectError
 from kopycat.api.record_batch import SinkRecordBatch
 from kopycat.api.records import TopicPartition
 from kopycat.api.task import SinkTask
@@ -31,11 +32,13 @@ from kopycat.interpreter_settings import COPY_SWITCH_INTERVAL_S
 from kopycat.runtime.bounded_plan import plan_bounded_run
 from kopycat.runtime.bounded_run import run_planned_task
 from kopycat.runtime.bounds import Bounds
+from kopycat.runtime.planned_ends import PlannedEnds
 from kopycat.runtime.sink_runner import SinkTaskRunner
 from kopycat.runtime.task_factory import build_sink_runner
 from kopycat.runtime.task_parts import TaskId
 from tests.support.collecting import (
     BATCH_CALLS, CONTEXT_ACTIONS, PAUSED_PUTS, CollectingBatchSinkTask, PausingBatchSinkTask,
+    CommittingThenFailingBatchSinkTask, RewindingOnceBatchSinkTask,
 )
 from tests.support.kafka import committed_offsets, create_topic
 
@@ -135,8 +138,8 @@ def test_a_task_accepting_batches_gets_columns_and_the_runs_with_odd_messages_as
 
 def test_a_task_pausing_and_rewinding_partitions_while_batches_are_converted_ahead_loses_nothing(
         bootstrap_servers: str, topic_name: str) -> None:
-    """Batch k+1 is consumed while batch k converts: what the task pauses or seeks after batch k must
-    still hold for k+1 (its early-fetched records of those partitions are read again later)."""
+    """Later batches are consumed while batch k converts: what the task pauses or seeks after batch k
+    must still hold for them (their early-fetched records are read again later)."""
     topic = create_topic(bootstrap_servers, topic_name, 2)
     produce_messages(bootstrap_servers, topic, {0: plain([reading(n) for n in range(1000)]),
                                                 1: plain([reading(n) for n in range(1000, 2000)])})
@@ -162,6 +165,51 @@ def test_a_task_pausing_and_rewinding_partitions_while_batches_are_converted_ahe
     # two threads share the GIL while it runs (kopycat.interpreter_settings); the process gets its own back
     assert actions["switch interval"] == max(switch_interval, COPY_SWITCH_INTERVAL_S)
     assert sys.getswitchinterval() == switch_interval
+
+
+
+def test_a_rewind_after_a_batch_drops_the_batch_accepted_ahead_that_ended_the_partition(
+        bootstrap_servers: str, topic_name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batch 2 took the partition to its planned end before batch 1 was put; the task then rewinds to 0.
+
+    Batch 2 is dropped, and the partition is open again: read from 0 to its end once more, and the
+    group committed at its end only after every record was put again.
+    """
+    topic = create_topic(bootstrap_servers, topic_name, 1)
+    produce_messages(bootstrap_servers, topic, {0: plain([reading(n) for n in range(200)])})
+    tp = TopicPartition(topic, 0)
+    reopened: list[set[TopicPartition]] = []
+    reopen = PlannedEnds.reopen
+    monkeypatch.setattr(PlannedEnds, "reopen", lambda self, consumer, partitions, paused: (
+        reopened.append(set(partitions)), reopen(self, consumer, partitions, paused)))
+    props, runner = batch_runner(bootstrap_servers, topic, {tp: 200}, RewindingOnceBatchSinkTask)
+    runner.batch_size = 100  # batch 1: offsets 0-99; batch 2: 100-199, the end, accepted while 1 converts
+    summary = runner.run()
+
+    offsets = [offset for call in BATCH_CALLS[props["name"]] if isinstance(call, SinkRecordBatch)
+               for offset in call.offsets]
+    assert reopened == [{tp}], "batch 2 must have ended the partition before batch 1 was put"
+    assert offsets == [*range(100), *range(200)]
+    assert summary.records == 300
+    assert committed_offsets(bootstrap_servers, f"connect-{props['name']}", topic, 1) == {0: 200}
+
+
+
+def test_a_commit_between_batches_stops_at_the_last_batch_put_though_the_next_reached_the_end(
+        bootstrap_servers: str, topic_name: str) -> None:
+    """Batch 2 took the partition to its planned end before batch 1 was put and committed: the commit
+    covers batch 1 only, so the failed batch 2 is read again by the next run."""
+    topic = create_topic(bootstrap_servers, topic_name, 1)
+    produce_messages(bootstrap_servers, topic, {0: plain([reading(n) for n in range(200)])})
+    props, runner = batch_runner(bootstrap_servers, topic, {TopicPartition(topic, 0): 200},
+                                 CommittingThenFailingBatchSinkTask)
+    runner.batch_size = 100  # batch 1: offsets 0-99; batch 2: 100-199, the end, accepted while 1 converts
+    with pytest.raises(ConnectError, match="refused the batch"):
+        runner.run()
+
+    [put] = BATCH_CALLS[props["name"]]
+    assert isinstance(put, SinkRecordBatch) and put.offsets == [*range(100)]
+    assert committed_offsets(bootstrap_servers, f"connect-{props['name']}", topic, 1) == {0: 100}
 
 
 # ------------------------------------------------------------------ the storage sink

@@ -130,3 +130,27 @@ class PausingBatchSinkTask(CollectingBatchSinkTask):
         if self.batches == REWIND_AT:
             self.context.offset({tp: 0})
             CONTEXT_ACTIONS[self.name]["rewound"] = (batch.kafka_partition, batch.offsets[-1])
+
+
+class RewindingOnceBatchSinkTask(CollectingBatchSinkTask):
+    """A batch task that seeks the first batch's partition back to offset 0 after that batch, once."""
+
+    def start(self, props: Mapping[str, str]) -> None:
+        super().start(props)
+        self.rewound = False
+
+    def put_batch(self, batch: SinkRecordBatch) -> None:
+        super().put_batch(batch)
+        if not self.rewound:
+            self.rewound = True
+            self.context.offset({TopicPartition(batch.topic, batch.kafka_partition): 0})
+
+
+class CommittingThenFailingBatchSinkTask(CollectingBatchSinkTask):
+    """A batch task that asks for a commit after its first batch and refuses its second."""
+
+    def put_batch(self, batch: SinkRecordBatch) -> None:
+        if BATCH_CALLS[self.name]:
+            raise ValueError("the destination refused the batch")
+        super().put_batch(batch)
+        self.context.request_commit()

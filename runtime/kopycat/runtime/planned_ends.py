@@ -11,7 +11,7 @@ continuous worker) takes every message.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from itertools import repeat
 from operator import is_not
 
@@ -140,6 +140,16 @@ class PlannedEnds:
         end = self.ends.get(tp)
         if end is not None and message.offset() >= end:
             self._finish(consumer, tp, end)
+
+    def reopen(self, consumer: Consumer, partitions: Collection[TopicPartition],
+               paused: Collection[TopicPartition]) -> None:
+        """Partitions finished by records the runner dropped unput: not finished, and resumed unless
+        the task paused them; the runner has seeked them back to the first dropped record."""
+        self.finished.difference_update(partitions)
+        self.at_log_end.difference_update(partitions)
+        resumed = [KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions if tp not in paused]
+        if resumed:
+            consumer.resume(resumed)
 
     def _finish(self, consumer: Consumer, tp: TopicPartition, end: int) -> None:
         """Everything before ``end`` was consumed: pause the partition; ``end`` is committed."""
