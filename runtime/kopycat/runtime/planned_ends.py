@@ -141,13 +141,15 @@ class PlannedEnds:
         if end is not None and message.offset() >= end:
             self._finish(consumer, tp, end)
 
-    def reopen(self, consumer: Consumer, partitions: Collection[TopicPartition],
-               paused: Collection[TopicPartition]) -> None:
-        """Partitions finished by records the runner dropped unput: not finished, and resumed unless
-        the task paused them; the runner has seeked them back to the first dropped record."""
-        self.finished.difference_update(partitions)
+    def read_again(self, consumer: Consumer, partitions: Collection[TopicPartition],
+                   finished_before: Collection[TopicPartition], paused: Collection[TopicPartition]) -> None:
+        """Partitions whose fetched records the runner dropped unput and seeked back to: not at their
+        log end, and those the dropped records took to their planned end (finished since
+        ``finished_before``) not finished either, resumed unless the task paused them."""
         self.at_log_end.difference_update(partitions)
-        resumed = [KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions if tp not in paused]
+        reopened = [tp for tp in partitions if tp in self.finished and tp not in finished_before]
+        self.finished.difference_update(reopened)
+        resumed = [KafkaTopicPartition(tp.topic, tp.partition) for tp in reopened if tp not in paused]
         if resumed:
             consumer.resume(resumed)
 

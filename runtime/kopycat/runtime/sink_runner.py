@@ -401,7 +401,7 @@ class SinkTaskRunner:
         They were fetched from where the task may no longer want to read, so each partition they
         held records of is read again from the first of those (the task's own seek wins), as Kafka's
         consumer keeps a paused partition's fetched records for after its resume. A partition that
-        one of them took to its planned end is open again (:meth:`PlannedEnds.reopen`).
+        one of them took to its planned end is open again (:meth:`PlannedEnds.read_again`).
         """
         consumer = self._consumer
         assert consumer is not None
@@ -414,7 +414,7 @@ class SinkTaskRunner:
         for tp, offset in first.items():
             if tp not in seeked:
                 consumer.seek(KafkaTopicPartition(tp.topic, tp.partition, offset))
-        self.ends.reopen(consumer, (self.ends.finished - finished_at_put) & first.keys(), self.context.paused)
+        self.ends.read_again(consumer, first.keys(), finished_at_put, self.context.paused)
         return []
 
     # ------------------------------------------------------------------ stages

@@ -19,13 +19,17 @@ OTHER = TopicPartition("orders", 1)
 
 
 class PauseRecorder:
-    """The one consumer call PlannedEnds makes: pausing a finished partition."""
+    """The consumer calls PlannedEnds makes: pausing a finished partition, resuming one read again."""
 
     def __init__(self) -> None:
         self.paused: list[tuple[str, int]] = []
+        self.resumed: list[tuple[str, int]] = []
 
     def pause(self, partitions: list[KafkaTopicPartition]) -> None:
         self.paused += [(p.topic, p.partition) for p in partitions]
+
+    def resume(self, partitions: list[KafkaTopicPartition]) -> None:
+        self.resumed += [(p.topic, p.partition) for p in partitions]
 
 
 def messages(tp: TopicPartition, offsets: range) -> list[Message]:
@@ -91,3 +95,25 @@ def test_runs_split_where_the_topic_changes_unless_the_consumer_reads_one_topic(
     one_topic = [*messages(TP, range(3)), *messages(OTHER, range(2)), *messages(TP, range(3, 5))]
     assert [len(r) for r in partition_runs(one_topic, one_topic=True)] == [3, 2, 2]
     assert [len(r) for r in partition_runs(one_topic)] == [3, 2, 2]
+
+
+def test_a_partition_read_again_is_open_again_only_if_the_dropped_records_ended_it() -> None:
+    """The runner dropped records fetched ahead: TP's end was among them, OTHER's end came before."""
+    third = TopicPartition("orders", 2)
+    ends, consumer = planned({TP: 5, OTHER: 3, third: 9}), PauseRecorder()
+    ends.accept(consumer, messages(OTHER, range(0, 3)))  # type: ignore[arg-type]
+    before = frozenset(ends.finished)
+    ends.accept(consumer, [*messages(TP, range(0, 5)), end_event(third, 4)])  # type: ignore[arg-type]
+    assert ends.finished == {TP, OTHER} and ends.at_log_end == {third}
+
+    ends.read_again(consumer, {TP, OTHER, third}, before, paused=set())  # type: ignore[arg-type]
+    assert ends.finished == {OTHER} and not ends.all_reached()
+    assert ends.at_log_end == set()
+    assert consumer.resumed == [("orders", 0)]
+
+
+def test_a_partition_read_again_stays_paused_while_the_task_has_it_paused() -> None:
+    ends, consumer = planned({TP: 5}), PauseRecorder()
+    ends.accept(consumer, messages(TP, range(0, 5)))  # type: ignore[arg-type]
+    ends.read_again(consumer, {TP}, frozenset(), paused={TP})  # type: ignore[arg-type]
+    assert ends.finished == set() and consumer.resumed == []
