@@ -143,12 +143,13 @@ class PlannedEnds:
 
     def read_again(self, consumer: Consumer, partitions: Collection[TopicPartition],
                    finished_before: Collection[TopicPartition], paused: Collection[TopicPartition]) -> None:
-        """Partitions whose fetched records the runner dropped unput and seeked back to: not at their
-        log end, and those the dropped records took to their planned end (finished since
-        ``finished_before``) not finished either, resumed unless the task paused them."""
-        self.at_log_end.difference_update(partitions)
+        """Partitions whose fetched records the runner dropped unput and seeked back to: those the
+        dropped records took to their planned end (finished since ``finished_before``) are not
+        finished, and are resumed unless the task paused them; none but the still finished ones is
+        at its log end."""
         reopened = [tp for tp in partitions if tp in self.finished and tp not in finished_before]
         self.finished.difference_update(reopened)
+        self.at_log_end.difference_update([tp for tp in partitions if tp not in self.finished])
         resumed = [KafkaTopicPartition(tp.topic, tp.partition) for tp in reopened if tp not in paused]
         if resumed:
             consumer.resume(resumed)

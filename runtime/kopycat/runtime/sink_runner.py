@@ -321,8 +321,8 @@ class SinkTaskRunner:
         :data:`BATCHES_AHEAD` accepted batches wait or convert while the next is consumed: one
         batch ahead left the consuming thread waiting whenever a decode ran long (alternated
         1M-record file-sink runs, medians of 6: 3.96 s with two ahead, 4.52 s with one, 5.12 s with
-        three). Only for
-        assigned runs: no rebalance can revoke a partition while its records wait to be put.
+        three). Only for assigned runs: no rebalance can revoke a partition while its records wait
+        to be put.
 
         Batches are put in order on this thread, and the task's seeks and pauses are applied after
         each put, as in the plain loop; the batches accepted before that put were fetched too

@@ -106,9 +106,10 @@ def test_a_partition_read_again_is_open_again_only_if_the_dropped_records_ended_
     ends.accept(consumer, [*messages(TP, range(0, 5)), end_event(third, 4)])  # type: ignore[arg-type]
     assert ends.finished == {TP, OTHER} and ends.at_log_end == {third}
 
+    ends.accept(consumer, [end_event(OTHER, 3)])  # type: ignore[arg-type]
     ends.read_again(consumer, {TP, OTHER, third}, before, paused=set())  # type: ignore[arg-type]
     assert ends.finished == {OTHER} and not ends.all_reached()
-    assert ends.at_log_end == set()
+    assert ends.at_log_end == {OTHER}  # still finished and at its end: nothing of it is read again
     assert consumer.resumed == [("orders", 0)]
 
 
