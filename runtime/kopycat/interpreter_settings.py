@@ -14,15 +14,15 @@ copies, :func:`young_collections_deferred` raises the generation-0 threshold, so
 come every 50,000 net allocations instead of 700: a record is freed once Kafka acknowledges it,
 which takes the allocation count back down, so copies in steady state rarely collect at all.
 
-**The GIL's switch interval.** A sink runner that converts batches on a helper thread while it
-consumes the next has two threads wanting the GIL: the consuming one holds it for milliseconds
-at a time (confluent-kafka builds a batch's message objects, the runner splits them), the
-converting one drops and retakes it around every pyarrow call. At CPython's default 5 ms
+**The GIL's switch interval.** A sink runner that converts batches on helper threads while it
+consumes the next has several threads wanting the GIL: the consuming one holds it for
+milliseconds at a time (confluent-kafka builds a batch's message objects, the runner splits
+them), the converting ones drop and retake it around every pyarrow call. At CPython's default 5 ms
 interval the consuming thread is made to hand the GIL over in the middle of that work and wait
 to get it back. :func:`longer_switch_interval` lengthens the interval to 20 ms while such a loop
-runs: in alternated 1M-record file-sink runs (medians of 8): 4.47 s against 5.54 s at 5 ms (50 ms:
-4.90 s). A thread that blocks (I/O, a lock, a pyarrow kernel) still hands the GIL over at once;
-only a thread running Python code keeps it longer.
+runs: in alternated 1M-record file-sink runs with one converting thread (medians of 8): 4.47 s
+against 5.54 s at 5 ms (50 ms: 4.90 s). A thread that blocks (I/O, a lock, a pyarrow kernel)
+still hands the GIL over at once; only a thread running Python code keeps it longer.
 
 Each setting is process-wide: runners on several threads share it, the first to enter saves the
 old value and the last to leave restores it (:class:`_SharedOverride`).

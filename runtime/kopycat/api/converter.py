@@ -86,6 +86,10 @@ class Converter(ABC):
         :meth:`to_connect_data_batch` decodes it and :mod:`kopycat.api.arrow_values` maps it.
         Answer None whenever that does not hold or is not cheap; the runner then decodes the
         batch record by record (which also reports bad records). The default always answers None.
+
+        A sink runner calls this from helper threads, two batches at a time, while its own thread
+        may call the record-path methods: any state it keeps must stand concurrent calls (a cache
+        that may build an entry twice does).
         """
         return None
 

@@ -13,6 +13,7 @@ import decimal
 import random
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -216,3 +217,32 @@ def test_a_line_longer_than_two_reader_blocks_still_decodes_as_columns() -> None
     found = columns(values)
     assert found is not None, "a 33 MB line (over two blocks) needs a block of its own size, not the record path"
     assert found.value.equals(record_path(values)[1])
+
+
+def test_two_threads_decoding_batches_of_two_schemas_at_once_get_each_batchs_own_columns() -> None:
+    """The sink runner converts two batches at once on its helper threads (Converter.to_arrow_array):
+    one converter learning and reordering its envelope prefixes from both must still decode each
+    batch as a converter of its own does."""
+    rng = random.Random(20261125)
+    other = SchemaBuilder.struct().name("test.Other").field("id", Schema.INT64_SCHEMA).build()
+    batches = [encode(ALL_TYPES, [random_struct(rng) for _ in range(200)]),
+               encode(other, [Struct(other).put("id", n) for n in range(300)])]
+    expected = [columns(values).value for values in batches]
+    for _ in range(20):  # each round a fresh converter: the prefixes are learned while both threads read them
+        shared, wrong = converter(), []
+        barrier = threading.Barrier(2)
+
+        def decode(first: int) -> None:
+            barrier.wait(10)
+            for n in range(40):
+                index = (first + n) % 2
+                found = shared.to_arrow_array("t", batches[index])
+                if found is None or not found.value.equals(expected[index]):
+                    wrong.append(index)
+
+        threads = [threading.Thread(target=decode, args=(first,)) for first in (0, 1)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        assert wrong == []
