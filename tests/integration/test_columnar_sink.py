@@ -37,7 +37,7 @@ from kopycat.runtime.sink_runner import SinkTaskRunner
 from kopycat.runtime.task_factory import build_sink_runner
 from kopycat.runtime.task_parts import TaskId
 from tests.support.collecting import (
-    BATCH_CALLS, CONTEXT_ACTIONS, PAUSED_PUTS, CollectingBatchSinkTask, PausingBatchSinkTask,
+    BATCH_CALLS, CONTEXT_ACTIONS, PAUSED_PUTS, SWITCH_INTERVALS, CollectingBatchSinkTask, PausingBatchSinkTask,
     CommittingThenFailingBatchSinkTask, RewindingOnceBatchSinkTask,
 )
 from tests.support.kafka import committed_offsets, create_topic
@@ -163,7 +163,7 @@ def test_a_task_pausing_and_rewinding_partitions_while_batches_are_converted_ahe
     assert summary.records == 2000 + rewound_after + 1
     assert committed_offsets(bootstrap_servers, f"connect-{props['name']}", topic, 2) == {0: 1000, 1: 1000}
     # two threads share the GIL while it runs (kopycat.interpreter_settings); the process gets its own back
-    assert actions["switch interval"] == max(switch_interval, COPY_SWITCH_INTERVAL_S)
+    assert SWITCH_INTERVALS[props["name"]] == max(switch_interval, COPY_SWITCH_INTERVAL_S)
     assert sys.getswitchinterval() == switch_interval
 
 

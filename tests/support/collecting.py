@@ -103,6 +103,8 @@ CONTEXT_ACTIONS: dict[str, dict[str, tuple[int, int]]] = defaultdict(dict)
 """connector name -> "paused"/"rewound" -> (partition, the last offset put before the action)."""
 PAUSED_PUTS: dict[str, list[tuple[int, int]]] = defaultdict(list)
 """connector name -> (partition, first offset) of every batch put while its partition was paused."""
+SWITCH_INTERVALS: dict[str, float] = {}
+"""connector name -> the GIL switch interval during PausingBatchSinkTask's first put_batch."""
 
 
 class PausingBatchSinkTask(CollectingBatchSinkTask):
@@ -119,7 +121,7 @@ class PausingBatchSinkTask(CollectingBatchSinkTask):
             PAUSED_PUTS[self.name].append((batch.kafka_partition, batch.offsets[0]))
         super().put_batch(batch)
         self.batches += 1
-        CONTEXT_ACTIONS[self.name].setdefault("switch interval", sys.getswitchinterval())
+        SWITCH_INTERVALS.setdefault(self.name, sys.getswitchinterval())
         if self.batches == PAUSE_AT:
             self.context.pause(tp)
             self.paused = tp

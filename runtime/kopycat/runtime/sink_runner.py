@@ -299,7 +299,7 @@ class SinkTaskRunner:
     def _loop(self, watch: StopWatch) -> StopReason:
         if self._batches is not None and self.fixed_assignment is not None:
             with (ThreadPoolExecutor(CONVERTING_THREADS, thread_name_prefix=f"{self.id}-convert") as converting,
-                  longer_switch_interval()):  # two threads take turns on the GIL: see interpreter_settings
+                  longer_switch_interval()):  # three threads take turns on the GIL: see interpreter_settings
                 return self._loop_converting_ahead(watch, converting)
         next_commit = time.monotonic() + self.commit_interval_s
         consumer = self._consumer
@@ -331,7 +331,7 @@ class SinkTaskRunner:
         Batches are put in order on this thread, and the task's seeks and pauses are applied after
         each put, as in the plain loop; the batches accepted before that put were fetched too
         early, so a change of the context drops them and the batch just consumed
-        (:meth:`_fetched_too_early`). A converted batch that no stop condition lets this run put is
+        (:meth:`_drop_fetched_too_early`). A converted batch that no stop condition lets this run put is
         dropped: its offsets are not in ``current``, so no commit passes them.
         """
         next_commit = time.monotonic() + self.commit_interval_s
@@ -348,7 +348,8 @@ class SinkTaskRunner:
                 delivered = self._put(put)
                 seeked, paused = self._apply_context()
                 if seeked or paused:
-                    messages = self._fetched_too_early(pending, messages, seeked, put.finished)
+                    self._drop_fetched_too_early(pending, messages, seeked, put.finished)
+                    messages = []
             runs = self.ends.accept(consumer, messages) if messages else []
             if runs:
                 pending.append(_Ahead(runs, converting.submit(self._convert, runs, frozenset(self.ends.finished))))
@@ -377,7 +378,7 @@ class SinkTaskRunner:
         """Apply the task's seeks and pauses to the consumer; (the partitions seeked, those paused if changed).
 
         Records of those partitions consumed before now were fetched from where the task no longer
-        wants to read (see :meth:`_fetched_too_early`).
+        wants to read (see :meth:`_drop_fetched_too_early`).
         """
         consumer = self._consumer
         assert consumer is not None
@@ -397,10 +398,10 @@ class SinkTaskRunner:
                 consumer.resume(resumed)
         return set(seeks), paused
 
-    def _fetched_too_early(self, pending: deque[_Ahead], messages: list[Message],
-                           seeked: set[TopicPartition], finished_at_put: frozenset[TopicPartition]) -> list[Message]:
+    def _drop_fetched_too_early(self, pending: deque[_Ahead], messages: list[Message], seeked: set[TopicPartition],
+                                finished_at_put: frozenset[TopicPartition]) -> None:
         """Drop the batches accepted before the task's last put changed its context, and the batch
-        just consumed; an empty list of messages to accept.
+        just consumed (``messages``: the caller accepts none of it).
 
         They were fetched from where the task may no longer want to read, so each partition they
         held records of is read again from the first of those (the task's own seek wins), as Kafka's
@@ -419,7 +420,6 @@ class SinkTaskRunner:
             if tp not in seeked:
                 consumer.seek(KafkaTopicPartition(tp.topic, tp.partition, offset))
         self.ends.read_again(consumer, first.keys(), finished_at_put, self.context.paused)
-        return []
 
     # ------------------------------------------------------------------ stages
 
