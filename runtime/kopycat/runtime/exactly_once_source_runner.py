@@ -215,10 +215,13 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
             log.error("Task %s: aborting the transaction failed (the broker aborts it when it times "
                       "out, or the next instance fences it): %s", self.id, exc)
 
-    def _commit_after_failure(self) -> None:
-        """Never commit after a failure: the open transaction is aborted instead."""
-        self._abort()
+    def final_offset_commit(self, failed: bool) -> None:
+        """After a failure nothing is committed: the open transaction is aborted instead."""
+        if failed:
+            self._abort()
+        else:
+            super().final_offset_commit(failed)
 
-    def _close(self) -> None:
+    def close(self) -> None:
         self._abort()
-        super()._close()
+        super().close()

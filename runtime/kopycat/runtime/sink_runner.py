@@ -42,7 +42,6 @@ only ever called from ``run``'s thread; converters are, see ``Converter.to_arrow
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections import deque
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -59,16 +58,17 @@ from kopycat.api.record_batch import SinkRecordBatch
 from kopycat.api.records import SinkRecord, TopicPartition
 from kopycat.api.task import SinkTask
 from kopycat.consumer_assignment import assign_with_metadata
-from kopycat.interpreter_settings import longer_switch_interval, young_collections_deferred
+from kopycat.interpreter_settings import longer_switch_interval
 from kopycat.group_offsets import consumer_committed
 from kopycat.kafka import resets_to_latest
 from kopycat.runtime.batch_conversion import Piece, RecordBatchConverter, partition_runs
-from kopycat.runtime.bounds import Bounds, RunSummary, StopReason, StopWatch
+from kopycat.runtime.bounds import Bounds, StopReason, StopWatch
 from kopycat.runtime.planned_ends import PlannedEnds, offsets_at
 from kopycat.runtime.errors import ProcessingContext, Stage
 from kopycat.runtime.message_conversion import MessageConverter
 from kopycat.runtime.sink_task_context import WorkerSinkTaskContext
 from kopycat.runtime.task_parts import TaskId, TaskParts
+from kopycat.runtime.worker_task import WorkerTask
 
 __all__ = ["SinkTaskRunner"]
 
@@ -108,7 +108,7 @@ class _Ahead(NamedTuple):
     converted: Future[_Converted]
 
 
-class SinkTaskRunner:
+class SinkTaskRunner(WorkerTask):
     """Drives one :class:`SinkTask` until stopped, failed or a :class:`Bounds` condition holds."""
 
     def __init__(self, task_id: TaskId, task: SinkTask, task_props: Mapping[str, str], parts: TaskParts,
@@ -116,7 +116,7 @@ class SinkTaskRunner:
                  assignment: Collection[TopicPartition] | None = None, batch_size: int = 5_000,
                  offset_commit_interval_ms: int = 60_000, offset_commit_timeout_ms: int = 5_000,
                  bounds: Bounds | None = None, at_most_once: bool = False) -> None:
-        self.id = task_id
+        super().__init__(task_id, bounds)
         self.at_most_once = at_most_once
         self.task = task
         self.task_props = dict(task_props)
@@ -130,8 +130,6 @@ class SinkTaskRunner:
         self.batch_size = batch_size
         self.commit_interval_s = offset_commit_interval_ms / 1000
         self.commit_timeout_s = offset_commit_timeout_ms / 1000
-        self.bounds = bounds or Bounds()
-        self.summary = RunSummary(task_id.connector, task_id.task)
         self._converter = MessageConverter(parts, self.summary)
         self._batches: RecordBatchConverter | None = None  # the columnar path, when the task takes it
         self.context = WorkerSinkTaskContext(self.task_props)
@@ -139,41 +137,24 @@ class SinkTaskRunner:
         self.committed: dict[TopicPartition, int] = {}
         self._before: dict[TopicPartition, int | None] = {}
         self._consumer: Consumer | None = None
-        self._stopping = threading.Event()
         self._task_started = False
         one_topic = self.fixed_assignment is not None and len({tp.topic for tp in self.fixed_assignment}) == 1
         self.ends = PlannedEnds(self.bounds, str(task_id), self.commit_timeout_s * 6, one_topic)
         self._group_offsets: dict[TopicPartition, int | None] = {}  # a windowed run's untouched group offsets
 
-    # ------------------------------------------------------------------ lifecycle
-
-    def run(self) -> RunSummary:
-        """Start, copy until a stop condition, commit, close and stop the task; return the summary."""
-        watch = StopWatch(self.bounds)
-        try:
-            self._start()
-            watch.touch()  # a slow start (consumer, task.start) must not count as idle time
-            with young_collections_deferred():  # see kopycat.interpreter_settings: records die once committed
-                self.summary.stop_reason = self._loop(watch)
-            self._commit(final=True)
-        except BaseException as exc:
-            self.summary.stop_reason = StopReason.FAILED
-            self.summary.error = f"{type(exc).__name__}: {exc}"
-            raise
-        finally:
-            self.summary.duration_s = watch.elapsed()
-            self._close()
-        log.info("Task %s stopped (%s): %d records, %d skipped, %d filtered in %.1f s", self.id,
-                 self.summary.stop_reason.value, self.summary.records, self.summary.skipped,
-                 self.summary.filtered, self.summary.duration_s)
-        return self.summary
+    # ------------------------------------------------------------------ lifecycle (WorkerTask hooks)
 
     def stop(self) -> None:
         """End the run at the next batch boundary (any thread)."""
-        self._stopping.set()
+        super().stop()
         self.parts.retry.stop()
 
-    def _start(self) -> None:
+    def final_offset_commit(self, failed: bool) -> None:
+        """The last pre_commit and group commit; after a failure nothing is committed, as in Kafka."""
+        if not failed:
+            self._commit(final=True)
+
+    def initialize_and_start(self) -> None:
         self.task.initialize(self.context)
         self.task.start(self.task_props)
         self._task_started = True
@@ -190,7 +171,7 @@ class SinkTaskRunner:
             self._assign(self.fixed_assignment)
         log.info("Task %s started (%s)", self.id, type(self.task).__name__)
 
-    def _close(self) -> None:
+    def close(self) -> None:
         consumer, self._consumer = self._consumer, None
         if self._task_started:
             try:
@@ -233,7 +214,7 @@ class SinkTaskRunner:
     def _committed(self, partitions: list[KafkaTopicPartition]) -> list[KafkaTopicPartition]:
         """The group's committed offsets, retried while its coordinator is not ready (a fresh cluster)."""
         assert self._consumer is not None
-        return consumer_committed(self._consumer, partitions, self.commit_timeout_s * 6, self._stopping)
+        return consumer_committed(self._consumer, partitions, self.commit_timeout_s * 6, self.stopping)
 
     def _opened(self, partitions: Sequence[TopicPartition],
                 starts: Mapping[TopicPartition, int | None]) -> list[KafkaTopicPartition]:
@@ -296,7 +277,7 @@ class SinkTaskRunner:
 
     # ------------------------------------------------------------------ the loop
 
-    def _loop(self, watch: StopWatch) -> StopReason:
+    def execute(self, watch: StopWatch) -> StopReason:
         if self._batches is not None and self.fixed_assignment is not None:
             with (ThreadPoolExecutor(CONVERTING_THREADS, thread_name_prefix=f"{self.id}-convert") as converting,
                   longer_switch_interval()):  # three threads take turns on the GIL: see interpreter_settings
@@ -304,7 +285,7 @@ class SinkTaskRunner:
         next_commit = time.monotonic() + self.commit_interval_s
         consumer = self._consumer
         assert consumer is not None
-        while not self._stopping.is_set():
+        while not self.stopping.is_set():
             if self.ends.all_reached():
                 return StopReason.END_OFFSETS
             messages = consumer.consume(self.batch_size, timeout=0.5)
@@ -338,7 +319,7 @@ class SinkTaskRunner:
         consumer = self._consumer
         assert consumer is not None
         pending: deque[_Ahead] = deque()  # accepted batches, oldest first
-        while not self._stopping.is_set():
+        while not self.stopping.is_set():
             if self.ends.all_reached() and not pending:
                 return StopReason.END_OFFSETS
             messages = [] if self.ends.all_reached() else consumer.consume(self.batch_size, timeout=0.5)
@@ -518,7 +499,7 @@ class SinkTaskRunner:
                 log.warning("Task %s: put() of %d records raised a retriable error, retrying the same "
                             "batch in %.1f s: %s", self.id, count, backoff, exc)
                 self._pause_all_while(backoff)
-                if self._stopping.is_set():
+                if self.stopping.is_set():
                     raise ConnectError(f"Task {self.id} was stopped while retrying put() of "
                                        f"{describe()}; those offsets are not committed") from exc
             except Exception as exc:
@@ -531,7 +512,7 @@ class SinkTaskRunner:
         assigned = [KafkaTopicPartition(tp.topic, tp.partition) for tp in self.context.assigned]
         consumer.pause(assigned)
         deadline = time.monotonic() + seconds
-        while not self._stopping.is_set() and time.monotonic() < deadline:
+        while not self.stopping.is_set() and time.monotonic() < deadline:
             consumer.poll(min(0.1, max(0.0, deadline - time.monotonic())))  # keeps group membership
         self.context.pause_changed = True  # resume what the task did not pause itself
         self._apply_context()

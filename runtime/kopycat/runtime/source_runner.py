@@ -50,13 +50,14 @@ from kopycat.api.errors import ConnectError, RetriableError
 from kopycat.api.record_batch import SourceRecordBatch
 from kopycat.api.records import SourceRecord
 from kopycat.api.task import OffsetStorageReader, SourceTask, SourceTaskContext, TransactionContext
-from kopycat.interpreter_settings import gc_paused, young_collections_deferred
-from kopycat.runtime.bounds import Bounds, RunSummary, StopReason, StopWatch
+from kopycat.interpreter_settings import gc_paused
+from kopycat.runtime.bounds import Bounds, StopReason, StopWatch
 from kopycat.runtime.errors import ProcessingContext, Stage
 from kopycat.runtime.source_conversion import Run, SourceRecordConverter
 from kopycat.runtime.source_delivery import DeliveryReports
 from kopycat.runtime.task_parts import TaskId, TaskParts
 from kopycat.runtime.topic_creation import TopicCreator
+from kopycat.runtime.worker_task import WorkerTask
 from kopycat.storage.offset_storage import OffsetStorageReaderImpl, OffsetStorageWriter
 from kopycat.storage.offset_store import OffsetBackingStore
 
@@ -104,7 +105,7 @@ def partition_text(partition: Mapping[str, Any] | None) -> str:
     return orjson.dumps(partition, option=orjson.OPT_SORT_KEYS).decode()
 
 
-class SourceTaskRunner:
+class SourceTaskRunner(WorkerTask):
     """Drives one :class:`SourceTask` until stopped, failed or a :class:`Bounds` condition holds."""
 
     def __init__(self, task_id: TaskId, task: SourceTask, task_props: Mapping[str, str], parts: TaskParts,
@@ -112,7 +113,7 @@ class SourceTaskRunner:
                  offset_flush_interval_ms: int = 60_000, offset_flush_timeout_ms: int = 5_000,
                  bounds: Bounds | None = None, topic_creator: TopicCreator | None = None,
                  at_most_once: bool = False) -> None:
-        self.id = task_id
+        super().__init__(task_id, bounds)
         self.at_most_once = at_most_once
         self.task = task
         self.task_props = dict(task_props)
@@ -122,9 +123,7 @@ class SourceTaskRunner:
         self.writer = OffsetStorageWriter(offset_store, task_id.connector)
         self.flush_interval_s = offset_flush_interval_ms / 1000
         self.flush_timeout_s = offset_flush_timeout_ms / 1000
-        self.bounds = bounds
         self.topic_creator = topic_creator
-        self.summary = RunSummary(task_id.connector, task_id.task)
         self.conversion = SourceRecordConverter(task_id, parts, self.summary)
         self.reports = DeliveryReports(task_id, task, parts, self.summary)
         self.wants_acks = (type(task).commit_record is not SourceTask.commit_record
@@ -132,44 +131,17 @@ class SourceTaskRunner:
         self.takes_batches = self._takes_batches()
         self._producer_config = self._with_delivery_reports(dict(producer_config))
         self._producer: Producer | None = None
-        self._stopping = threading.Event()
         self._complete = False  # the task raised RunComplete in a bounded run
         self._task_stopped = False
         self._task_lock = threading.Lock()
         self._touched: dict[str, Mapping[str, Any] | None] = {}
         self._before: dict[str, Any] = {}
 
-    # ------------------------------------------------------------------ lifecycle
-
-    def run(self) -> RunSummary:
-        """Start the task, copy until a stop condition, commit, stop the task; return what was done.
-
-        Raises the task's failure (after committing what was safely acknowledged); the summary
-        stays on :attr:`summary`.
-        """
-        watch = StopWatch(self.bounds)
-        try:
-            self._start()
-            watch.touch()  # a slow start (producer, offsets, task.start) must not count as idle time
-            with young_collections_deferred():
-                self.summary.stop_reason = self._loop(watch)
-            self._final_commit()
-        except BaseException as exc:
-            self.summary.stop_reason = StopReason.FAILED
-            self.summary.error = f"{type(exc).__name__}: {exc}"
-            self._commit_after_failure()
-            raise
-        finally:
-            self.summary.duration_s = watch.elapsed()
-            self._close()
-        log.info("Task %s stopped (%s): %d records, %d skipped, %d filtered in %.1f s", self.id,
-                 self.summary.stop_reason.value, self.summary.records, self.summary.skipped,
-                 self.summary.filtered, self.summary.duration_s)
-        return self.summary
+    # ------------------------------------------------------------------ lifecycle (WorkerTask hooks)
 
     def stop(self) -> None:
         """Ask the run to end at the next batch boundary; wakes a blocking poll (any thread)."""
-        self._stopping.set()
+        super().stop()
         self.parts.retry.stop()
         self._stop_task()
 
@@ -183,7 +155,7 @@ class SourceTaskRunner:
         except Exception:  # noqa: BLE001 - a failing stop must not hide the run's outcome
             log.exception("Task %s failed to stop cleanly", self.id)
 
-    def _start(self) -> None:
+    def initialize_and_start(self) -> None:
         self._producer = self._create_producer()
         self._before = self.committed_offsets()
         self.task.initialize(self._task_context())
@@ -196,7 +168,7 @@ class SourceTaskRunner:
     def _create_producer(self) -> Producer:
         return Producer(self._producer_config)
 
-    def _close(self) -> None:
+    def close(self) -> None:
         self._stop_task()
         if self._producer is not None:
             self._producer.flush(self.flush_timeout_s)
@@ -217,11 +189,11 @@ class SourceTaskRunner:
 
     # ------------------------------------------------------------------ the loop
 
-    def _loop(self, watch: StopWatch) -> StopReason:
+    def execute(self, watch: StopWatch) -> StopReason:
         next_commit = time.monotonic() + self.flush_interval_s
         producer = self._producer
         assert producer is not None
-        while not self._stopping.is_set():
+        while not self.stopping.is_set():
             if self.takes_batches:
                 batches: list[SourceRecordBatch] = self._poll(self.task.poll_batch)
                 count = sum(map(len, batches))
@@ -253,7 +225,7 @@ class SourceTaskRunner:
             log.warning("Task %s: poll() raised a retriable error, polling again: %s", self.id, exc)
             return []
         except RunComplete:
-            self._complete = self.bounds is not None and self.bounds.bounded
+            self._complete = self.bounds.bounded
             return []
         return list(records) if records else []
 
@@ -467,9 +439,13 @@ class SourceTaskRunner:
         self._after_commit(final)
         return True
 
-    def _final_commit(self) -> None:
+    def final_offset_commit(self, failed: bool) -> None:
         """Commit before stopping, retrying for up to a minute: a run that ends uncommitted would
-        make the next one re-send everything it copied. Fails the run if it cannot commit."""
+        make the next one re-send everything it copied. Fails the run if it cannot commit.
+        After a failure, commit only what was acknowledged, if that can be known."""
+        if failed:
+            self._commit_acknowledged()
+            return
         deadline = time.monotonic() + max(_FINAL_COMMIT_S, self.flush_timeout_s)
         while not self._commit(final=True):
             if time.monotonic() > deadline:
@@ -485,19 +461,16 @@ class SourceTaskRunner:
         if final:
             self._summarize_offsets()
 
-    def _commit_after_failure(self) -> None:
+    def _commit_acknowledged(self) -> None:
         """Commit what was acknowledged before the failure, if that can be known (Kafka does too)."""
         if self._producer is None:
             return
-        try:
-            if self._producer.flush(self.flush_timeout_s) != 0:
-                return
-            self.reports.deliver_acks()
-            if not self.reports.errors:
-                self.writer.flush(self.flush_timeout_s)
-                self._summarize_offsets()
-        except Exception:  # noqa: BLE001 - the original failure is what the caller must see
-            log.exception("Task %s: could not commit offsets after failing", self.id)
+        if self._producer.flush(self.flush_timeout_s) != 0:
+            return
+        self.reports.deliver_acks()
+        if not self.reports.errors:
+            self.writer.flush(self.flush_timeout_s)
+            self._summarize_offsets()
 
     def _summarize_offsets(self) -> None:
         partitions = list(self._touched.values())

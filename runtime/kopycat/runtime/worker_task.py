@@ -1,0 +1,96 @@
+"""The lifecycle every task runner shares: start, copy, commit, close, report.
+
+Follows Kafka Connect's ``WorkerTask``: the run skeleton is written once here, and a runner
+(source, exactly-once source, sink) fills in the declared hooks. The runner keeps its loop to
+itself (:meth:`WorkerTask.execute`); what a runner may change is named, as Kafka's
+``AbstractWorkerSourceTask`` names ``prepareToSendRecord`` or ``finalOffsetCommit``.
+
+Thread-safety: :meth:`run` executes on one thread; :meth:`stop` may be called from any other.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from abc import ABC, abstractmethod
+
+from kopycat.interpreter_settings import young_collections_deferred
+from kopycat.runtime.bounds import Bounds, RunSummary, StopReason, StopWatch
+from kopycat.runtime.task_parts import TaskId
+
+__all__ = ["WorkerTask"]
+
+log = logging.getLogger(__name__)
+
+
+class WorkerTask(ABC):
+    """Runs one task once: :meth:`initialize_and_start`, :meth:`execute` until a stop condition,
+    :meth:`final_offset_commit`, :meth:`close`; the :class:`RunSummary` says what was done."""
+
+    def __init__(self, task_id: TaskId, bounds: Bounds | None) -> None:
+        self.id = task_id
+        self.bounds = bounds or Bounds()
+        self.summary = RunSummary(task_id.connector, task_id.task)
+        self.stopping = threading.Event()
+
+    def run(self) -> RunSummary:
+        """Start the task, copy until a stop condition, commit, close; return what was done.
+
+        Raises the task's failure after :meth:`final_offset_commit` with ``failed=True`` had its
+        chance to commit what is safe; the summary (stop reason FAILED, the error) stays on
+        :attr:`summary`.
+        """
+        watch = StopWatch(self.bounds)
+        try:
+            self.initialize_and_start()
+            watch.touch()  # a slow start (clients, offsets, task.start) must not count as idle time
+            with young_collections_deferred():  # records die once committed: see kopycat.interpreter_settings
+                self.summary.stop_reason = self.execute(watch)
+            self.final_offset_commit(failed=False)
+        except BaseException as exc:
+            self.summary.stop_reason = StopReason.FAILED
+            self.summary.error = f"{type(exc).__name__}: {exc}"
+            self._commit_after_failure()
+            raise
+        finally:
+            self.summary.duration_s = watch.elapsed()
+            self.close()
+        log.info("Task %s stopped (%s): %d records, %d skipped, %d filtered in %.1f s", self.id,
+                 self.summary.stop_reason.value, self.summary.records, self.summary.skipped,
+                 self.summary.filtered, self.summary.duration_s)
+        return self.summary
+
+    def stop(self) -> None:
+        """Ask the run to end at the next batch boundary (any thread). Runners that must also wake
+        a blocking call extend this and call ``super().stop()`` first."""
+        self.stopping.set()
+
+    @abstractmethod
+    def initialize_and_start(self) -> None:
+        """Hook: create the clients, read the starting offsets, ``initialize`` and ``start`` the task."""
+
+    @abstractmethod
+    def execute(self, watch: StopWatch) -> StopReason:
+        """Hook: the copy loop. Return why it ended; raise to fail the run.
+
+        Call ``watch.after_batch(count)`` after every batch and stop when it answers a reason,
+        and return :attr:`StopReason.STOPPED` once :attr:`stopping` is set.
+        """
+
+    def final_offset_commit(self, failed: bool) -> None:
+        """Hook: commit what is safe after the loop ended (Kafka's ``finalOffsetCommit``).
+
+        ``failed`` is True when the run is failing: commit only what is known to be safe, and
+        raise nothing the caller should see instead of the original failure (it is logged).
+        Default: nothing.
+        """
+
+    @abstractmethod
+    def close(self) -> None:
+        """Hook: stop the task and release the clients; called once, after success or failure."""
+
+    def _commit_after_failure(self) -> None:
+        try:
+            self.final_offset_commit(failed=True)
+        except Exception:  # noqa: BLE001 - the original failure is what the caller must see
+            log.exception("Task %s: could not commit offsets after failing", self.id)
