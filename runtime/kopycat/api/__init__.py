@@ -13,6 +13,9 @@ Small and stable on purpose. ``from kopycat.api import ...`` is all a connector 
 - Airflow runs: ``is_bounded_run``/``RunComplete`` (a run that ends) and ``TimeWindow`` (a backfill);
 - plugins of their own kind: ``Converter``/``HeaderConverter``, ``Transformation``, ``Predicate``.
 
+A whole source connector to copy, in one short module: :mod:`kopycat.examples.counter_source`
+(run it with ``kopycat run worker.properties counter.properties``; README, "Write a connector").
+
 The engine (kopycat.runtime) imports this package; this package never imports the engine.
 Each name lives in a submodule (``kopycat.api.task``, ``kopycat.api.data``, ...) and is
 re-exported here. The Arrow mapping loads on first use, so that importing the SPI (as DAG
