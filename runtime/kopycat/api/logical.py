@@ -2,19 +2,21 @@
 
 A logical type is a named schema over a primitive one (BYTES, INT32, INT64) with a Python class
 for its values and the two conversions Kafka's classes define (``fromLogical`` / ``toLogical``).
-Split from :mod:`kopycat.api.data`, which re-exports every name here, so ``from kopycat.api.data
-import Decimal`` keeps working; :func:`kopycat.api.data.validate_value` finds them by schema name.
+:mod:`kopycat.api.data` re-exports every name here (``from kopycat.api.data import Decimal``);
+each class registers itself in :mod:`kopycat.api.logical_registry`, where
+:func:`kopycat.api.schema.validate_value` finds it by schema name.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import decimal as _decimal
-from types import MappingProxyType
 from typing import Any, ClassVar, Final
 
-from kopycat.api.data import Schema, SchemaBuilder, _at, _short, register_logical_types
 from kopycat.api.errors import DataError
+from kopycat.api.logical_registry import LOGICAL_TYPES, register_logical_type
+from kopycat.api.schema import Schema, at_field, short_repr
+from kopycat.api.schema_builder import SchemaBuilder
 
 __all__ = ["LOGICAL_TYPES", "MILLIS_PER_DAY", "Date", "Decimal", "Time", "Timestamp"]
 
@@ -33,12 +35,12 @@ class _Logical:
     @classmethod
     def validate(cls, schema: Schema, value: Any, path: str) -> None:
         if not cls.accepts(value):
-            raise DataError(f"Invalid value{_at(path)}: expected {cls.PYTHON_TYPE[0].__name__} for "
-                            f"schema \"{cls.LOGICAL_NAME}\", got {type(value).__name__} {_short(value)}")
+            raise DataError(f"Invalid value{at_field(path)}: expected {cls.PYTHON_TYPE[0].__name__} for "
+                            f"schema \"{cls.LOGICAL_NAME}\", got {type(value).__name__} {short_repr(value)}")
         try:
             cls.from_logical(schema, value)
         except DataError as exc:
-            raise DataError(f"Invalid value{_at(path)}: {exc}") from None
+            raise DataError(f"Invalid value{at_field(path)}: {exc}") from None
 
     @classmethod
     def from_logical(cls, schema: Schema, value: Any) -> Any:
@@ -226,9 +228,5 @@ Date.SCHEMA = Date.builder().build()
 Time.SCHEMA = Time.builder().build()
 Timestamp.SCHEMA = Timestamp.builder().build()
 
-_LOGICAL: Final[dict[str, type[_Logical]]] = {
-    cls.LOGICAL_NAME: cls for cls in (Decimal, Date, Time, Timestamp)
-}
-LOGICAL_TYPES: Final = MappingProxyType(_LOGICAL)
-"""Logical type classes by schema name, for converters that special-case them."""
-register_logical_types(_LOGICAL)
+for _logical in (Decimal, Date, Time, Timestamp):
+    register_logical_type(_logical)

@@ -1,6 +1,7 @@
 """Fluent, validating construction of schemas (Kafka's ``org.apache.kafka.connect.data.SchemaBuilder``).
 
-Split from :mod:`kopycat.api.data`, which re-exports it: ``from kopycat.api.data import SchemaBuilder``.
+Builds :class:`~kopycat.api.schema.Schema`; :mod:`kopycat.api.data` re-exports it
+(``from kopycat.api.data import SchemaBuilder``).
 """
 
 from __future__ import annotations
@@ -9,8 +10,8 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
-from kopycat.api.data import Field, Schema, Type, validate_value
 from kopycat.api.errors import DataError, SchemaBuilderError
+from kopycat.api.schema import Field, Schema, Type, validate_value
 
 __all__ = ["SchemaBuilder"]
 

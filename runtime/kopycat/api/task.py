@@ -179,7 +179,13 @@ class SourceTask(Task):
 
 
 class SinkTask(Task):
-    """Writes records consumed from Kafka to an outside system (Kafka Connect's SinkTask)."""
+    """Writes records consumed from Kafka to an outside system (Kafka Connect's SinkTask).
+
+    Records arrive through :meth:`put`. A task that writes columns may also take them as Arrow
+    batches, and there is one way to say so: return the value types it takes that way from
+    :meth:`batch_value_types` and implement :meth:`put_batch`. Implementing ``put_batch`` alone
+    takes nothing; put() stays required, as the engine falls back to it record by record.
+    """
 
     context: SinkTaskContext
 
@@ -198,9 +204,13 @@ class SinkTask(Task):
         """The value schema types the engine may hand to :meth:`put_batch` instead of put() (asked once,
         after start()); empty, the default, for none.
 
-        Beyond Kafka Connect: a task that writes columns and needs only record values names the
-        types it writes that way (a Parquet writer STRUCT, a line writer STRING). The engine still
-        calls put() for whatever it cannot hand over as such a batch, in order.
+        Beyond Kafka Connect, and the only switch for the columnar path: a task that writes
+        columns and needs only record values names the types it writes that way (a Parquet writer
+        STRUCT, a line writer STRING). The engine hands a run of one partition's records over as a
+        :class:`~kopycat.api.record_batch.SinkRecordBatch` only when no transform is configured,
+        the value converter decodes it to an Arrow array of one of these types and no message
+        carries headers; it calls put() for everything else, in order, so results do not depend
+        on the path.
         """
         return frozenset()
 
