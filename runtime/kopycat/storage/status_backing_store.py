@@ -1,257 +1,40 @@
-"""Connector and task statuses, shared with Kafka Connect; and the internal-topic machinery.
+"""Where connector and task statuses live: in memory, or on the status topic shared with Kafka Connect.
 
-Follows Kafka Connect's ``KafkaStatusBackingStore`` and ``MemoryStatusBackingStore`` (and
-``AbstractStatus``, ``ConnectorStatus``, ``TaskStatus``). The status topic
-(``status.storage.topic``, 5 partitions, compacted; DESIGN.md §2 "Status topic") holds, as Kafka
-Connect 4.1 writes them:
-
-- ``status-connector-<name>`` and ``status-task-<name>-<n>`` (UTF-8 keys) ->
-  ``{"state":"RUNNING","trace":null,"worker_id":"10.0.0.7:8083","generation":0,"version":null}``,
-  a Struct written by the worker's internal ``JsonConverter`` (``schemas.enable=false``), fields
-  in schema order; ``version`` (the plugin's, KIP-891) is new in 4.1: older workers leave it out
-  and ignore it;
-- a tombstone when a status is DESTROYED; a connector's tombstone drops its tasks' statuses too;
-- ``status-topic-<topic>:connector-<name>`` (KIP-558 topic tracking) ->
-  ``{"topic":{"name":"orders","connector":"jdbc","task":0,"discoverTimestamp":1795000000000}}``:
-  a topic the connector's task produced to or consumed from; a tombstone when it is reset.
-
-Records are placed by the Java partitioner (murmur2 of the key bytes), so a Kafka Connect worker
-reading the same topic sees them in the order written.
-
-This module also holds what the config store shares with it until the offsets store's Kafka log
-is made reusable on its own: :class:`InternalTopicLog`, :func:`parse_task_id` and the Struct codec.
+Follows Kafka Connect's ``StatusBackingStore``, ``MemoryStatusBackingStore`` and
+``KafkaStatusBackingStore``. The records are :mod:`kopycat.storage.connector_status`'s; the Kafka
+store keeps them on a :class:`~kopycat.storage.kafka_based_log.KafkaBasedLog`, whose records are
+placed by the Java partitioner (murmur2 of the key bytes), so a Kafka Connect worker reading the
+same topic sees them in the order written.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from concurrent.futures import Future, wait
-from dataclasses import dataclass
-from enum import Enum
 from types import TracebackType
-from typing import Any, Final, Self
+from typing import Any, Self
 
-from confluent_kafka import Message
-from confluent_kafka.admin import AdminClient
-
-from kopycat.api.data import Schema, SchemaBuilder, Struct
 from kopycat.api.errors import ConnectError, DataError
-from kopycat.storage.kafka_offset_store import KafkaOffsetStore
-from kopycat.storage.offset_codec import _converter
-from kopycat.storage.offset_store import OffsetTable, completed_future
-from kopycat.storage.store_config import (
+from kopycat.storage.connector_status import (
+    CONNECTOR_STATUS_PREFIX, TASK_STATUS_PREFIX, TOPIC_STATUS_PREFIX, ConnectorStatus, State, TaskStatus,
+    TopicStatus, decode_status, decode_topic_status, encode_status, encode_topic_status, parse_topic_status_key,
+    status_key, topic_status_key,
+)
+from kopycat.storage.internal_topic_codec import parse_task_id
+from kopycat.storage.kafka_based_log import KafkaBasedLog
+from kopycat.storage.worker_storage_config import (
     KAFKA_STATUS_STORE_CONFIG, STATUS_STORAGE_PARTITIONS_CONFIG, STATUS_STORAGE_REPLICATION_FACTOR_CONFIG,
     STATUS_STORAGE_TOPIC_CONFIG, STATUS_STORAGE_TOPIC_DEFAULT,
 )
-from kopycat.storage.topic_admin import create_topic_if_missing, verify_topic_cleanup_policy_only_compact
+from kopycat.storage.write_completion import completed_future
 
-__all__ = [
-    "STATUS_SCHEMA_V0", "TOPIC_STATUS_SCHEMA_V0", "ConnectorStatus", "InternalTopicLog", "KafkaStatusBackingStore",
-    "MemoryStatusBackingStore", "State", "StatusBackingStore", "StatusTable", "TaskStatus", "TopicStatus",
-    "decode_status", "decode_topic_status", "encode_status", "encode_topic_status", "parse_task_id", "read_value",
-    "serialize_struct", "status_key", "topic_status_key",
-]
+__all__ = ["KafkaStatusBackingStore", "MemoryStatusBackingStore", "StatusBackingStore", "StatusTable"]
 
 log = logging.getLogger(__name__)
 
-CONNECTOR_STATUS_PREFIX: Final = "status-connector-"
-TASK_STATUS_PREFIX: Final = "status-task-"
-TOPIC_STATUS_PREFIX: Final = "status-topic-"
-TOPIC_STATUS_SEPARATOR: Final = ":connector-"
-_JAVA_INT: Final = re.compile(r"\+?\d+")  # what Integer.parseInt accepts, '-' aside
-_INT_MAX: Final = 2**31 - 1
-
-
-class State(Enum):
-    """A connector's or task's state (Kafka's ``AbstractStatus.State``, in its order)."""
-
-    UNASSIGNED = "UNASSIGNED"
-    RUNNING = "RUNNING"
-    PAUSED = "PAUSED"
-    FAILED = "FAILED"
-    DESTROYED = "DESTROYED"
-    RESTARTING = "RESTARTING"
-    STOPPED = "STOPPED"
-
-
-@dataclass(frozen=True)
-class ConnectorStatus:
-    """A connector's state as a worker reported it (Kafka's ``ConnectorStatus``).
-
-    ``trace`` is the failure's stack trace (FAILED only); ``generation`` the worker group's
-    generation when it was written (0 without group membership); ``version`` the connector
-    plugin's version, which Kafka Connect writes since 4.1.
-    """
-
-    connector: str
-    state: State
-    trace: str | None
-    worker_id: str
-    generation: int = 0
-    version: str | None = None
-
-
-@dataclass(frozen=True)
-class TaskStatus:
-    """A task's state as a worker reported it (Kafka's ``TaskStatus``); fields as ConnectorStatus."""
-
-    connector: str
-    task: int
-    state: State
-    trace: str | None
-    worker_id: str
-    generation: int = 0
-    version: str | None = None
-
-
-@dataclass(frozen=True)
-class TopicStatus:
-    """A topic one of the connector's tasks used, and when it was first seen (Kafka's ``TopicStatus``).
-
-    KIP-558: ``GET /connectors/{name}/topics`` lists these; ``PUT .../topics/reset`` deletes them.
-    """
-
-    topic: str
-    connector: str
-    task: int
-    discover_timestamp: int  # epoch milliseconds
-
-
-# ------------------------------------------------------------------------------- wire format
-
-STATUS_SCHEMA_V0: Final = (
-    SchemaBuilder.struct()
-    .field("state", Schema.STRING_SCHEMA)
-    .field("trace", SchemaBuilder.string().optional().build())
-    .field("worker_id", Schema.STRING_SCHEMA)
-    .field("generation", Schema.INT32_SCHEMA)
-    .field("version", Schema.OPTIONAL_STRING_SCHEMA)
-    .build())
-
-
-TOPIC_STATUS_VALUE_SCHEMA_V0: Final = (
-    SchemaBuilder.struct()
-    .field("name", Schema.STRING_SCHEMA)
-    .field("connector", Schema.STRING_SCHEMA)
-    .field("task", Schema.INT32_SCHEMA)
-    .field("discoverTimestamp", Schema.INT64_SCHEMA)
-    .build())
-TOPIC_STATUS_SCHEMA_V0: Final = SchemaBuilder.map(Schema.STRING_SCHEMA, TOPIC_STATUS_VALUE_SCHEMA_V0).build()
-
-
-def serialize_struct(topic: str, schema: Schema, struct: Struct) -> bytes:
-    """A Struct's bytes as the worker's internal JsonConverter (``schemas.enable=false``) writes them."""
-    data = _converter().from_connect_data(topic, schema, struct)
-    assert data is not None  # a Struct is never a tombstone
-    return data
-
-
-def read_value(topic: str, data: bytes) -> Any:
-    """What the internal JsonConverter reads from ``data`` (dicts, lists, str, int, ...).
-
-    Raises DataError when the bytes are not JSON.
-    """
-    return _converter().to_connect_data(topic, data).value
-
-
-def parse_task_id(key: str, prefix_parts: int) -> tuple[str, int] | None:
-    """``(connector, task)`` from ``<prefix>-<connector>-<n>``, or None (Kafka's ``parseTaskId``).
-
-    Splits on '-' as Java's ``String.split`` does (trailing empty parts dropped) and keeps the
-    parts between the ``prefix_parts`` prefix words and the number: "task-my-conn-3" with 1
-    prefix part is ("my-conn", 3).
-    """
-    parts = key.split("-")
-    while parts and not parts[-1]:
-        parts.pop()
-    if len(parts) < prefix_parts + 2 or not _JAVA_INT.fullmatch(parts[-1]) or int(parts[-1]) > _INT_MAX:
-        return None
-    return "-".join(parts[prefix_parts:-1]), int(parts[-1])
-
-
-def status_key(status: ConnectorStatus | TaskStatus) -> str:
-    """``status-connector-<name>`` or ``status-task-<name>-<n>``."""
-    if isinstance(status, TaskStatus):
-        return f"{TASK_STATUS_PREFIX}{status.connector}-{status.task}"
-    return CONNECTOR_STATUS_PREFIX + status.connector
-
-
-def encode_status(status: ConnectorStatus | TaskStatus, topic: str = "") -> bytes | None:
-    """The record value; None (a tombstone) for DESTROYED (Kafka's ``serialize``)."""
-    if status.state is State.DESTROYED:
-        return None
-    struct = Struct(STATUS_SCHEMA_V0).put("state", status.state.value)
-    if status.trace is not None:
-        struct.put("trace", status.trace)
-    struct.put("worker_id", status.worker_id).put("generation", status.generation)
-    struct.put("version", status.version)
-    return serialize_struct(topic, STATUS_SCHEMA_V0, struct)
-
-
-def topic_status_key(connector: str, topic: str) -> str:
-    """``status-topic-<topic>:connector-<connector>`` (a topic name never holds ':')."""
-    return f"{TOPIC_STATUS_PREFIX}{topic}{TOPIC_STATUS_SEPARATOR}{connector}"
-
-
-def encode_topic_status(status: TopicStatus, topic: str = "") -> bytes:
-    """The record value (Kafka's ``serializeTopicStatus``): ``{"topic": {name, connector, task,
-    discoverTimestamp}}``."""
-    struct = (Struct(TOPIC_STATUS_VALUE_SCHEMA_V0).put("name", status.topic).put("connector", status.connector)
-              .put("task", status.task).put("discoverTimestamp", status.discover_timestamp))
-    data = _converter().from_connect_data(topic, TOPIC_STATUS_SCHEMA_V0, {"topic": struct})
-    assert data is not None
-    return data
-
-
-def decode_topic_status(data: bytes, topic: str = "") -> TopicStatus:
-    """Kafka's ``parseTopicStatus``; DataError naming what is wrong."""
-    value = read_value(topic, data)
-    inner = value.get("topic") if isinstance(value, dict) else None
-    if not isinstance(inner, dict):
-        raise DataError(f"A topic status must be {{\"topic\": {{...}}}}, got {bytes(data)[:200]!r}")
-    name, connector, task, seen = (inner.get(k) for k in ("name", "connector", "task", "discoverTimestamp"))
-    if not (isinstance(name, str) and isinstance(connector, str) and isinstance(task, int)
-            and isinstance(seen, int)) or isinstance(task, bool) or isinstance(seen, bool):
-        raise DataError(f"A topic status needs strings 'name' and 'connector' and integers 'task' and "
-                        f"'discoverTimestamp', got {bytes(data)[:200]!r}")
-    return TopicStatus(name, connector, task, seen)
-
-
-def _parse_topic_status_key(key: str) -> tuple[str, str] | None:
-    """``(connector, topic)`` from a topic status key, or None (Kafka's ``readTopicStatus``)."""
-    delimiter = key.find(":")
-    if delimiter <= len(TOPIC_STATUS_PREFIX) or not key.startswith(TOPIC_STATUS_SEPARATOR, delimiter):
-        return None
-    connector = key[delimiter + len(TOPIC_STATUS_SEPARATOR):]
-    return (connector, key[len(TOPIC_STATUS_PREFIX):delimiter]) if connector else None
-
-
-def decode_status(data: bytes, topic: str = "") -> tuple[State, str | None, str, int, str | None]:
-    """``(state, trace, worker_id, generation, version)`` from a record value (Kafka's ``parse*Status``).
-
-    Raises DataError naming what is wrong; Kafka Connect logs such records and skips them.
-    """
-    value = read_value(topic, data)
-    if not isinstance(value, dict):
-        raise DataError(f"A status must be a JSON object, got {bytes(data)[:200]!r}")
-    state, trace, worker_id = value.get("state"), value.get("trace"), value.get("worker_id")
-    generation, version = value.get("generation"), value.get("version")
-    if not isinstance(state, str) or state not in State.__members__:
-        raise DataError(f"A status's 'state' must be one of {', '.join(State.__members__)}, got {state!r}")
-    if not isinstance(worker_id, str) or not isinstance(generation, int) or isinstance(generation, bool):
-        raise DataError(f"A status needs a string 'worker_id' and an integer 'generation', got "
-                        f"{bytes(data)[:200]!r}")
-    if not (trace is None or isinstance(trace, str)) or not (version is None or isinstance(version, str)):
-        raise DataError(f"A status's 'trace' and 'version' must be strings or null, got "
-                        f"{bytes(data)[:200]!r}")
-    return State(state), trace, worker_id, generation, version
-
-
-# ------------------------------------------------------------------------------- the stores
 
 class StatusTable:
     """The latest status per connector and task. Thread-safe: one lock guards both maps."""
@@ -302,7 +85,7 @@ class StatusTable:
             elif (fields := self._decode(name, value)) is not None:
                 connector, task = task_id
                 self._put_read_task(TaskStatus(connector, task, *fields))
-        elif name.startswith(TOPIC_STATUS_PREFIX) and (topic_id := _parse_topic_status_key(name)) is not None:
+        elif name.startswith(TOPIC_STATUS_PREFIX) and (topic_id := parse_topic_status_key(name)) is not None:
             if value is None:
                 self.remove_topic(*topic_id)
             elif (topic_status := self._decode_topic(name, value)) is not None:
@@ -493,10 +276,10 @@ class KafkaStatusBackingStore(StatusBackingStore):
         self.read_to_end_on_get = read_to_end_on_get
         self.timeout_s = timeout_s
         self.table = StatusTable(topic)
-        self.topic_log = InternalTopicLog(
+        self.topic_log = KafkaBasedLog(
             bootstrap_servers, topic=topic, partitions=partitions, replication_factor=replication_factor,
             topic_config=STATUS_STORAGE_TOPIC_CONFIG, purpose="connector and task statuses",
-            on_record=self.table.apply, client_id="kopycat-statuses", client_config=client_config,
+            consumed_callback=self.table.apply, client_id="kopycat-statuses", client_config=client_config,
             producer_config=producer_config, consumer_config=consumer_config, timeout_s=timeout_s)
         self._pending: set[Future[None]] = set()
         self._pending_lock = threading.Lock()
@@ -537,7 +320,7 @@ class KafkaStatusBackingStore(StatusBackingStore):
             if error is not None:
                 log.error("Failed to write status update %s to topic '%s': %s", what, self.topic, error)
 
-        future = self.topic_log.set({key.encode(): value}, report)
+        future = self.topic_log.send({key.encode(): value}, report)
         with self._pending_lock:
             self._pending.add(future)
         future.add_done_callback(self._done)
@@ -580,68 +363,3 @@ class KafkaStatusBackingStore(StatusBackingStore):
     def get_all_topics(self, connector: str) -> list[TopicStatus]:
         self._catch_up()
         return self.table.get_all_topics(connector)
-
-
-# ----------------------------------------------------------------------- internal topic log
-
-class _NoTable(OffsetTable):
-    """Drops what KafkaOffsetStore applies when a write is acknowledged: state comes from the log."""
-
-    def apply(self, key: bytes | None, value: bytes | None) -> None:
-        """Ignored."""
-
-
-class InternalTopicLog(KafkaOffsetStore):
-    """One of Kopycat's compacted internal topics, read record by record (Kafka's ``KafkaBasedLog``).
-
-    Reuses :class:`KafkaOffsetStore` for the topic's creation and checks, the forced client
-    settings, the Java partitioner, writes (``set``) and ``read_to_end``, with two changes: every
-    record read is handed to ``on_record`` in log order, and acknowledged writes are not applied
-    anywhere. Applying them too would replay a record twice, and a replayed commit record, for
-    one, would make its connector's task configs look inconsistent. ``on_record`` must not raise
-    for bad records.
-    """
-
-    def __init__(self, bootstrap_servers: str, *, topic: str, partitions: int, replication_factor: int,
-                 topic_config: str, purpose: str, on_record: Callable[[bytes | None, bytes | None], None],
-                 client_id: str, client_config: Mapping[str, Any] | None = None,
-                 producer_config: Mapping[str, Any] | None = None,
-                 consumer_config: Mapping[str, Any] | None = None, timeout_s: float = 60.0) -> None:
-        super().__init__(bootstrap_servers, topic=topic, partitions=partitions,
-                         replication_factor=replication_factor,
-                         client_config={"client.id": client_id, **(client_config or {})},
-                         producer_config=producer_config, consumer_config=consumer_config,
-                         read_to_end_on_get=False, timeout_s=timeout_s)
-        self.topic_config = topic_config
-        self.purpose = purpose
-        self.on_record = on_record
-        self.table = _NoTable()
-
-    def start(self) -> None:
-        log.info("Starting the log of %s on topic '%s'", self.purpose, self.topic)
-        try:
-            self._check_topic()
-            self._start()
-        except BaseException:
-            self.stop()
-            raise
-        log.info("Read topic '%s' to its end: %s loaded", self.topic, self.purpose)
-
-    def _check_topic(self) -> None:
-        """Create the topic, or refuse it unless compact-only, naming this topic's worker key.
-
-        ``KafkaOffsetStore._start`` repeats both checks (which then pass), but would name
-        ``offset.storage.topic`` in its error.
-        """
-        admin = AdminClient(self._admin_config)
-        created = create_topic_if_missing(
-            admin, self.topic, partitions=self.partitions, replication_factor=self.replication_factor,
-            config={"cleanup.policy": "compact"}, timeout_s=self.timeout_s)
-        if not created:
-            verify_topic_cleanup_policy_only_compact(admin, self.topic, self.topic_config, self.purpose,
-                                                     self.timeout_s)
-
-    def _handle(self, message: Message) -> None:
-        super()._handle(message)  # positions, end-of-partition events and errors
-        if message.error() is None:
-            self.on_record(message.key(), message.value())
