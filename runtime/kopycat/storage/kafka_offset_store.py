@@ -93,14 +93,21 @@ class KafkaOffsetStore(OffsetBackingStore):
     def stop(self) -> None:
         self.topic_log.stop()
 
+    def read_to_end(self, timeout_s: float | None = None) -> None:
+        """Bring the table up to date with the topic's end offsets as of now (Kafka's ``readToEnd``).
+
+        A store made with ``read_to_end_on_get=False`` sees offsets written elsewhere only after this.
+        """
+        self.topic_log.read_to_end(timeout_s)
+
     def get(self, keys: Collection[bytes]) -> dict[bytes, bytes | None]:
         if self.read_to_end_on_get:
-            self.topic_log.read_to_end()
+            self.read_to_end()
         return self.table.get(keys)
 
     def connector_partitions(self, connector: str) -> list[dict[str, Any] | None]:
         if self.read_to_end_on_get:
-            self.topic_log.read_to_end()
+            self.read_to_end()
         return self.table.connector_partitions(connector)
 
     def set(self, values: Mapping[bytes, bytes | None],
