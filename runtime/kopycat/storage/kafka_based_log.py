@@ -43,7 +43,10 @@ from kopycat.storage.topic_admin import (
 )
 from kopycat.storage.write_completion import SetCallback, completed_future
 
-__all__ = ["CONSUMER_DEFAULTS", "CONSUMER_OVERRIDES", "PRODUCER_OVERRIDES", "KafkaBasedLog", "RecordCallback"]
+__all__ = [
+    "CONSUMER_DEFAULTS", "CONSUMER_OVERRIDES", "PRODUCER_OVERRIDES", "KafkaBasedLog", "RecordCallback",
+    "worker_bootstrap_servers",
+]
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +74,17 @@ _UNRECOVERABLE: Final = frozenset({
     KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_PARTITION,
     KafkaError._UNKNOWN_TOPIC,
 })
+
+
+def worker_bootstrap_servers(props: Mapping[str, Any], store: str) -> str:
+    """``bootstrap.servers`` from worker properties, for a Kafka store's ``from_config``.
+
+    Raises ConnectError naming ``store`` ("the Kafka offset store") when it is unset.
+    """
+    servers = props.get("bootstrap.servers")
+    if not servers:
+        raise ConnectError(f"bootstrap.servers must be set to use {store}")
+    return str(servers)
 
 
 class _SendTracker:

@@ -21,7 +21,7 @@ from concurrent.futures import Future
 from typing import Any, NamedTuple
 
 from kopycat.api.errors import ConnectError
-from kopycat.storage.kafka_based_log import KafkaBasedLog
+from kopycat.storage.kafka_based_log import KafkaBasedLog, worker_bootstrap_servers
 from kopycat.storage.offset_backing_store import OffsetBackingStore, OffsetTable
 from kopycat.storage.offset_codec import default_partition
 from kopycat.storage.worker_storage_config import (
@@ -75,9 +75,7 @@ class KafkaOffsetStore(OffsetBackingStore):
     def from_config(cls, props: Mapping[str, Any], **kwargs: Any) -> KafkaOffsetStore:
         """A store from worker properties: ``bootstrap.servers`` and the ``offset.storage.*`` keys."""
         values = KAFKA_OFFSET_STORE_CONFIG.parse(props)
-        if not props.get("bootstrap.servers"):
-            raise ConnectError("bootstrap.servers must be set to use the Kafka offset store")
-        return cls(str(props["bootstrap.servers"]), topic=values[OFFSET_STORAGE_TOPIC_CONFIG],
+        return cls(worker_bootstrap_servers(props, "the Kafka offset store"), topic=values[OFFSET_STORAGE_TOPIC_CONFIG],
                    partitions=values[OFFSET_STORAGE_PARTITIONS_CONFIG],
                    replication_factor=values[OFFSET_STORAGE_REPLICATION_FACTOR_CONFIG], **kwargs)
 

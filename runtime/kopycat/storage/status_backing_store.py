@@ -24,7 +24,7 @@ from kopycat.storage.connector_status import (
     status_key, topic_status_key,
 )
 from kopycat.storage.internal_topic_codec import parse_task_id
-from kopycat.storage.kafka_based_log import KafkaBasedLog
+from kopycat.storage.kafka_based_log import KafkaBasedLog, worker_bootstrap_servers
 from kopycat.storage.worker_storage_config import (
     KAFKA_STATUS_STORE_CONFIG, STATUS_STORAGE_PARTITIONS_CONFIG, STATUS_STORAGE_REPLICATION_FACTOR_CONFIG,
     STATUS_STORAGE_TOPIC_CONFIG, STATUS_STORAGE_TOPIC_DEFAULT,
@@ -288,9 +288,7 @@ class KafkaStatusBackingStore(StatusBackingStore):
     def from_config(cls, props: Mapping[str, Any], **kwargs: Any) -> KafkaStatusBackingStore:
         """A store from worker properties: ``bootstrap.servers`` and the ``status.storage.*`` keys."""
         values = KAFKA_STATUS_STORE_CONFIG.parse(props)
-        if not props.get("bootstrap.servers"):
-            raise ConnectError("bootstrap.servers must be set to use the Kafka status store")
-        return cls(str(props["bootstrap.servers"]), topic=values[STATUS_STORAGE_TOPIC_CONFIG],
+        return cls(worker_bootstrap_servers(props, "the Kafka status store"), topic=values[STATUS_STORAGE_TOPIC_CONFIG],
                    partitions=values[STATUS_STORAGE_PARTITIONS_CONFIG],
                    replication_factor=values[STATUS_STORAGE_REPLICATION_FACTOR_CONFIG], **kwargs)
 
