@@ -461,7 +461,8 @@ class KafkaConfigBackingStore(_LogConfigStore):
     def from_config(cls, props: Mapping[str, Any], **kwargs: Any) -> KafkaConfigBackingStore:
         """A store from worker properties: ``bootstrap.servers`` and the ``config.storage.*`` keys."""
         values = KAFKA_CONFIG_STORE_CONFIG.parse(props)
-        return cls(worker_bootstrap_servers(props, "the Kafka config store"), topic=values[CONFIG_STORAGE_TOPIC_CONFIG],
+        return cls(worker_bootstrap_servers(props, "the Kafka config store"),
+                   topic=values[CONFIG_STORAGE_TOPIC_CONFIG],
                    replication_factor=values[CONFIG_STORAGE_REPLICATION_FACTOR_CONFIG], **kwargs)
 
     def start(self) -> None:

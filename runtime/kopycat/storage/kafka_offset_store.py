@@ -75,7 +75,8 @@ class KafkaOffsetStore(OffsetBackingStore):
     def from_config(cls, props: Mapping[str, Any], **kwargs: Any) -> KafkaOffsetStore:
         """A store from worker properties: ``bootstrap.servers`` and the ``offset.storage.*`` keys."""
         values = KAFKA_OFFSET_STORE_CONFIG.parse(props)
-        return cls(worker_bootstrap_servers(props, "the Kafka offset store"), topic=values[OFFSET_STORAGE_TOPIC_CONFIG],
+        return cls(worker_bootstrap_servers(props, "the Kafka offset store"),
+                   topic=values[OFFSET_STORAGE_TOPIC_CONFIG],
                    partitions=values[OFFSET_STORAGE_PARTITIONS_CONFIG],
                    replication_factor=values[OFFSET_STORAGE_REPLICATION_FACTOR_CONFIG], **kwargs)
 

@@ -288,7 +288,8 @@ class KafkaStatusBackingStore(StatusBackingStore):
     def from_config(cls, props: Mapping[str, Any], **kwargs: Any) -> KafkaStatusBackingStore:
         """A store from worker properties: ``bootstrap.servers`` and the ``status.storage.*`` keys."""
         values = KAFKA_STATUS_STORE_CONFIG.parse(props)
-        return cls(worker_bootstrap_servers(props, "the Kafka status store"), topic=values[STATUS_STORAGE_TOPIC_CONFIG],
+        return cls(worker_bootstrap_servers(props, "the Kafka status store"),
+                   topic=values[STATUS_STORAGE_TOPIC_CONFIG],
                    partitions=values[STATUS_STORAGE_PARTITIONS_CONFIG],
                    replication_factor=values[STATUS_STORAGE_REPLICATION_FACTOR_CONFIG], **kwargs)
 
