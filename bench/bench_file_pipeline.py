@@ -67,7 +67,7 @@ from kopycat.dev.processes import stop_process_group
 from kopycat.runtime.bounds import Bounds
 from kopycat.runtime.task_factory import build_sink_runner, build_source_runner
 from kopycat.runtime.task_parts import TaskId
-from kopycat.storage.offset_store import MemoryOffsetStore
+from kopycat.storage.offset_backing_store import MemoryOffsetStore
 
 from bench.bench_raw_kafka import PRODUCER_SETTINGS, consume
 from bench.common import BenchResult, Span, check_count, cpu_seconds, shared_broker, vm_hwm_mib

@@ -51,7 +51,7 @@ from kopycat.embedded import Kopycat
 from kopycat.runtime.bounds import Bounds, RunSummary
 from kopycat.runtime.task_factory import build_sink_runner, build_source_runner
 from kopycat.runtime.task_parts import TaskId
-from kopycat.storage.offset_store import MemoryOffsetStore
+from kopycat.storage.offset_backing_store import MemoryOffsetStore
 
 from bench.bench_file_pipeline import warm_up
 from bench.bench_raw_kafka import PRODUCER_SETTINGS

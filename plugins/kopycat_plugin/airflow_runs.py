@@ -20,7 +20,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any, Final
 
-from kopycat.storage.config_store import TargetState
+from kopycat.storage.config_backing_store import TargetState
 from kopycat_airflow.dag_factory import connector_dag_id
 
 __all__ = ["AirflowRunControl"]

@@ -37,7 +37,7 @@ from airflow.timetables.interval import CronDataIntervalTimetable
 from kopycat.api.connector import SourceConnector
 from kopycat.plugins import connector_class
 from kopycat.runtime.connector_config import CONNECTOR_CLASS_CONFIG, SCHEDULE_CONFIG, SCHEDULE_DEFAULT, SCHEDULE_NONE
-from kopycat.storage.config_store import ClusterConfigState, KafkaConfigBackingStore, TargetState
+from kopycat.storage.config_backing_store import ClusterConfigState, KafkaConfigBackingStore, TargetState
 from kopycat_airflow.connector_config import StoredConnector
 from kopycat_airflow.hooks.kopycat import KopycatHook
 from kopycat_airflow.task_group import connector_task_group

@@ -22,7 +22,7 @@ from typing import Any
 from kopycat.runtime.bounds import Bounds, RunSummary
 from kopycat.runtime.worker import Worker
 from kopycat.storage.kafka_offset_store import KafkaOffsetStore
-from kopycat.storage.offset_store import OffsetBackingStore
+from kopycat.storage.offset_backing_store import OffsetBackingStore
 
 __all__ = ["ConnectorHandle", "Kopycat"]
 

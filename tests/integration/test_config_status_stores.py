@@ -20,15 +20,15 @@ from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 from kopycat.api.errors import ConfigError
 from kopycat.dev.jars import ensure_jars
-from kopycat.storage.config_store import (
+from kopycat.storage.config_backing_store import (
     ClusterConfigState, KafkaConfigBackingStore, TargetState, encode_connector_config, encode_target_state,
     encode_tasks_commit,
 )
-from kopycat.storage.offset_codec import default_partition
-from kopycat.storage.status_store import (
-    ConnectorStatus, KafkaStatusBackingStore, State, TaskStatus, TopicStatus, encode_status, encode_topic_status,
-    status_key,
+from kopycat.storage.connector_status import (
+    ConnectorStatus, State, TaskStatus, TopicStatus, encode_status, encode_topic_status, status_key,
 )
+from kopycat.storage.offset_codec import default_partition
+from kopycat.storage.status_backing_store import KafkaStatusBackingStore
 
 ORACLE = Path(__file__).parents[1] / "unit" / "storage" / "java" / "ConfigStatusOracle.java"
 PROPS = {"connector.class": "FileStreamSource", "tasks.max": "2", "file": "/tmp/in.txt", "topic": "lines"}

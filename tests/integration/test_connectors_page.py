@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 import uvicorn
 from kopycat.rest import RestHerder, create_app
-from kopycat.storage.config_store import MemoryConfigBackingStore, TargetState
-from kopycat.storage.status_store import ConnectorStatus, MemoryStatusBackingStore, State, TaskStatus, TopicStatus
+from kopycat.storage.config_backing_store import MemoryConfigBackingStore, TargetState
+from kopycat.storage.connector_status import ConnectorStatus, State, TaskStatus, TopicStatus
+from kopycat.storage.status_backing_store import MemoryStatusBackingStore
 
 from tests.support.kafka import create_topic, produce
 

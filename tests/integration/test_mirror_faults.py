@@ -30,7 +30,7 @@ from confluent_kafka import Consumer, TopicPartition
 from kopycat.dev.kafka_broker import LocalKafkaBroker
 from kopycat.storage.file_offset_store import loads_offsets
 from kopycat.storage.kafka_offset_store import KafkaOffsetStore
-from kopycat.storage.offset_storage import OffsetStorageReaderImpl
+from kopycat.storage.offset_storage_reader_writer import OffsetStorageReaderImpl
 from tests.support.mirror import PARTITIONS, Record, create_topics, produce, read_partitions
 from tests.support.standalone import start_worker, write_props
 

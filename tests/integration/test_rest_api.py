@@ -11,8 +11,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from fastapi.testclient import TestClient
 from kopycat.rest import RestHerder, create_app
 from kopycat.rest.server import kafka_cluster_id
-from kopycat.storage.config_store import KafkaConfigBackingStore, TargetState
-from kopycat.storage.status_store import KafkaStatusBackingStore
+from kopycat.storage.config_backing_store import KafkaConfigBackingStore, TargetState
+from kopycat.storage.status_backing_store import KafkaStatusBackingStore
 
 ALTERED = {"message": "The offsets for this connector have been altered successfully"}
 

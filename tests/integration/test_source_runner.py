@@ -20,8 +20,8 @@ from kopycat.runtime.bounds import Bounds, StopReason
 from kopycat.runtime.task_factory import build_source_runner
 from kopycat.runtime.task_parts import TaskId
 from kopycat.storage.kafka_offset_store import KafkaOffsetStore
-from kopycat.storage.offset_storage import OffsetStorageReaderImpl
-from kopycat.storage.offset_store import MemoryOffsetStore
+from kopycat.storage.offset_backing_store import MemoryOffsetStore
+from kopycat.storage.offset_storage_reader_writer import OffsetStorageReaderImpl
 from tests.support.boundaries import BoundaryDefiningTask
 from tests.support.counting import CountingSourceTask
 from tests.support.kafka import consume_all as support_consume_all

@@ -21,7 +21,7 @@ import pytest
 from kopycat.storage.file_offset_store import loads_offsets
 from kopycat.storage.kafka_offset_store import KafkaOffsetStore
 from kopycat.storage.offset_codec import decode_value, encode_key
-from kopycat.storage.offset_storage import OffsetStorageReaderImpl
+from kopycat.storage.offset_storage_reader_writer import OffsetStorageReaderImpl
 from tests.support.kafka import consume_all, create_topic
 from tests.support.standalone import start_worker, write_props
 

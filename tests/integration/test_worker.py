@@ -7,7 +7,7 @@ from pathlib import Path
 
 from kopycat.embedded import Kopycat
 from kopycat.runtime.bounds import Bounds, StopReason
-from kopycat.storage.offset_store import MemoryOffsetStore
+from kopycat.storage.offset_backing_store import MemoryOffsetStore
 from tests.support.kafka import create_topic
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from kopycat.cli import main
 from kopycat.storage.file_offset_store import FileOffsetStore
-from kopycat.storage.offset_storage import OffsetStorageWriter
+from kopycat.storage.offset_storage_reader_writer import OffsetStorageWriter
 
 
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

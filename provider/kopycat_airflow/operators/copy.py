@@ -16,7 +16,7 @@ from kopycat.runtime.bounded_plan import PlannedTask
 from kopycat.runtime.bounds import RunSummary
 from kopycat_airflow.assets import kafka_asset
 from kopycat.runtime.stored_connectors import TaskStatusReporter
-from kopycat.storage.status_store import State
+from kopycat.storage.connector_status import State
 from kopycat_airflow.connector_config import ConnectorConfigArg, StoredConnector, resolve_connector_config
 from kopycat_airflow.hooks.kopycat import KopycatHook
 

@@ -12,7 +12,7 @@ from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 from kopycat.api.errors import ConfigError
 from kopycat.runtime.connector_config import validate_connector_config
 from kopycat.runtime.stored_connectors import publish_task_configs, report_connector
-from kopycat.storage.status_store import State
+from kopycat.storage.connector_status import State
 from kopycat_airflow.connector_config import ConnectorConfigArg, StoredConnector, resolve_connector_config
 from kopycat_airflow.hooks.kopycat import KopycatHook
 

@@ -51,11 +51,12 @@ from kopycat.runtime.connector_config import (
 from kopycat.runtime.connector_config import validate_connector_config as validate_config
 from kopycat.runtime.lag import connector_lag, lag_input_kind
 from kopycat.runtime.offsets_admin import alter_offsets, get_offsets
-from kopycat.storage.config_store import ClusterConfigState, ConfigBackingStore, TargetState
 from kopycat.runtime.worker_config import (
     TOPIC_TRACKING_ALLOW_RESET_CONFIG, TOPIC_TRACKING_ENABLE_CONFIG, WORKER_CONFIG,
 )
-from kopycat.storage.status_store import ConnectorStatus, State, StatusBackingStore, TaskStatus
+from kopycat.storage.config_backing_store import ClusterConfigState, ConfigBackingStore, TargetState
+from kopycat.storage.connector_status import ConnectorStatus, State, TaskStatus
+from kopycat.storage.status_backing_store import StatusBackingStore
 
 __all__ = ["RestHerder", "connector_type"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from kopycat.storage.config_store import TargetState
+from kopycat.storage.config_backing_store import TargetState
 
 __all__ = ["NoRunControl", "RunControl"]
 

@@ -19,8 +19,8 @@ from confluent_kafka.admin import AdminClient
 from kopycat.kafka import client_config
 from kopycat.rest.app import create_app
 from kopycat.rest.herder import RestHerder
-from kopycat.storage.config_store import KafkaConfigBackingStore
-from kopycat.storage.status_store import KafkaStatusBackingStore
+from kopycat.storage.config_backing_store import KafkaConfigBackingStore
+from kopycat.storage.status_backing_store import KafkaStatusBackingStore
 
 __all__ = ["kafka_cluster_id", "serve"]
 

@@ -24,8 +24,8 @@ from kopycat.runtime.connector_config import connector_definition, sink_topics
 from kopycat.runtime.planning import PlanningContext, plan_connector
 from kopycat.runtime.task_factory import fence_source_tasks
 from kopycat.runtime.topic_offsets import end_offsets, isolation_of, partition_counts
-from kopycat.storage.offset_storage import OffsetStorageReaderImpl
-from kopycat.storage.offset_store import OffsetBackingStore
+from kopycat.storage.offset_backing_store import OffsetBackingStore
+from kopycat.storage.offset_storage_reader_writer import OffsetStorageReaderImpl
 
 __all__ = ["PlannedTask", "plan_bounded_run", "password_keys", "with_passwords"]
 

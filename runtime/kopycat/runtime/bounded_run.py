@@ -26,7 +26,7 @@ from kopycat.runtime.progress import ProgressLogger
 from kopycat.runtime.task_factory import build_sink_runner, build_source_runner
 from kopycat.runtime.task_parts import TaskId
 from kopycat.storage.kafka_offset_store import KafkaOffsetStore
-from kopycat.storage.offset_store import MemoryOffsetStore, OffsetBackingStore
+from kopycat.storage.offset_backing_store import MemoryOffsetStore, OffsetBackingStore
 
 __all__ = ["run_planned_task"]
 

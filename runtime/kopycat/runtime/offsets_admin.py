@@ -26,12 +26,12 @@ from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.api.records import TopicPartition
 from kopycat.group_offsets import list_group_offsets
 from kopycat.kafka import client_config, consumer_group_id
-from kopycat.storage.config import OFFSET_STORAGE_FILE_FILENAME_CONFIG
 from kopycat.storage.file_offset_store import FileOffsetStore
 from kopycat.storage.kafka_offset_store import KafkaOffsetStore
+from kopycat.storage.offset_backing_store import OffsetBackingStore
 from kopycat.storage.offset_codec import encode_key, encode_value
-from kopycat.storage.offset_storage import OffsetStorageReaderImpl
-from kopycat.storage.offset_store import OffsetBackingStore
+from kopycat.storage.offset_storage_reader_writer import OffsetStorageReaderImpl
+from kopycat.storage.worker_storage_config import OFFSET_STORAGE_FILE_FILENAME_CONFIG
 
 __all__ = [
     "KAFKA_OFFSET_KEY", "KAFKA_PARTITION_KEY", "KAFKA_TOPIC_KEY", "alter_offsets", "consumer_group_id",

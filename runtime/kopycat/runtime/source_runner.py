@@ -58,8 +58,8 @@ from kopycat.runtime.source_delivery import DeliveryReports
 from kopycat.runtime.task_parts import TaskId, TaskParts
 from kopycat.runtime.topic_creation import TopicCreator
 from kopycat.runtime.worker_task import WorkerTask
-from kopycat.storage.offset_storage import OffsetStorageReaderImpl, OffsetStorageWriter
-from kopycat.storage.offset_store import OffsetBackingStore
+from kopycat.storage.offset_backing_store import OffsetBackingStore
+from kopycat.storage.offset_storage_reader_writer import OffsetStorageReaderImpl, OffsetStorageWriter
 
 __all__ = ["SourceTaskRunner", "WorkerSourceTaskContext"]
 

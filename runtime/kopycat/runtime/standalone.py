@@ -19,10 +19,10 @@ from kopycat.runtime.worker import Worker
 from kopycat.runtime.worker_config import (
     EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG, PLUGIN_PATH_CONFIG, STANDALONE_CONFIG, WORKER_CONFIG,
 )
-from kopycat.storage.config import OFFSET_STORAGE_FILE_FILENAME_CONFIG
 from kopycat.storage.file_offset_store import FileOffsetStore
 from kopycat.storage.kafka_offset_store import KafkaOffsetStore
-from kopycat.storage.offset_store import OffsetBackingStore
+from kopycat.storage.offset_backing_store import OffsetBackingStore
+from kopycat.storage.worker_storage_config import OFFSET_STORAGE_FILE_FILENAME_CONFIG
 
 __all__ = ["add_plugin_path", "run_standalone"]
 

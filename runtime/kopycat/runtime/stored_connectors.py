@@ -30,9 +30,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kopycat.api.errors import NotFoundError
-from kopycat.storage.config_store import KafkaConfigBackingStore, TargetState
 from kopycat.runtime.worker_config import TOPIC_TRACKING_ENABLE_CONFIG, WORKER_CONFIG
-from kopycat.storage.status_store import ConnectorStatus, KafkaStatusBackingStore, State, TaskStatus, TopicStatus
+from kopycat.storage.config_backing_store import KafkaConfigBackingStore, TargetState
+from kopycat.storage.connector_status import ConnectorStatus, State, TaskStatus, TopicStatus
+from kopycat.storage.status_backing_store import KafkaStatusBackingStore
 
 __all__ = ["StoredConnectorState", "TaskStatusReporter", "airflow_worker_id", "load_stored_connector",
            "publish_task_configs", "report_connector"]

@@ -19,8 +19,8 @@ from kopycat.api.task import SinkTask, SourceTask
 from kopycat.kafka import (
     SINK_CONSUMER_DEFAULTS, SOURCE_PRODUCER_DEFAULTS, SOURCE_PRODUCER_FORCED, client_config, consumer_group_id,
 )
-from kopycat.runtime.bounds import Bounds
 from kopycat.plugins import connector_class
+from kopycat.runtime.bounds import Bounds
 from kopycat.runtime.connector_config import (
     AT_MOST_ONCE, CONNECTOR_CLASS_CONFIG, DELIVERY_GUARANTEE_CONFIG, EXACTLY_ONCE_SUPPORT_CONFIG,
     HEADER_CONVERTER_CONFIG, KEY_CONVERTER_CONFIG, SINK_CONNECTOR_CONFIG, TOPICS_CONFIG, TOPICS_REGEX_CONFIG,
@@ -39,7 +39,7 @@ from kopycat.runtime.worker_config import (
     WORKER_CONFIG, converters_for,
 )
 from kopycat.storage.kafka_offset_store import KafkaOffsetStore
-from kopycat.storage.offset_store import OffsetBackingStore
+from kopycat.storage.offset_backing_store import OffsetBackingStore
 from kopycat.transforms.chain import TransformationChain
 
 __all__ = [

@@ -29,11 +29,10 @@ from kopycat.runtime.source_runner import SourceTaskRunner
 from kopycat.runtime.task_factory import build_sink_runner, build_source_runner
 from kopycat.runtime.task_parts import TaskId
 from kopycat.runtime.worker_config import TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG, WORKER_CONFIG
-from kopycat.storage.offset_storage import OffsetStorageReaderImpl
-from kopycat.storage.offset_store import OffsetBackingStore
-from kopycat.storage.status_store import (
-    ConnectorStatus, MemoryStatusBackingStore, State, StatusBackingStore, TaskStatus,
-)
+from kopycat.storage.connector_status import ConnectorStatus, State, TaskStatus
+from kopycat.storage.offset_backing_store import OffsetBackingStore
+from kopycat.storage.offset_storage_reader_writer import OffsetStorageReaderImpl
+from kopycat.storage.status_backing_store import MemoryStatusBackingStore, StatusBackingStore
 
 __all__ = ["Worker"]
 

@@ -16,7 +16,7 @@ from kopycat.api.config import (
 )
 from kopycat.api.converter import Converter, HeaderConverter
 from kopycat.plugins import converter_class, header_converter_class, new_converter, new_header_converter
-from kopycat.storage.config import FILE_OFFSET_STORE_CONFIG, KAFKA_OFFSET_STORE_CONFIG
+from kopycat.storage.worker_storage_config import FILE_OFFSET_STORE_CONFIG, KAFKA_OFFSET_STORE_CONFIG
 
 __all__ = [
     "BOOTSTRAP_SERVERS_CONFIG", "EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG", "GROUP_ID_CONFIG",

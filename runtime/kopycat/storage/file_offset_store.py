@@ -36,7 +36,8 @@ from typing import Any, Final
 import orjson
 
 from kopycat.api.errors import ConnectError
-from kopycat.storage.offset_store import OffsetBackingStore, OffsetTable, SetCallback, completed_future
+from kopycat.storage.offset_backing_store import OffsetBackingStore, OffsetTable
+from kopycat.storage.write_completion import SetCallback, completed_future
 
 __all__ = ["FILE_FORMAT", "FILE_FORMAT_VERSION", "FileOffsetStore"]
 

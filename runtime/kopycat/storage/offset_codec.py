@@ -29,14 +29,13 @@ from __future__ import annotations
 import functools
 import logging
 import struct
-import threading
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 import orjson
 
 from kopycat.api.errors import DataError
-from kopycat.converters.json import JsonConverter
+from kopycat.storage.internal_topic_codec import internal_converter
 
 __all__ = [
     "canonical_key", "decode_key", "decode_value", "default_partition", "encode_key",
@@ -200,19 +199,6 @@ def default_partition(key: bytes, num_partitions: int) -> int:
 
 # -------------------------------------------------------------------------------- JSON codec
 
-_local = threading.local()
-
-
-def _converter() -> JsonConverter:
-    """A schemaless JsonConverter per thread: converters need not be thread-safe."""
-    converter: JsonConverter | None = getattr(_local, "converter", None)
-    if converter is None:
-        converter = JsonConverter()
-        converter.configure({"schemas.enable": "false"}, is_key=False)
-        _local.converter = converter
-    return converter
-
-
 def validate_format(data: Any, what: str = "offset") -> None:
     """Kafka's ``OffsetUtils.validateFormat``: None, or a map of string keys to primitives.
 
@@ -245,7 +231,7 @@ def encode_key(connector: str, partition: Mapping[str, Any] | None,
     """
     validate_format(partition, "partition")
     ordered = None if partition is None else java_ordered(partition, initial_capacity)
-    data = _converter().from_connect_data(connector, None, [connector, ordered])
+    data = internal_converter().from_connect_data(connector, None, [connector, ordered])
     assert data is not None  # a list is never a tombstone
     return data
 
@@ -255,7 +241,7 @@ def encode_value(offset: Mapping[str, Any] | None, initial_capacity: int | None 
     validate_format(offset, "offset")
     if offset is None:
         return None
-    data = _converter().from_connect_data("", None, java_ordered(offset, initial_capacity))
+    data = internal_converter().from_connect_data("", None, java_ordered(offset, initial_capacity))
     assert data is not None
     return data
 
@@ -265,7 +251,7 @@ def decode_key(data: bytes) -> tuple[str, dict[str, Any] | None]:
 
     Raises DataError naming the expected shape when the bytes are not such a key.
     """
-    value = _converter().to_connect_data("", data).value
+    value = internal_converter().to_connect_data("", data).value
     if not (isinstance(value, list) and len(value) == 2 and isinstance(value[0], str)
             and (value[1] is None or isinstance(value[1], dict))):
         raise DataError(f'An offsets key must be a JSON array ["<connector>", {{partition}}], '
@@ -277,7 +263,7 @@ def decode_value(data: bytes | None) -> dict[str, Any] | None:
     """The offset dict from value bytes; None for a tombstone (or the JSON ``null``)."""
     if data is None:
         return None
-    value = _converter().to_connect_data("", data).value
+    value = internal_converter().to_connect_data("", data).value
     if value is not None and not isinstance(value, dict):
         raise DataError(f"An offsets value must be a JSON object, got {bytes(data)[:200]!r}")
     return value

@@ -16,8 +16,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from kopycat.rest import RestHerder, create_app
-from kopycat.storage.config_store import KafkaConfigBackingStore
-from kopycat.storage.status_store import KafkaStatusBackingStore
+from kopycat.storage.config_backing_store import KafkaConfigBackingStore
+from kopycat.storage.status_backing_store import KafkaStatusBackingStore
 from kopycat_airflow.dag_factory import connector_dag_id
 from kopycat_airflow.local import LocalAirflow
 from tests.support.kafka import consume_all

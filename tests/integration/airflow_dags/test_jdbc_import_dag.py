@@ -73,7 +73,7 @@ def _offsets(bootstrap: str, connector: str) -> dict[str, Any]:
 
 
 def _partition_offsets(store: KafkaOffsetStore, connector: str) -> dict[str, Any]:
-    from kopycat.storage.offset_storage import OffsetStorageReaderImpl
+    from kopycat.storage.offset_storage_reader_writer import OffsetStorageReaderImpl
 
     reader = OffsetStorageReaderImpl(store, connector)
     partitions = [p for p in store.connector_partitions(connector) if p is not None]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kopycat.runtime.connector_config import validate_connector_config
-from kopycat.storage.config_store import MemoryConfigBackingStore, TargetState
+from kopycat.storage.config_backing_store import MemoryConfigBackingStore, TargetState
 from kopycat_airflow import dag_factory
 from kopycat_airflow.connector_config import StoredConnector
 from kopycat_airflow.dag_factory import (

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from kopycat.rest import RestHerder, create_app
-from kopycat.storage.config_store import MemoryConfigBackingStore
-from kopycat.storage.status_store import MemoryStatusBackingStore
+from kopycat.storage.config_backing_store import MemoryConfigBackingStore
+from kopycat.storage.status_backing_store import MemoryStatusBackingStore
 
 FILE_SOURCE: dict[str, Any] = {
     "name": "local-file-source",

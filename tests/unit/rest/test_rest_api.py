@@ -12,14 +12,9 @@ import pytest
 from fastapi.testclient import TestClient
 from kopycat import __version__
 from kopycat.rest import RestHerder, create_app
-from kopycat.storage.config_store import ClusterConfigState, MemoryConfigBackingStore, TargetState
-from kopycat.storage.status_store import (
-    ConnectorStatus,
-    MemoryStatusBackingStore,
-    State,
-    TaskStatus,
-    TopicStatus,
-)
+from kopycat.storage.config_backing_store import ClusterConfigState, MemoryConfigBackingStore, TargetState
+from kopycat.storage.connector_status import ConnectorStatus, State, TaskStatus, TopicStatus
+from kopycat.storage.status_backing_store import MemoryStatusBackingStore
 
 FILE_SINK: dict[str, Any] = {
     "name": "local-file-sink",

@@ -17,7 +17,7 @@ from kopycat.api.records import TopicPartition
 from kopycat.rest import RestHerder
 from kopycat.runtime.offsets_admin import parse_sink_offsets
 from kopycat.storage.file_offset_store import FileOffsetStore
-from kopycat.storage.offset_storage import OffsetStorageWriter
+from kopycat.storage.offset_storage_reader_writer import OffsetStorageWriter
 
 NOT_STOPPED = ("Connectors must be in the STOPPED state before their offsets can be modified. This can be done "
                "for the specified connector by issuing a 'PUT' request to the '/connectors/local-file-source/stop' "

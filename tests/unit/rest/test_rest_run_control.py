@@ -8,8 +8,9 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 from kopycat.rest import RestHerder, create_app
-from kopycat.storage.config_store import MemoryConfigBackingStore, TargetState
-from kopycat.storage.status_store import ConnectorStatus, MemoryStatusBackingStore, State, TaskStatus
+from kopycat.storage.config_backing_store import MemoryConfigBackingStore, TargetState
+from kopycat.storage.connector_status import ConnectorStatus, State, TaskStatus
+from kopycat.storage.status_backing_store import MemoryStatusBackingStore
 
 from .conftest import FILE_SOURCE
 

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import not_a_server_error
 
 from kopycat.rest import RestHerder, create_app
-from kopycat.storage.config_store import MemoryConfigBackingStore
-from kopycat.storage.status_store import MemoryStatusBackingStore
+from kopycat.storage.config_backing_store import MemoryConfigBackingStore
+from kopycat.storage.status_backing_store import MemoryStatusBackingStore
 
 
 def _schema(herder: RestHerder) -> schemathesis.BaseSchema:

@@ -8,7 +8,7 @@ from kopycat.api.errors import ConfigError
 from kopycat.runtime.connector_config import at_most_once
 from kopycat.runtime.task_factory import build_source_runner
 from kopycat.runtime.task_parts import TaskId
-from kopycat.storage.offset_store import MemoryOffsetStore
+from kopycat.storage.offset_backing_store import MemoryOffsetStore
 from tests.support.counting import CountingSourceTask
 
 COUNTING = {"name": "c", "connector.class": "tests.support.counting.CountingSourceConnector", "topic": "t"}

@@ -13,12 +13,11 @@ import logging
 import pytest
 
 from kopycat.api.errors import ConfigError, ConnectError, DataError, NotFoundError
-from kopycat.storage.config_store import (
-    ClusterConfigState, ConfigTable, KafkaConfigBackingStore, MemoryConfigBackingStore, TargetState,
-    commit_key, connector_key, encode_connector_config, encode_target_state, encode_tasks_commit,
-    target_state_key, task_key,
+from kopycat.storage.config_backing_store import (
+    ClusterConfigState, ConfigTable, KafkaConfigBackingStore, MemoryConfigBackingStore, TargetState, commit_key,
+    connector_key, encode_connector_config, encode_target_state, encode_tasks_commit, target_state_key, task_key,
 )
-from kopycat.storage.status_store import parse_task_id
+from kopycat.storage.internal_topic_codec import parse_task_id
 
 CONNECTOR_PROPS = {
     "connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "tasks.max": "1",
@@ -169,7 +168,7 @@ def test_a_target_state_tombstone_leaves_an_existing_connector_started() -> None
 
 
 def test_bad_records_are_logged_and_skipped(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.ERROR, logger="kopycat.storage.config_store"):
+    with caplog.at_level(logging.ERROR, logger="kopycat.storage.config_backing_store"):
         table = _replay(("connector-c", CONNECTOR_CONFIG), ("connector-d", b"not json"),
                         ("connector-e", b'{"properties":{"a":1}}'), ("target-state-c", b'{"state":"FOO"}'),
                         ("task-c-x", TASK_CONFIG), ("commit-c", b'{"tasks":"1"}'), ("bogus-c", b"{}"),

@@ -10,8 +10,8 @@ import pytest
 
 from kopycat.api.errors import ConnectError
 from kopycat.storage import FileOffsetStore, OffsetStorageReaderImpl, OffsetStorageWriter
-from kopycat.storage.config import FILE_OFFSET_STORE_CONFIG
 from kopycat.storage.offset_codec import encode_key
+from kopycat.storage.worker_storage_config import FILE_OFFSET_STORE_CONFIG
 
 
 def test_offsets_survive_a_restart(tmp_path: Path) -> None:

@@ -15,14 +15,16 @@ from kopycat.storage import KafkaOffsetStore
 
 def test_defaults_are_kafka_connects() -> None:
     store = KafkaOffsetStore.from_config({"bootstrap.servers": "127.0.0.1:9"})
-    assert (store.topic, store.partitions, store.replication_factor) == ("connect-offsets", 25, 3)
+    assert (store.topic, store.topic_log.partitions, store.topic_log.replication_factor) == (
+        "connect-offsets", 25, 3)
 
 
 def test_worker_properties_are_parsed_and_minus_one_means_broker_default() -> None:
     store = KafkaOffsetStore.from_config({
         "bootstrap.servers": "127.0.0.1:9", "offset.storage.topic": "my-offsets",
         "offset.storage.partitions": "-1", "offset.storage.replication.factor": "-1"})
-    assert (store.topic, store.partitions, store.replication_factor) == ("my-offsets", -1, -1)
+    assert (store.topic, store.topic_log.partitions, store.topic_log.replication_factor) == (
+        "my-offsets", -1, -1)
 
 
 @pytest.mark.parametrize(("key", "value"), [("offset.storage.partitions", "0"),
@@ -43,12 +45,12 @@ def test_settings_the_topic_format_depends_on_are_forced(caplog: pytest.LogCaptu
         store = KafkaOffsetStore("127.0.0.1:9",
                                  producer_config={"partitioner": "consistent_random", "linger.ms": 1},
                                  consumer_config={"isolation.level": "read_uncommitted"})
-    assert store._producer_config["partitioner"] == "murmur2_random"
-    assert store._producer_config["linger.ms"] == 1
-    assert store._producer_config["acks"] == "all"
-    assert store._producer_config["enable.idempotence"] is True
-    assert store._consumer_config["isolation.level"] == "read_committed"
-    assert store._consumer_config["fetch.queue.backoff.ms"] == 10
+    assert store.topic_log.producer_config["partitioner"] == "murmur2_random"
+    assert store.topic_log.producer_config["linger.ms"] == 1
+    assert store.topic_log.producer_config["acks"] == "all"
+    assert store.topic_log.producer_config["enable.idempotence"] is True
+    assert store.topic_log.consumer_config["isolation.level"] == "read_committed"
+    assert store.topic_log.consumer_config["fetch.queue.backoff.ms"] == 10
     assert "partitioner=consistent_random" in caplog.text
     assert "isolation.level=read_uncommitted" in caplog.text
 

@@ -12,7 +12,7 @@ import pytest
 from kopycat.api.errors import ConnectError, DataError
 from kopycat.storage import MemoryOffsetStore, OffsetBackingStore, OffsetStorageReaderImpl, OffsetStorageWriter
 from kopycat.storage.offset_codec import encode_key, encode_value
-from kopycat.storage.offset_store import SetCallback
+from kopycat.storage.write_completion import SetCallback
 
 
 class HeldStore(OffsetBackingStore):

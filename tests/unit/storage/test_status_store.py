@@ -13,10 +13,11 @@ import logging
 import pytest
 
 from kopycat.api.errors import ConfigError, ConnectError, DataError
-from kopycat.storage.status_store import (
-    ConnectorStatus, KafkaStatusBackingStore, MemoryStatusBackingStore, State, StatusTable, TaskStatus, TopicStatus,
-    decode_status, decode_topic_status, encode_status, encode_topic_status, status_key, topic_status_key,
+from kopycat.storage.connector_status import (
+    ConnectorStatus, State, TaskStatus, TopicStatus, decode_status, decode_topic_status, encode_status,
+    encode_topic_status, status_key, topic_status_key,
 )
+from kopycat.storage.status_backing_store import KafkaStatusBackingStore, MemoryStatusBackingStore, StatusTable
 
 STATUS_RUNNING = (b'{"state":"RUNNING","trace":null,"worker_id":"127.0.0.1:8083","generation":0,'
                   b'"version":null}')
@@ -117,7 +118,7 @@ def test_connector_names_with_dashes_survive_the_task_key() -> None:
 
 
 def test_bad_records_are_skipped(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.DEBUG, logger="kopycat.storage.status_store"):
+    with caplog.at_level(logging.DEBUG, logger="kopycat.storage.status_backing_store"):
         table = _replay(("status-connector-a", b"not json"), ("status-task-a-x", STATUS_RUNNING),
                         ("status-connector-", STATUS_RUNNING), ("status-topic-orders:connector-a",
                                                                 b'{"topic":{"name":"orders"}}'),

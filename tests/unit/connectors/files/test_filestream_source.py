@@ -24,9 +24,9 @@ from kopycat.connectors.files.filestream_source import (
     FileStreamSourceTask,
     owner_of,
 )
+from kopycat.storage.offset_backing_store import MemoryOffsetStore
 from kopycat.storage.offset_codec import encode_key
-from kopycat.storage.offset_storage import OffsetStorageReaderImpl, OffsetStorageWriter
-from kopycat.storage.offset_store import MemoryOffsetStore
+from kopycat.storage.offset_storage_reader_writer import OffsetStorageReaderImpl, OffsetStorageWriter
 
 CONNECTOR = "file-source"
 

@@ -3,8 +3,9 @@
 Follows Kafka Connect's ``OffsetBackingStore`` and ``MemoryOffsetBackingStore``: a store maps
 serialized keys to serialized values (the bytes of :mod:`kopycat.storage.offset_codec`), knows
 nothing of connectors beyond listing their partitions (KIP-875's ``connectorPartitions``), and
-is wrapped by :class:`~kopycat.storage.offset_storage.OffsetStorageReaderImpl` (reads for a task)
-and :class:`~kopycat.storage.offset_storage.OffsetStorageWriter` (buffered, snapshotting writes).
+is wrapped by :class:`~kopycat.storage.offset_storage_reader_writer.OffsetStorageReaderImpl`
+(reads for a task) and :class:`~kopycat.storage.offset_storage_reader_writer.OffsetStorageWriter`
+(buffered, snapshotting writes).
 
 Three stores implement it: :class:`MemoryOffsetStore` (tests, embedded use),
 :class:`~kopycat.storage.file_offset_store.FileOffsetStore` (standalone mode) and
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from concurrent.futures import Future
 from types import TracebackType
 from typing import Any
@@ -23,21 +24,9 @@ from typing import Any
 import orjson
 
 from kopycat.storage.offset_codec import canonical_key
+from kopycat.storage.write_completion import SetCallback, completed_future
 
-__all__ = ["MemoryOffsetStore", "OffsetBackingStore", "OffsetTable", "SetCallback", "completed_future"]
-
-SetCallback = Callable[[BaseException | None], None]
-"""Called once when a ``set`` finished: with None on success, else with the error."""
-
-
-def completed_future(error: BaseException | None = None) -> Future[None]:
-    """A future that is already done, failed with ``error`` when one is given."""
-    future: Future[None] = Future()
-    if error is None:
-        future.set_result(None)
-    else:
-        future.set_exception(error)
-    return future
+__all__ = ["MemoryOffsetStore", "OffsetBackingStore", "OffsetTable"]
 
 
 class OffsetBackingStore(ABC):

@@ -33,8 +33,9 @@ from confluent_kafka import KafkaException
 
 from kopycat.api.data import Schema, SchemaBuilder, Struct
 from kopycat.api.errors import ConfigError, ConnectError, DataError, NotFoundError
-from kopycat.storage.status_store import InternalTopicLog, parse_task_id, read_value, serialize_struct
-from kopycat.storage.store_config import (
+from kopycat.storage.internal_topic_codec import parse_task_id, read_value, serialize_struct
+from kopycat.storage.kafka_based_log import KafkaBasedLog, worker_bootstrap_servers
+from kopycat.storage.worker_storage_config import (
     CONFIG_STORAGE_REPLICATION_FACTOR_CONFIG, CONFIG_STORAGE_TOPIC_CONFIG, CONFIG_STORAGE_TOPIC_DEFAULT,
     KAFKA_CONFIG_STORE_CONFIG,
 )
@@ -351,8 +352,8 @@ class ConfigBackingStore(ABC):
 class _LogConfigStore(ConfigBackingStore):
     """Both stores write the same records and replay them through one :class:`ConfigTable`.
 
-    Subclasses say how records are written (``_send``, in order, returning once stored) and how
-    the table catches up with the log (``_refresh``).
+    Subclasses implement two declared hooks: :meth:`write_records` (how records are written) and
+    :meth:`catch_up` (how the table catches up with the log).
     """
 
     def __init__(self, topic: str) -> None:
@@ -360,17 +361,19 @@ class _LogConfigStore(ConfigBackingStore):
         self.table = ConfigTable(topic)
 
     @abstractmethod
-    def _send(self, records: Mapping[str, bytes | None]) -> None: ...
+    def write_records(self, records: Mapping[str, bytes | None]) -> None:
+        """Hook: write ``records`` (UTF-8 keys, None for a tombstone) in order; return once stored."""
 
     @abstractmethod
-    def _refresh(self) -> None: ...
+    def catch_up(self) -> None:
+        """Hook: bring :attr:`table` up to date with every record stored so far."""
 
     def snapshot(self) -> ClusterConfigState:
-        self._refresh()
+        self.catch_up()
         return self.table.snapshot()
 
     def contains(self, connector: str) -> bool:
-        self._refresh()
+        self.catch_up()
         return self.table.contains(connector)
 
     def put_connector_config(self, connector: str, properties: Mapping[str, str],
@@ -380,24 +383,24 @@ class _LogConfigStore(ConfigBackingStore):
         if target_state is not None:  # first, as Kafka: the connector starts in this state
             records[target_state_key(connector)] = encode_target_state(target_state, self.topic)
         records[connector_key(connector)] = config
-        self._send(records)
-        self._refresh()
+        self.write_records(records)
+        self.catch_up()
 
     def remove_connector_config(self, connector: str) -> None:
-        self._send({connector_key(connector): None, target_state_key(connector): None})
-        self._refresh()
+        self.write_records({connector_key(connector): None, target_state_key(connector): None})
+        self.catch_up()
 
     def put_task_configs(self, connector: str, configs: Sequence[Mapping[str, str]]) -> None:
         encoded = [encode_connector_config(config, self.topic) for config in configs]
         self._require(connector)
         if encoded:
-            self._send({task_key(connector, task): value for task, value in enumerate(encoded)})
-        self._send({commit_key(connector): encode_tasks_commit(len(encoded), self.topic)})
-        self._refresh()
+            self.write_records({task_key(connector, task): value for task, value in enumerate(encoded)})
+        self.write_records({commit_key(connector): encode_tasks_commit(len(encoded), self.topic)})
+        self.catch_up()
 
     def put_target_state(self, connector: str, state: TargetState) -> None:
         self._require(connector)
-        self._send({target_state_key(connector): encode_target_state(state, self.topic)})
+        self.write_records({target_state_key(connector): encode_target_state(state, self.topic)})
 
     def _require(self, connector: str) -> None:
         if not self.contains(connector):
@@ -421,11 +424,11 @@ class MemoryConfigBackingStore(_LogConfigStore):
     def stop(self) -> None:
         """Nothing to release; the configurations stay readable until the object is dropped."""
 
-    def _send(self, records: Mapping[str, bytes | None]) -> None:
+    def write_records(self, records: Mapping[str, bytes | None]) -> None:
         for key, value in records.items():
             self.table.apply(key.encode(), value)
 
-    def _refresh(self) -> None:
+    def catch_up(self) -> None:
         """Writes are applied as they are made."""
 
 
@@ -436,9 +439,10 @@ class KafkaConfigBackingStore(_LogConfigStore):
     when it has more partitions or another policy. It is read to its end on ``start`` and before
     every ``snapshot``/``contains`` (Kafka reads in a background thread; a bounded Airflow run has
     no thread to spare), and after each write, so a caller reads its own writes. The state comes
-    from the log only, never from the write acknowledgements. Differences in the clients are
-    :class:`~kopycat.storage.kafka_offset_store.KafkaOffsetStore`'s (idempotent producer,
-    read_committed consumer); ``client_config``/``producer_config``/``consumer_config`` are as there.
+    from the log only, never from the write acknowledgements: replaying a record twice would, for
+    one, make a replayed commit record's task configs look inconsistent. The log is a
+    :class:`~kopycat.storage.kafka_based_log.KafkaBasedLog` (idempotent producer, read_committed
+    consumer); ``client_config``/``producer_config``/``consumer_config`` are its.
     """
 
     def __init__(self, bootstrap_servers: str, *, topic: str = CONFIG_STORAGE_TOPIC_DEFAULT,
@@ -447,19 +451,18 @@ class KafkaConfigBackingStore(_LogConfigStore):
                  consumer_config: Mapping[str, Any] | None = None, timeout_s: float = 60.0) -> None:
         super().__init__(topic)
         self.timeout_s = timeout_s
-        self.topic_log = InternalTopicLog(
+        self.topic_log = KafkaBasedLog(
             bootstrap_servers, topic=topic, partitions=1, replication_factor=replication_factor,
             topic_config=CONFIG_STORAGE_TOPIC_CONFIG, purpose="connector configurations",
-            on_record=self.table.apply, client_id="kopycat-configs", client_config=client_config,
+            consumed_callback=self.table.apply, client_id="kopycat-configs", client_config=client_config,
             producer_config=producer_config, consumer_config=consumer_config, timeout_s=timeout_s)
 
     @classmethod
     def from_config(cls, props: Mapping[str, Any], **kwargs: Any) -> KafkaConfigBackingStore:
         """A store from worker properties: ``bootstrap.servers`` and the ``config.storage.*`` keys."""
         values = KAFKA_CONFIG_STORE_CONFIG.parse(props)
-        if not props.get("bootstrap.servers"):
-            raise ConnectError("bootstrap.servers must be set to use the Kafka config store")
-        return cls(str(props["bootstrap.servers"]), topic=values[CONFIG_STORAGE_TOPIC_CONFIG],
+        return cls(worker_bootstrap_servers(props, "the Kafka config store"),
+                   topic=values[CONFIG_STORAGE_TOPIC_CONFIG],
                    replication_factor=values[CONFIG_STORAGE_REPLICATION_FACTOR_CONFIG], **kwargs)
 
     def start(self) -> None:
@@ -475,8 +478,8 @@ class KafkaConfigBackingStore(_LogConfigStore):
     def stop(self) -> None:
         self.topic_log.stop()
 
-    def _send(self, records: Mapping[str, bytes | None]) -> None:
-        future = self.topic_log.set({key.encode(): value for key, value in records.items()})
+    def write_records(self, records: Mapping[str, bytes | None]) -> None:
+        future = self.topic_log.send({key.encode(): value for key, value in records.items()})
         try:
             future.result(self.timeout_s)
         except FutureTimeoutError as exc:
@@ -486,5 +489,5 @@ class KafkaConfigBackingStore(_LogConfigStore):
             raise ConnectError(f"Error writing {sorted(records)} to config topic '{self.topic}': "
                                f"{exc}") from exc
 
-    def _refresh(self) -> None:
+    def catch_up(self) -> None:
         self.topic_log.read_to_end()

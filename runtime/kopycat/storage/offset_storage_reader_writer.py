@@ -3,7 +3,7 @@
 Follows Kafka Connect's ``OffsetStorageReaderImpl`` and ``OffsetStorageWriter``: both work on
 one namespace (the connector name), turn partition and offset dicts into the bytes of
 :mod:`kopycat.storage.offset_codec` and hand them to an
-:class:`~kopycat.storage.offset_store.OffsetBackingStore`.
+:class:`~kopycat.storage.offset_backing_store.OffsetBackingStore`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from typing import Any
 from kopycat.api.errors import ConnectError, DataError
 from kopycat.api.task import OffsetStorageReader
 from kopycat.storage.offset_codec import decode_value, encode_key, encode_value, validate_format
-from kopycat.storage.offset_store import OffsetBackingStore, SetCallback, completed_future
+from kopycat.storage.offset_backing_store import OffsetBackingStore
+from kopycat.storage.write_completion import SetCallback, completed_future
 
 __all__ = ["OffsetStorageReaderImpl", "OffsetStorageWriter"]
 
