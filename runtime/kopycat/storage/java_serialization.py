@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable
-from typing import Final
+from typing import Final, TypeVar
 
 __all__ = ["JavaSerializationError", "dump_byte_array_map", "is_java_serialization", "load_byte_array_map"]
 
@@ -52,6 +52,8 @@ BYTE_ARRAY: Final = "[B"
 BYTE_ARRAY_SUID: Final = -5984413125824719648
 LOAD_FACTOR: Final = 0.75
 DEFAULT_CAPACITY: Final = 16
+
+_T = TypeVar("_T")
 
 _PRIMITIVE_SIZES: Final = {"B": 1, "C": 2, "D": 8, "F": 4, "I": 4, "J": 8, "S": 2, "Z": 1}
 _TAG_NAMES: Final = {TC_NULL: "TC_NULL", TC_REFERENCE: "TC_REFERENCE", TC_CLASSDESC: "TC_CLASSDESC",
@@ -164,21 +166,21 @@ class _Reader:
         (length,) = self.unpack(">H", what)
         return self.take(length, what).decode("utf-8", errors="replace")
 
-    def referenced(self, what: str) -> object:
-        (handle,) = self.unpack(">I", what)
+    def referenced(self, kind: type[_T], what: str) -> _T:
+        """The earlier object a TC_REFERENCE (just read) names, which must be a ``kind``."""
+        at = self.pos - 1
+        (handle,) = self.unpack(">I", f"a reference to {what}")
         index = handle - BASE_WIRE_HANDLE
-        if not 0 <= index < len(self.handles):
-            raise JavaSerializationError(f"TC_REFERENCE to unknown handle 0x{handle:X} at byte {self.pos - 4}")
-        return self.handles[index]
+        target = self.handles[index] if 0 <= index < len(self.handles) else None
+        if not isinstance(target, kind):
+            raise JavaSerializationError(f"TC_REFERENCE at byte {at} to handle 0x{handle:X}, which is "
+                                         f"not {what}")
+        return target
 
     def class_desc(self) -> _ClassDesc:
         tag = self.tag("a class descriptor")
         if tag == TC_REFERENCE:
-            desc = self.referenced("a class descriptor reference")
-            if not isinstance(desc, _ClassDesc):
-                raise JavaSerializationError(f"TC_REFERENCE at byte {self.pos - 5} names an object, "
-                                             f"not a class descriptor")
-            return desc
+            return self.referenced(_ClassDesc, "a class descriptor")
         if tag != TC_CLASSDESC:
             raise self.unexpected(tag, "a class descriptor")
         name = self.utf("a class name")
@@ -206,11 +208,7 @@ class _Reader:
         if tag == TC_NULL:
             return None
         if tag == TC_REFERENCE:
-            array = self.referenced("an array reference")
-            if not isinstance(array, bytes):
-                raise JavaSerializationError(f"TC_REFERENCE at byte {self.pos - 5} does not name "
-                                             f"a byte[]")
-            return array
+            return self.referenced(bytes, "a byte[]")
         if tag != TC_ARRAY:
             raise self.unexpected(tag, "a byte[] key or value (TC_ARRAY)")
         desc = self.class_desc()
