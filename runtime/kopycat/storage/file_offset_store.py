@@ -1,19 +1,21 @@
 """Offsets in a local file, for standalone mode (``offset.storage.file.filename``).
 
 Follows Kafka Connect's ``FileOffsetBackingStore``: the whole table is kept in memory and the
-file is rewritten on every ``set``. Kafka's file is a Java-serialized ``HashMap<byte[], byte[]>``
-(``ObjectOutputStream``), which Python cannot write faithfully, so the two cannot share a file.
-The keys and values inside are the same bytes as on the ``connect-offsets`` topic, though, so
-entries can be copied between this file and the topic unchanged.
+file is rewritten on every ``set``. The file is Kafka's own: a Java-serialized
+``HashMap<byte[], byte[]>`` of the serialized keys and values, the same bytes as on the
+``connect-offsets`` topic (see :mod:`kopycat.storage.java_serialization`). Kafka's
+``connect-standalone`` and ``kopycat standalone`` therefore resume from each other's file.
 
-File format (UTF-8 JSON, one document)::
+Kopycat's JSON offsets files (UTF-8, one document) are read as well::
 
     {"format": "kopycat.file-offsets", "version": 1,
      "offsets": [{"key": "[\\"my-source\\",{\\"filename\\":\\"/x\\"}]", "value": "{\\"position\\":42}"}]}
 
-``key``/``value`` hold the serialized bytes as text when they are UTF-8 (always, for keys and
-values written by Kopycat or Kafka Connect's JsonConverter), else ``key_b64``/``value_b64``
-hold them base64-encoded. Deleted offsets are simply absent.
+(``key_b64``/``value_b64`` instead when the bytes are not UTF-8); the next write converts such
+a file to Kafka's format. An entry whose value is null (Kafka writes one for
+a key whose offset was reset) is read as no offset; Kopycat leaves deleted keys out of the file.
+An empty file is an empty store, as in Kafka; anything else that is neither format fails
+``start`` rather than starting every connector over.
 
 Writes are atomic: the new content goes to a temporary file in the same directory, is flushed
 and fsynced, then renamed over the old file (``os.replace``) and the directory is fsynced. A
@@ -36,22 +38,22 @@ from typing import Any, Final
 import orjson
 
 from kopycat.api.errors import ConnectError
+from kopycat.storage.java_serialization import (
+    JavaSerializationError,
+    dump_byte_array_map,
+    is_java_serialization,
+    load_byte_array_map,
+)
 from kopycat.storage.offset_backing_store import OffsetBackingStore, OffsetTable
 from kopycat.storage.write_completion import SetCallback, completed_future
 
-__all__ = ["FILE_FORMAT", "FILE_FORMAT_VERSION", "FileOffsetStore"]
+__all__ = ["FileOffsetStore", "dumps_offsets", "loads_offsets"]
 
 log = logging.getLogger(__name__)
 
-FILE_FORMAT: Final = "kopycat.file-offsets"
-FILE_FORMAT_VERSION: Final = 1
-
-
-def _encode_bytes(name: str, data: bytes) -> dict[str, str]:
-    try:
-        return {name: data.decode("utf-8")}
-    except UnicodeDecodeError:
-        return {f"{name}_b64": base64.b64encode(data).decode("ascii")}
+JSON_FORMAT: Final = "kopycat.file-offsets"
+JSON_FORMAT_VERSION: Final = 1
+KAFKA_FORMAT: Final = "a Java-serialized HashMap<byte[], byte[]> (Kafka Connect's FileOffsetBackingStore)"
 
 
 def _decode_bytes(entry: Mapping[str, Any], name: str) -> bytes:
@@ -61,25 +63,53 @@ def _decode_bytes(entry: Mapping[str, Any], name: str) -> bytes:
 
 
 def dumps_offsets(data: Mapping[bytes, bytes]) -> bytes:
-    """The file's content for a table of live offsets."""
-    entries = [{**_encode_bytes("key", key), **_encode_bytes("value", value)} for key, value in data.items()]
-    return orjson.dumps({"format": FILE_FORMAT, "version": FILE_FORMAT_VERSION, "offsets": entries},
-                        option=orjson.OPT_INDENT_2) + b"\n"
+    """The file's content for a table of live offsets, in Kafka Connect's format."""
+    return dump_byte_array_map(data.items())
+
+
+def _loads_java(content: bytes) -> dict[bytes, bytes]:
+    return {key: value for key, value in load_byte_array_map(content)
+            if key is not None and value is not None}
+
+
+def _loads_json(content: bytes) -> dict[bytes, bytes]:
+    try:
+        document = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        raise ValueError(f"its content starts with {content[:24]!r}") from None
+    if not isinstance(document, dict) or document.get("format") != JSON_FORMAT:
+        found = document.get("format") if isinstance(document, dict) else type(document).__name__
+        raise ValueError(f"it holds JSON whose format is {found!r}, not {JSON_FORMAT!r}")
+    if document.get("version") != JSON_FORMAT_VERSION:
+        raise ValueError(f"it holds Kopycat JSON offsets of version {document.get('version')!r}; this "
+                         f"Kopycat reads version {JSON_FORMAT_VERSION}")
+    try:
+        return {_decode_bytes(entry, "key"): _decode_bytes(entry, "value") for entry in document["offsets"]}
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"its Kopycat JSON offsets are malformed ({exc!r})") from exc
+
+
+def is_json_offsets(content: bytes) -> bool:
+    """Whether ``content`` is a Kopycat JSON offsets file, which the next write converts."""
+    return bool(content) and not is_java_serialization(content)
 
 
 def loads_offsets(content: bytes, source: str) -> dict[bytes, bytes]:
-    """The table held by a file's content; ConnectError naming ``source`` if it is not one."""
+    """The live offsets held by a file's content, in Kafka's format or Kopycat's older JSON.
+
+    Raises ConnectError naming ``source``, what was found and a way out that keeps offsets.
+    """
+    if not content:
+        return {}
     try:
-        document = orjson.loads(content)
-        if document.get("format") != FILE_FORMAT:
-            raise ValueError(f"format is {document.get('format')!r}, not {FILE_FORMAT!r}")
-        if document.get("version") != FILE_FORMAT_VERSION:
-            raise ValueError(f"version {document.get('version')!r} is not supported "
-                             f"(this Kopycat reads version {FILE_FORMAT_VERSION})")
-        return {_decode_bytes(entry, "key"): _decode_bytes(entry, "value") for entry in document["offsets"]}
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise ConnectError(f"The offsets file {source} cannot be read: {exc}. Restore it from a "
-                           f"backup, or move it away to start every connector from scratch") from exc
+        if is_java_serialization(content):
+            return _loads_java(content)
+        return _loads_json(content)
+    except (JavaSerializationError, ValueError) as exc:
+        raise ConnectError(
+            f"The offsets file {source} is neither {KAFKA_FORMAT} nor Kopycat's JSON offsets file: "
+            f"{exc}. Restore it from a backup (or point offset.storage.file.filename at the right "
+            f"file); remove it only to copy everything again from the start") from exc
 
 
 class FileOffsetStore(OffsetBackingStore):
@@ -107,6 +137,9 @@ class FileOffsetStore(OffsetBackingStore):
             return
         self.table.replace(loads_offsets(content, str(self.path)))
         log.info("Loaded %d offsets from %s", len(self.table), self.path)
+        if is_json_offsets(content):
+            log.info("%s is a Kopycat JSON offsets file: the next offsets write converts it "
+                     "to Kafka Connect's format, which connect-standalone reads too", self.path)
 
     def stop(self) -> None:
         """Nothing pending: every ``set`` was written before it returned."""

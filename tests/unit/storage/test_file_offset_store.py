@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -10,8 +11,11 @@ import pytest
 
 from kopycat.api.errors import ConnectError
 from kopycat.storage import FileOffsetStore, OffsetStorageReaderImpl, OffsetStorageWriter
+from kopycat.storage.java_serialization import load_byte_array_map
 from kopycat.storage.offset_codec import encode_key
 from kopycat.storage.worker_storage_config import FILE_OFFSET_STORE_CONFIG
+
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def test_offsets_survive_a_restart(tmp_path: Path) -> None:
@@ -33,14 +37,47 @@ def test_a_missing_file_is_an_empty_store(tmp_path: Path) -> None:
         assert store.get([b'["c",{}]']) == {b'["c",{}]': None}
 
 
-def test_the_file_holds_the_documented_format_with_the_kafka_bytes(tmp_path: Path) -> None:
+def test_the_file_is_kafka_connects_java_serialized_map_of_the_offset_bytes(tmp_path: Path) -> None:
     path = tmp_path / "o.offsets"
+    key = b'["files",{"filename":"/var/log/app.log"}]'
     with FileOffsetStore(path) as store:
-        store.set({encode_key("files", {"filename": "/x"}): b'{"position":1}', b"\xff\x00": b"\x01"})
-    document = orjson.loads(path.read_bytes())
-    assert document == {"format": "kopycat.file-offsets", "version": 1, "offsets": [
+        store.set({key: b'{"position":4096}'})
+    assert path.read_bytes() == (FIXTURES / "kafka-one-offset.offsets").read_bytes()
+    with FileOffsetStore(path) as store:
+        store.set({b"\xff\x00": b"\x01"})
+    assert dict(load_byte_array_map(path.read_bytes())) == {key: b'{"position":4096}', b"\xff\x00": b"\x01"}
+
+
+def test_a_file_kafka_wrote_is_read_and_its_null_values_are_no_offset(tmp_path: Path) -> None:
+    path = tmp_path / "connect.offsets"
+    path.write_bytes((FIXTURES / "kafka-with-null-value.offsets").read_bytes())
+    with FileOffsetStore(path) as store:
+        reader = OffsetStorageReaderImpl(store, "files")
+        assert reader.offsets([{"filename": "/x"}, {"filename": "/y"}]) == [
+            ({"filename": "/x"}, {"position": 1}), ({"filename": "/y"}, None)]
+        assert store.connector_partitions("files") == [{"filename": "/x"}]
+
+
+def test_a_kopycat_json_file_is_read_and_the_next_write_converts_it(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "o.offsets"
+    path.write_bytes(orjson.dumps({"format": "kopycat.file-offsets", "version": 1, "offsets": [
         {"key": '["files",{"filename":"/x"}]', "value": '{"position":1}'},
-        {"key_b64": "/wA=", "value": '\x01'}]}
+        {"key_b64": "/wA=", "value_b64": "AQ=="}]}))
+    key = encode_key("files", {"filename": "/x"})
+    with caplog.at_level(logging.INFO, "kopycat.storage.file_offset_store"), FileOffsetStore(path) as store:
+        assert store.get([key, b"\xff\x00"]) == {key: b'{"position":1}', b"\xff\x00": b"\x01"}
+        assert path.read_bytes().startswith(b"{")  # reading alone changes nothing
+        store.set({key: b'{"position":2}'})
+    assert "is a Kopycat JSON offsets file: the next offsets write converts it" in caplog.text
+    assert dict(load_byte_array_map(path.read_bytes())) == {key: b'{"position":2}', b"\xff\x00": b"\x01"}
+
+
+def test_an_empty_file_is_an_empty_store_as_in_kafka(tmp_path: Path) -> None:
+    path = tmp_path / "o.offsets"
+    path.touch()
+    with FileOffsetStore(path) as store:
+        assert store.get([b'["c",{}]']) == {b'["c",{}]': None}
 
 
 def test_a_tombstone_removes_the_offset_from_the_file(tmp_path: Path) -> None:
@@ -49,7 +86,7 @@ def test_a_tombstone_removes_the_offset_from_the_file(tmp_path: Path) -> None:
     with FileOffsetStore(path) as store:
         store.set({key: b'{"position":1}'})
         store.set({key: None})
-    assert orjson.loads(path.read_bytes())["offsets"] == []
+    assert load_byte_array_map(path.read_bytes()) == []
     with FileOffsetStore(path) as again:
         assert again.get([key]) == {key: None}
 
@@ -106,11 +143,28 @@ def test_temp_files_left_by_a_crash_are_removed_on_start(tmp_path: Path) -> None
     assert other.exists()
 
 
-def test_a_corrupt_file_fails_start_naming_the_file_and_the_way_out(tmp_path: Path) -> None:
+def test_a_truncated_kafka_file_fails_start_naming_the_file_and_a_way_out_that_keeps_offsets(
+        tmp_path: Path) -> None:
     path = tmp_path / "o.offsets"
-    path.write_bytes(b"\xac\xed\x00\x05sr\x00\x11java.util.HashMap")  # Kafka's Java-serialized file
-    with pytest.raises(ConnectError, match=r"o\.offsets cannot be read.*move it away"):
+    path.write_bytes((FIXTURES / "kafka-one-offset.offsets").read_bytes()[:-20])
+    with pytest.raises(ConnectError, match=r"o\.offsets is neither a Java-serialized HashMap.*nor Kopycat's "
+                                           r"JSON offsets file: the stream ends .*truncated file.*Restore it "
+                                           r"from a backup.*remove it only to copy everything again"):
         FileOffsetStore(path).start()
+
+
+@pytest.mark.parametrize(("content", "found"), [
+    (b"position=42\n", r"its content starts with b'position=42\\n'"),
+    (b'{"format": "other"}', r"JSON whose format is 'other'"),
+    (b'{"format": "kopycat.file-offsets", "version": 2, "offsets": []}', r"version 2"),
+    (b"\xac\xed\x00\x05t\x00\x02hi", r"TC_STRING at byte 4 where a java\.util\.HashMap object"),
+], ids=["text", "other json", "json version", "java string"])
+def test_a_file_in_neither_format_names_what_was_found(tmp_path: Path, content: bytes, found: str) -> None:
+    path = tmp_path / "o.offsets"
+    path.write_bytes(content)
+    with pytest.raises(ConnectError, match=rf"o\.offsets is neither .*: .*{found}.*Restore it from a backup"):
+        FileOffsetStore(path).start()
+    assert path.read_bytes() == content
 
 
 def test_the_filename_key_is_required() -> None:
