@@ -57,6 +57,9 @@ from typing import Any
 from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+
+from bench.bench_raw_kafka import PRODUCER_SETTINGS, consume
+from bench.common import BenchResult, Span, check_count, cpu_seconds, shared_broker, vm_hwm_mib
 from kopycat.api.records import TopicPartition
 from kopycat.connectors.files.filestream_sink import FileStreamSinkConnector
 from kopycat.connectors.files.filestream_source import FileStreamSourceConnector
@@ -68,9 +71,6 @@ from kopycat.runtime.bounds import Bounds
 from kopycat.runtime.task_factory import build_sink_runner, build_source_runner
 from kopycat.runtime.task_parts import TaskId
 from kopycat.storage.offset_store import MemoryOffsetStore
-
-from bench.bench_raw_kafka import PRODUCER_SETTINGS, consume
-from bench.common import BenchResult, Span, check_count, cpu_seconds, shared_broker, vm_hwm_mib
 
 RECORDS = 1_000_000
 LINE_BYTES = 100

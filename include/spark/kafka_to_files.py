@@ -72,6 +72,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import urlparse
 
+from pyspark import AccumulatorParam
+from pyspark.errors import PythonException
+from pyspark.sql import SparkSession
+from pyspark.sql.pandas.types import from_arrow_schema
+
 from kopycat.api.arrow import to_arrow_schema
 from kopycat.api.data import Schema, Type
 from kopycat.api.errors import ConnectError, DataError
@@ -90,16 +95,12 @@ from kopycat.connectors.files.spark_export import (
     check_layout,
     end_at_live_positions,
     live_positions,
-    spark_partitioner,
     ranges_from_json,
     resume_ranges,
     spark_offsets,
+    spark_partitioner,
 )
 from kopycat.connectors.files.spark_kafka import ExportKafka
-from pyspark import AccumulatorParam
-from pyspark.errors import PythonException
-from pyspark.sql import SparkSession
-from pyspark.sql.pandas.types import from_arrow_schema
 
 log = logging.getLogger("kopycat.spark.export")
 

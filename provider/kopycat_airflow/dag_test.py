@@ -76,10 +76,10 @@ def serve_only_the_task_sdk_api_version() -> bool:
     older SDK, head-only version changes, a Cadwyn without the marker) nothing is changed.
     Returns whether the in-process API now serves one version.
     """
-    from airflow.api_fastapi.execution_api import app as execution_app, versions
+    from airflow.api_fastapi.execution_api import app as execution_app
+    from airflow.api_fastapi.execution_api import versions
     from airflow.sdk.api.datamodels._generated import API_VERSION
-    from cadwyn import HeadVersion, Version, VersionBundle
-    from cadwyn import route_generation
+    from cadwyn import HeadVersion, Version, VersionBundle, route_generation
 
     bundle, deleted_tag = versions.bundle, getattr(route_generation, "_DELETED_ROUTE_TAG", None)
     if (deleted_tag is None or not bundle.versions or bundle.versions[0].value != API_VERSION

@@ -17,12 +17,11 @@ from pathlib import Path
 
 import pytest
 import uvicorn
+
 from kopycat.rest import RestHerder, create_app
 from kopycat.storage.config_store import MemoryConfigBackingStore, TargetState
 from kopycat.storage.status_store import ConnectorStatus, MemoryStatusBackingStore, State, TaskStatus, TopicStatus
-
 from tests.support.kafka import create_topic, produce
-
 
 CONNECTOR = "orders-<img src=x onerror=alert(1)>"  # markup in a name must show as text, never run
 

@@ -14,9 +14,9 @@ from kopycat.api.errors import ConfigError
 from kopycat.api.window import TimeWindow
 from kopycat.runtime.bounded_plan import PlannedTask
 from kopycat.runtime.bounds import RunSummary
-from kopycat_airflow.assets import kafka_asset
 from kopycat.runtime.stored_connectors import TaskStatusReporter
 from kopycat.storage.status_store import State
+from kopycat_airflow.assets import kafka_asset
 from kopycat_airflow.connector_config import ConnectorConfigArg, StoredConnector, resolve_connector_config
 from kopycat_airflow.hooks.kopycat import KopycatHook
 

@@ -35,7 +35,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-
 from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.api.records import TopicPartition
 from kopycat.api.window import TimeWindow

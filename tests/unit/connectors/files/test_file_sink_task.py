@@ -12,6 +12,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+
 from kopycat.api.data import Decimal, Schema, SchemaBuilder, Struct, Timestamp
 from kopycat.api.errors import ConfigError, ConnectError, DataError, RetriableError
 from kopycat.api.records import SinkRecord, TopicPartition

@@ -11,6 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+
 from kopycat.api.arrow import to_arrow_schema
 from kopycat.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Timestamp
 from kopycat.api.errors import ConfigError, ConnectError, DataError
@@ -42,7 +43,6 @@ from kopycat.connectors.files.spark_export import (
 )
 from kopycat.converters.json import JsonConverter
 from tests.support.orders import ORDER
-
 
 
 def order_bytes(n: int, schema: Schema = ORDER) -> bytes:

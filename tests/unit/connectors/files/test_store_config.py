@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from kopycat.api.errors import ConfigError
 from kopycat.connectors.files.sink_config import FILE_SINK_CONFIG
 from kopycat.connectors.files.store import S3_PART_SIZE_CONFIG, STORE_CONFIG, open_store
