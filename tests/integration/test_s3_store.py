@@ -17,7 +17,8 @@ import pytest
 
 from kopycat.api.errors import RetriableError
 from kopycat.connectors.files.s3_store import S3Store
-from kopycat.connectors.files.store import Store, open_store
+from kopycat.connectors.files.store import Store
+from kopycat.connectors.files.store_factory import open_store
 from kopycat.dev.ports import free_port
 from kopycat.dev.s3 import ACCESS_KEY, REGION, SECRET_KEY, LocalS3
 

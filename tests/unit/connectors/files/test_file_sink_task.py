@@ -19,7 +19,8 @@ from kopycat.api.records import SinkRecord, TopicPartition
 from kopycat.connectors.files.committed_files import parse_committed_name
 from kopycat.connectors.files.file_sink import FileSinkConnector, FileSinkTask
 from kopycat.connectors.files.partition_writer import round_manifest_path
-from kopycat.connectors.files.store import ArrowStore, open_store
+from kopycat.connectors.files.store import ArrowStore
+from kopycat.connectors.files.store_factory import open_store
 from kopycat.runtime.sink_task_context import WorkerSinkTaskContext
 
 TP0, TP1 = TopicPartition("orders", 0), TopicPartition("orders", 1)
