@@ -134,7 +134,7 @@ class CopyTaskOperator(BaseOperator):
         """KIP-558 topic tracking; a failure is logged: the copy itself is done and committed."""
         try:
             new = reporter.record_topics(summary.topics_used())
-        except Exception as exc:  # noqa: BLE001 -- bookkeeping must not fail a committed copy
+        except Exception as exc:  # noqa: BLE001 - bookkeeping must not fail a committed copy
             self.log.warning("Could not record the topics task %d of %s used: %s", reporter.task, reporter.name, exc)
             return
         if new:

@@ -1,4 +1,4 @@
-"""Where a file/HDFS/S3 sink puts each record: Confluent's storage partitioners (issue #7).
+"""Where a file/HDFS/S3 sink puts each record: Confluent's storage partitioners.
 
 Follows ``io.confluent.connect.storage.partitioner`` (kafka-connect-storage-common), with the
 keys and defaults of its ``PartitionerConfig`` plus ``StorageCommonConfig``'s

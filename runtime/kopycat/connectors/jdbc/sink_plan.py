@@ -131,7 +131,7 @@ def _timestamp_writer(zone: zoneinfo.ZoneInfo) -> Callable[[Any], Any]:
     if zone.key not in ("UTC", "Etc/UTC"):
         return convert
 
-    def convert_to_utc(value: Any) -> Any:  # the default zone; astimezone through zoneinfo costs ~2 µs
+    def convert_to_utc(value: Any) -> Any:  # the default zone: no zoneinfo lookup per value
         if value is None or value.tzinfo is None:
             return value
         return (value if value.tzinfo is _UTC else value.astimezone(_UTC)).replace(tzinfo=None)
