@@ -381,6 +381,16 @@ def test_the_job_reads_its_arguments_with_repeatable_key_value_options(tmp_path:
                         "--client-option", "no-equals-sign"])
 
 
+def test_a_job_writing_its_result_to_a_file_passes_the_path_as_its_last_argument(tmp_path: Path) -> None:
+    _jar_sets(tmp_path)
+    job = spark_export_job([OffsetRange("orders", 0, 0, 10)], store_url="file:///lake", connector_name="exp",
+                           bootstrap_servers="127.0.0.1:9092", run_id="r1", jars_root=tmp_path)
+    writing = job.writing_result_to("/tmp/result.json")
+    assert writing.application_args == [*job.application_args, "--result-file", "/tmp/result.json"]
+    assert load_job().parse_args(writing.application_args).result_file == "/tmp/result.json"
+    assert load_job().parse_args(job.application_args).result_file is None
+
+
 def test_a_python_worker_trace_is_reduced_to_its_kopycat_error() -> None:
     trace = ("An exception was thrown from the Python worker:\nTraceback (most recent call last):\n  File ...\n"
              "kopycat.api.errors.DataError: Record orders[0]@5 has a null value (a tombstone)")
