@@ -14,7 +14,7 @@ demo: setup
 # much of their time waiting on brokers, Spark and Airflow subprocesses, so two share 2 cores
 # well. Each worker starts its own services (tests/conftest.py's session fixtures).
 test: setup
-	$(PY) -m pytest -n 2 --dist loadfile --durations=25
+	$(VENV)/bin/ruff check . && $(PY) -m pytest -n 2 --dist loadfile --durations=25
 
 bench: setup
 	$(PY) -m bench

@@ -58,10 +58,6 @@ import orjson
 from confluent_kafka import Consumer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient
-from kopycat.dev.processes import stop_process_group
-from kopycat.storage.kafka_offset_store import KafkaOffsetStore
-from kopycat_airflow.hooks.kopycat import DEFAULT_BOOTSTRAP_ENV, LOCAL_DEFAULTS
-from kopycat_airflow.local import DagRunResult, LocalAirflow
 
 from bench.bench_file_pipeline import warm_up
 from bench.bench_jdbc import new_topic
@@ -76,6 +72,10 @@ from bench.common import (
     shared_broker,
     size_and_switch,
 )
+from kopycat.dev.processes import stop_process_group
+from kopycat.storage.kafka_offset_store import KafkaOffsetStore
+from kopycat_airflow.hooks.kopycat import DEFAULT_BOOTSTRAP_ENV, LOCAL_DEFAULTS
+from kopycat_airflow.local import DagRunResult, LocalAirflow
 
 ROWS = 1_000_000
 GOAL = 1.3  # DAG wall time / standalone wall time, at most

@@ -57,20 +57,19 @@ from typing import Any
 from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+
+from bench.bench_raw_kafka import PRODUCER_SETTINGS, consume
+from bench.common import BenchResult, Span, check_count, cpu_seconds, shared_broker, vm_hwm_mib
 from kopycat.api.records import TopicPartition
 from kopycat.connectors.files.filestream_sink import FileStreamSinkConnector
 from kopycat.connectors.files.filestream_source import FileStreamSourceConnector
 from kopycat.dev.jars import JarsError, ensure_jars
-from kopycat.dev.kafka_broker import _die_with_parent, java_executable
 from kopycat.dev.ports import free_port
-from kopycat.dev.processes import stop_process_group
+from kopycat.dev.processes import die_with_parent, java_executable, stop_process_group
 from kopycat.runtime.bounds import Bounds
 from kopycat.runtime.task_factory import build_sink_runner, build_source_runner
 from kopycat.runtime.task_parts import TaskId
 from kopycat.storage.offset_backing_store import MemoryOffsetStore
-
-from bench.bench_raw_kafka import PRODUCER_SETTINGS, consume
-from bench.common import BenchResult, Span, check_count, cpu_seconds, shared_broker, vm_hwm_mib
 
 RECORDS = 1_000_000
 LINE_BYTES = 100
@@ -310,7 +309,7 @@ def standalone(bootstrap: str, connector: Mapping[str, str], workdir: Path
          STANDALONE_MAIN, str(worker), str(_properties(workdir / "connector.properties",
                                                        connector))],
         stdout=stdout, stderr=subprocess.STDOUT, start_new_session=True,
-        preexec_fn=_die_with_parent)  # noqa: PLW1509 - one prctl call, no locks taken
+        preexec_fn=die_with_parent)  # noqa: PLW1509 - one prctl call, no locks taken
     try:
         yield process, port
     finally:

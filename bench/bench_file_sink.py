@@ -67,16 +67,6 @@ import pyarrow.parquet as pq
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
-from kopycat.api.arrow import PRECISION_PARAMETER, to_arrow_schema
-from kopycat.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Timestamp
-from kopycat.api.records import TopicPartition
-from kopycat.connectors.files.committed_files import TEMP_DIR
-from kopycat.connectors.files.record_formats import ROW_GROUP_ROWS
-from kopycat.connectors.files.spark_export import OffsetRange, parse_result, spark_export_job
-from kopycat.converters.json import JsonConverter
-from kopycat.runtime.bounded_plan import PlannedTask, plan_bounded_run
-from kopycat.runtime.bounded_run import run_planned_task
-from kopycat.runtime.bounds import RunSummary
 
 from bench.bench_file_pipeline import warm_up
 from bench.bench_raw_kafka import CONSUMER_SETTINGS, PRODUCER_SETTINGS
@@ -93,6 +83,16 @@ from bench.common import (
     shared_broker,
     size_and_switch,
 )
+from kopycat.api.arrow import PRECISION_PARAMETER, to_arrow_schema
+from kopycat.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Timestamp
+from kopycat.api.records import TopicPartition
+from kopycat.connectors.files.committed_files import TEMP_DIR
+from kopycat.connectors.files.record_formats import ROW_GROUP_ROWS
+from kopycat.connectors.files.spark_export import OffsetRange, parse_result, spark_export_job
+from kopycat.converters.json import JsonConverter
+from kopycat.runtime.bounded_plan import PlannedTask, plan_bounded_run
+from kopycat.runtime.bounded_run import run_planned_task
+from kopycat.runtime.bounds import RunSummary
 
 RECORDS = 1_000_000
 PARTITIONS = 2

@@ -43,15 +43,6 @@ import psycopg
 from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
-from kopycat.api.records import TopicPartition
-from kopycat.connectors.jdbc.sink_connector import JdbcSinkConnector
-from kopycat.connectors.jdbc.source_connector import JdbcSourceConnector
-from kopycat.dev.postgres import LocalPostgres
-from kopycat.embedded import Kopycat
-from kopycat.runtime.bounds import Bounds, RunSummary
-from kopycat.runtime.task_factory import build_sink_runner, build_source_runner
-from kopycat.runtime.task_parts import TaskId
-from kopycat.storage.offset_backing_store import MemoryOffsetStore
 
 from bench.bench_file_pipeline import warm_up
 from bench.bench_raw_kafka import PRODUCER_SETTINGS
@@ -69,6 +60,15 @@ from bench.common import (
     shared_postgres,
     size_and_switch,
 )
+from kopycat.api.records import TopicPartition
+from kopycat.connectors.jdbc.sink_connector import JdbcSinkConnector
+from kopycat.connectors.jdbc.source_connector import JdbcSourceConnector
+from kopycat.dev.postgres import LocalPostgres
+from kopycat.embedded import Kopycat
+from kopycat.runtime.bounds import Bounds, RunSummary
+from kopycat.runtime.task_factory import build_sink_runner, build_source_runner
+from kopycat.runtime.task_parts import TaskId
+from kopycat.storage.offset_backing_store import MemoryOffsetStore
 
 ROWS = 1_000_000
 SOURCE_GOAL = 0.5

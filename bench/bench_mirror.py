@@ -48,11 +48,6 @@ from dataclasses import dataclass
 from confluent_kafka import Consumer, KafkaException, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient
-from kopycat.dev.kafka_connect import LocalKafkaConnect
-from kopycat.runtime.bounded_plan import PlannedTask, plan_bounded_run
-from kopycat.runtime.bounded_run import run_planned_task
-from kopycat.runtime.bounds import RunSummary
-from kopycat.storage.kafka_offset_store import KafkaOffsetStore
 
 from bench.bench_file_pipeline import connect_libs, create_topic, warm_up
 from bench.bench_raw_kafka import PRODUCER_SETTINGS, consume
@@ -67,6 +62,11 @@ from bench.common import (
     size_and_switch,
     vm_hwm_mib,
 )
+from kopycat.dev.kafka_connect import LocalKafkaConnect
+from kopycat.runtime.bounded_plan import PlannedTask, plan_bounded_run
+from kopycat.runtime.bounded_run import run_planned_task
+from kopycat.runtime.bounds import RunSummary
+from kopycat.storage.kafka_offset_store import KafkaOffsetStore
 
 RECORDS = 2_000_000
 VALUE_BYTES = 100

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Protocol, Self, TypeVar
 
 from confluent_kafka.admin import AdminClient
+
 from kopycat.dev.kafka_broker import LocalKafkaBroker
 from kopycat.dev.postgres import LocalPostgres
 

@@ -55,8 +55,9 @@ What it does, per topic, in the order Confluent's storage connectors follow:
 5. commits the consumer group ``connect-<connector name>`` to the ranges' ends (never back); a
    windowed run commits nothing (the driver's Kafka calls are ``kopycat.connectors.files.spark_kafka``'s).
 
-The last line on stdout is the result, one JSON object (``spark_export.ExportResult``); logs
-go to stderr. Exit status 1 on failure, with the reason in the last log line.
+The last line on stdout is the result, one JSON object (``spark_export.ExportResult``), also written
+to ``--result-file`` when given (a path on the driver's machine); logs go to stderr. Exit status 1
+on failure, with the reason in the last log line.
 """
 
 from __future__ import annotations
@@ -71,6 +72,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import urlparse
+
+from pyspark import AccumulatorParam
+from pyspark.errors import PythonException
+from pyspark.sql import SparkSession
+from pyspark.sql.pandas.types import from_arrow_schema
 
 from kopycat.api.arrow import to_arrow_schema
 from kopycat.api.data import Schema, Type
@@ -90,16 +96,12 @@ from kopycat.connectors.files.spark_export import (
     check_layout,
     end_at_live_positions,
     live_positions,
-    spark_partitioner,
     ranges_from_json,
     resume_ranges,
     spark_offsets,
+    spark_partitioner,
 )
 from kopycat.connectors.files.spark_kafka import ExportKafka
-from pyspark import AccumulatorParam
-from pyspark.errors import PythonException
-from pyspark.sql import SparkSession
-from pyspark.sql.pandas.types import from_arrow_schema
 
 log = logging.getLogger("kopycat.spark.export")
 
@@ -122,6 +124,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--client-option", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--partitioner", default=None, metavar="JSON")
     parser.add_argument("--window", default=None, metavar="START_MS,END_MS")
+    parser.add_argument("--result-file", default=None, metavar="PATH")
     args = parser.parse_args(argv)
     args.run_id = args.run_id or uuid.uuid4().hex
     try:
@@ -442,8 +445,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     finally:
         spark.stop()
-    sys.stdout.write(result.to_json_line() + "\n")
+    line = result.to_json_line() + "\n"
+    sys.stdout.write(line)
     sys.stdout.flush()
+    if args.result_file:
+        Path(args.result_file).write_text(line)
     return 0
 
 

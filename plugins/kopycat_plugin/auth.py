@@ -13,6 +13,7 @@ from typing import Annotated, Any, Final
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
 from kopycat_airflow.dag_factory import connector_dag_id
 
 __all__ = ["airflow_dag_access"]

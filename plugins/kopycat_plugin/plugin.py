@@ -20,13 +20,13 @@ from typing import Any, Final
 
 from airflow.plugins_manager import AirflowPlugin
 from fastapi import Depends, FastAPI
+
 from kopycat.rest.app import create_app
 from kopycat.rest.herder import RestHerder
 from kopycat.rest.server import kafka_cluster_id
 from kopycat.storage.config_backing_store import KafkaConfigBackingStore
 from kopycat.storage.status_backing_store import KafkaStatusBackingStore
 from kopycat_airflow.hooks.kopycat import KopycatHook
-
 from kopycat_plugin.airflow_runs import AirflowRunControl
 from kopycat_plugin.auth import airflow_dag_access
 

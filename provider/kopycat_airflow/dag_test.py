@@ -65,21 +65,21 @@ def run_dag(dag_id: str, logical_date: str | None = None, conf: dict[str, Any] |
 def serve_only_the_task_sdk_api_version() -> bool:
     """Make ``dag.test()``'s in-process execution API serve only the version this Task SDK speaks.
 
-    ``dag.test()`` runs each task against an in-process copy of the execution API server, and
-    Cadwyn builds that app's routes for every API version Airflow still serves (nine in 3.3) on its
-    first request: 5-6 s of every ``dag_test`` process on our 2-core machine, more than a 1,000,000-
-    row import's whole orchestration cost otherwise. The in-process client sends one version, the
-    installed Task SDK's ``API_VERSION``, the newest one when the SDK and the API come from the same
-    Airflow; its routes are the head routes, the same with or without the older versions. So the
-    app gets a bundle of that version alone, and loses the routes that exist only in older versions
-    (Cadwyn refuses a route marked so that no version restores). Where any of this does not hold (an
-    older SDK, head-only version changes, a Cadwyn without the marker) nothing is changed.
-    Returns whether the in-process API now serves one version.
+    ``dag.test()`` runs each task against an in-process copy of the execution API server, and Cadwyn
+    builds that app's routes for every API version Airflow still serves on its first request:
+    seconds of every ``dag_test`` process, more than a large import's whole orchestration cost
+    otherwise. The in-process client sends one version, the installed Task SDK's ``API_VERSION``,
+    the newest one when the SDK and the API come from the same Airflow; its routes are the head
+    routes, the same with or without the older versions. So the app gets a bundle of that version
+    alone, and loses the routes that exist only in older versions (Cadwyn refuses a route marked so
+    that no version restores). Where any of this does not hold (an older SDK, head-only version
+    changes, a Cadwyn without the marker) nothing is changed. Returns whether the in-process API now
+    serves one version.
     """
-    from airflow.api_fastapi.execution_api import app as execution_app, versions
+    from airflow.api_fastapi.execution_api import app as execution_app
+    from airflow.api_fastapi.execution_api import versions
     from airflow.sdk.api.datamodels._generated import API_VERSION
-    from cadwyn import HeadVersion, Version, VersionBundle
-    from cadwyn import route_generation
+    from cadwyn import HeadVersion, Version, VersionBundle, route_generation
 
     bundle, deleted_tag = versions.bundle, getattr(route_generation, "_DELETED_ROUTE_TAG", None)
     if (deleted_tag is None or not bundle.versions or bundle.versions[0].value != API_VERSION
@@ -107,12 +107,12 @@ def serve_only_the_task_sdk_api_version() -> bool:
 def freeze_startup_objects() -> None:
     """End a collection pause begun at the process's start: freeze what is alive, then resume collection.
 
-    Importing Airflow and parsing the DAGs leaves about 440,000 objects, and every full collection
-    on the way walked all of them again (7 of them, 1.1 s of a ``dag_test`` process; 1.4 s of
-    collections in all). With collection paused until the DAG is parsed, :func:`gc.freeze` moves
-    them all out of the run's collections, as Python's docs advise before a fork. No collection
-    first: it walked the 440,000 for 0.45 s to free about 7,000 (a few MB kept for the process's
-    short life). Does nothing where collection was not paused (a served run).
+    Importing Airflow and parsing the DAGs leaves hundreds of thousands of objects, and every full
+    collection on the way would walk all of them again, most of the process's collection time. With
+    collection paused until the DAG is parsed, :func:`gc.freeze` moves them all out of the run's
+    collections, as Python's docs advise before a fork. No collection first: it would walk them all
+    to free a small fraction (a few MB kept for the process's short life). Does nothing where
+    collection was not paused (a served run).
     """
     if gc.isenabled():
         return
@@ -197,9 +197,8 @@ def exit_without_teardown(code: int) -> NoReturn:
     """Run the exit handlers, flush, and end the process without the interpreter's teardown.
 
     Airflow, pydantic and the execution API's generated models leave millions of objects, and
-    freeing them one by one at exit took 1.8-2.9 s of every run (measured from ``run_dag``'s return
-    to the process's end); nothing in that teardown writes anything the run still needs. Exit
-    handlers (Airflow's ORM disposal, logging's flush) still run.
+    freeing them one by one at exit takes seconds of every run; nothing in that teardown writes
+    anything the run still needs. Exit handlers (Airflow's ORM disposal, logging's flush) still run.
     """
     sys.stdout.flush()
     sys.stderr.flush()

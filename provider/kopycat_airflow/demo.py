@@ -5,6 +5,9 @@ database, a throwaway Airflow (its own home and metadata DB). It runs ``kopycat_
 (JDBC source, mapped copy tasks), changes the shop (new orders, updated customers), runs the
 import again (only the changes move), then ``kopycat_shop_export`` (JDBC sink, exactly once),
 and checks the reporting tables hold every source row. Each DAG run is ``dag.test()``.
+
+The DAGs are not part of the installed package (they read ``include/`` beside them): the demo runs
+them from the folder :func:`demo_dags_folder` finds.
 """
 
 from __future__ import annotations
@@ -15,17 +18,44 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kopycat.api.errors import ConnectError
 from kopycat.dev.kafka_broker import LocalKafkaBroker
 from kopycat.dev.shop_db import SHOP_TABLES, add_orders, row_counts, seed_shop, touch_customers
 from kopycat_airflow.local import DagRunResult, LocalAirflow
 
-__all__ = ["run_demo"]
+__all__ = ["DAGS_FOLDER_ENV", "demo_dags_folder", "run_demo"]
 
-DAGS = Path(__file__).resolve().parents[2] / "dags"
+DAGS_FOLDER_ENV = "KOPYCAT_DAGS_FOLDER"
+"""Environment variable naming the folder of the demo's DAGs (a checkout's ``dags/``)."""
+
+DEMO_DAGS = ("kopycat_shop_import.py", "kopycat_shop_export.py")
+
+_CHECKOUT_DAGS = Path(__file__).resolve().parents[2] / "dags"
+"""Where the DAGs are when this module runs from a source checkout (provider/kopycat_airflow/)."""
 
 
-def run_demo(orders: int = 5_000) -> int:
-    """Run the pipeline, print what moved; 0 when the reporting DB matches the shop."""
+def demo_dags_folder(dags_folder: Path | str | None = None) -> Path:
+    """The folder of the demo's DAGs: ``dags_folder``, else ``$KOPYCAT_DAGS_FOLDER``, else the
+    ``dags/`` of the checkout this module runs from. A folder without the demo's DAGs is a
+    ConnectError that says where to point."""
+    given = dags_folder or os.environ.get(DAGS_FOLDER_ENV)
+    folder = Path(given) if given else _CHECKOUT_DAGS
+    missing = [name for name in DEMO_DAGS if not (folder / name).is_file()]
+    if missing:
+        where = (f"{folder} (given)" if given else
+                 f"{folder} (no {DAGS_FOLDER_ENV} set, and Kopycat does not run from a source checkout)")
+        raise ConnectError(f"The demo's DAGs ({', '.join(missing)}) are not in {where}: set "
+                           f"{DAGS_FOLDER_ENV} to the dags/ folder of a Kopycat checkout")
+    return folder
+
+
+def run_demo(orders: int = 5_000, dags_folder: Path | str | None = None) -> int:
+    """Run the pipeline, print what moved; 0 when the reporting DB matches the shop.
+
+    :param orders: orders seeded in the shop database.
+    :param dags_folder: the folder of the demo's DAGs (see :func:`demo_dags_folder`).
+    """
+    dags = demo_dags_folder(dags_folder)
     with tempfile.TemporaryDirectory(prefix="kopycat-demo-") as tmp:
         shop_url, reporting_url = f"sqlite:///{tmp}/shop.db", f"sqlite:///{tmp}/reporting.db"
         lake = Path(tmp) / "lake"
@@ -33,7 +63,7 @@ def run_demo(orders: int = 5_000) -> int:
         _say(f"Seeded {shop_url}: {_counts(row_counts(shop_url))}")
         _say("Starting a single-node Apache Kafka broker (KRaft) on 127.0.0.1 ...")
         with LocalKafkaBroker(name="demo-kafka") as broker:
-            airflow = LocalAirflow(Path(tmp) / "airflow", DAGS, env={
+            airflow = LocalAirflow(Path(tmp) / "airflow", dags, env={
                 "KOPYCAT_BOOTSTRAP_SERVERS": broker.bootstrap_servers,
                 "KOPYCAT_SHOP_DB_URL": shop_url, "KOPYCAT_REPORTING_DB_URL": reporting_url,
                 "KOPYCAT_LAKE_URL": f"file://{lake}"})

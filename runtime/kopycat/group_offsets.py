@@ -67,7 +67,7 @@ def consumer_committed(consumer: Consumer, partitions: list[KafkaTopicPartition]
     retriable error) until ``timeout_s`` or ``stopping``; the last error is raised.
 
     On a just-started single broker the first lookup answers NOT_COORDINATOR while
-    ``__consumer_offsets`` is being created (measured); Kafka's consumer retries those.
+    ``__consumer_offsets`` is being created; Kafka's consumer retries those.
     """
     deadline = time.monotonic() + timeout_s
     while True:

@@ -4,24 +4,24 @@
 objects per record (structs, value lists, records) and frees none of them until the batch is
 done, so the collector's generation-0 threshold trips every few hundred records and each
 collection walks every young object, then promotes them and walks them again in older
-generations. Measured on the JDBC source (session 3 profile): 72 µs per record with the collector
-on, 18 µs with it paused. Records and structs form no cycles, so nothing is lost by collecting
-after the batch instead (:func:`gc_paused`).
+generations: on a record-at-a-time source that is most of the time spent per record. Records
+and structs form no cycles, so nothing is lost by collecting after the batch instead
+(:func:`gc_paused`).
 
-Collecting after the batch still walks every record of it, since they are all alive then: a
-mirror run made two young collections per 500-record batch, about 6% of its CPU. While a runner
-copies, :func:`young_collections_deferred` raises the generation-0 threshold, so collections
-come every 50,000 net allocations instead of 700: a record is freed once Kafka acknowledges it,
-which takes the allocation count back down, so copies in steady state rarely collect at all.
+Collecting after the batch still walks every record of it, since they are all alive then, and a
+mirror run would pay that on every batch. While a runner copies, :func:`young_collections_deferred`
+raises the generation-0 threshold, so collections come every 50,000 net allocations instead of 700:
+a record is freed once Kafka acknowledges it, which takes the allocation count back down, so copies
+in steady state rarely collect at all.
 
 **The GIL's switch interval.** A sink runner that converts batches on helper threads while it
-consumes the next has several threads wanting the GIL: the consuming one holds it for
-milliseconds at a time (confluent-kafka builds a batch's message objects, the runner splits
-them), the converting ones drop and retake it around every pyarrow call. At CPython's default 5 ms
-interval the consuming thread is made to hand the GIL over in the middle of that work and wait
-to get it back. :func:`longer_switch_interval` lengthens the interval to 20 ms while such a loop
-runs: in alternated 1M-record file-sink runs with one converting thread (medians of 8): 4.47 s
-against 5.54 s at 5 ms (50 ms: 4.90 s). A thread that blocks (I/O, a lock, a pyarrow kernel)
+consumes the next has several threads wanting the GIL: the consuming one holds it for milliseconds
+at a time (confluent-kafka builds a batch's message objects, the runner splits them), the converting
+ones drop and retake it around every pyarrow call. At CPython's default 5 ms interval the consuming
+thread is made to hand the GIL over in the middle of that work and wait to get it back.
+:func:`longer_switch_interval` lengthens the interval to 20 ms while such a loop runs, so the
+consuming thread finishes its work on a batch before it hands over, while the converting threads
+still get their turn often enough to keep up. A thread that blocks (I/O, a lock, a pyarrow kernel)
 still hands the GIL over at once; only a thread running Python code keeps it longer.
 
 Each setting is process-wide: runners on several threads share it, the first to enter saves the

@@ -37,8 +37,14 @@ from kopycat.runtime.sink_runner import SinkTaskRunner
 from kopycat.runtime.task_factory import build_sink_runner
 from kopycat.runtime.task_parts import TaskId
 from tests.support.collecting import (
-    BATCH_CALLS, CONTEXT_ACTIONS, PAUSED_PUTS, SWITCH_INTERVALS, CollectingBatchSinkTask, PausingBatchSinkTask,
-    CommittingThenFailingBatchSinkTask, RewindingOnceBatchSinkTask,
+    BATCH_CALLS,
+    CONTEXT_ACTIONS,
+    PAUSED_PUTS,
+    SWITCH_INTERVALS,
+    CollectingBatchSinkTask,
+    CommittingThenFailingBatchSinkTask,
+    PausingBatchSinkTask,
+    RewindingOnceBatchSinkTask,
 )
 from tests.support.kafka import committed_offsets, create_topic
 

@@ -21,11 +21,21 @@ from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 from kopycat.api.errors import ConfigError
 from kopycat.dev.jars import ensure_jars
 from kopycat.storage.config_backing_store import (
-    ClusterConfigState, KafkaConfigBackingStore, TargetState, encode_connector_config, encode_target_state,
+    ClusterConfigState,
+    KafkaConfigBackingStore,
+    TargetState,
+    encode_connector_config,
+    encode_target_state,
     encode_tasks_commit,
 )
 from kopycat.storage.connector_status import (
-    ConnectorStatus, State, TaskStatus, TopicStatus, encode_status, encode_topic_status, status_key,
+    ConnectorStatus,
+    State,
+    TaskStatus,
+    TopicStatus,
+    encode_status,
+    encode_topic_status,
+    status_key,
 )
 from kopycat.storage.offset_codec import default_partition
 from kopycat.storage.status_backing_store import KafkaStatusBackingStore

@@ -18,14 +18,14 @@ from typing import Any
 import pytest
 from airflow.sdk.exceptions import TaskDeferred
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
-from kopycat.runtime.lag import connector_lag
+
 from kopycat.kafka import consumer_group_id
 from kopycat.runtime.bounded_plan import plan_bounded_run
 from kopycat.runtime.bounded_run import run_planned_task
+from kopycat.runtime.lag import connector_lag
 from kopycat.runtime.offsets_admin import alter_offsets, get_offsets
 from kopycat_airflow.sensors.connector import ConnectorSensor
 from kopycat_airflow.triggers.connector import ConnectorLagTrigger
-
 from tests.support.kafka import committed_offsets, create_topic, produce
 
 CONN_ID = "kopycat_lag_test"

@@ -17,13 +17,12 @@ from pathlib import Path
 
 import pytest
 import uvicorn
+
 from kopycat.rest import RestHerder, create_app
 from kopycat.storage.config_backing_store import MemoryConfigBackingStore, TargetState
 from kopycat.storage.connector_status import ConnectorStatus, State, TaskStatus, TopicStatus
 from kopycat.storage.status_backing_store import MemoryStatusBackingStore
-
 from tests.support.kafka import create_topic, produce
-
 
 CONNECTOR = "orders-<img src=x onerror=alert(1)>"  # markup in a name must show as text, never run
 

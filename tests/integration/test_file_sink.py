@@ -19,6 +19,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
 from confluent_kafka import Producer
+
 from kopycat.api.data import Decimal, Schema, SchemaBuilder, Struct, Timestamp
 from kopycat.api.records import TopicPartition
 from kopycat.connectors.files.committed_files import next_offsets, parse_committed_name
@@ -26,7 +27,6 @@ from kopycat.converters.json import JsonConverter
 from kopycat.dev.s3 import ACCESS_KEY, REGION, SECRET_KEY, LocalS3
 from kopycat.runtime.bounded_plan import plan_bounded_run
 from kopycat.runtime.bounded_run import run_planned_task
-
 from tests.support.kafka import committed_offsets, create_topic
 from tests.support.standalone import start_worker, write_props
 

@@ -19,12 +19,12 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from confluent_kafka import Producer
+
 from kopycat.api.data import Schema, SchemaBuilder, Struct, Timestamp
 from kopycat.converters.json import JsonConverter
 from kopycat.embedded import Kopycat
 from kopycat.runtime.bounds import Bounds
 from kopycat.storage.offset_backing_store import MemoryOffsetStore
-
 from tests.support.kafka import committed_offsets, create_topic
 from tests.support.sql import query_rows
 from tests.support.standalone import write_props

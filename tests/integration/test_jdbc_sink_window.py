@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from confluent_kafka import Producer
+
 from kopycat.api.data import Schema, SchemaBuilder, Struct
 from kopycat.api.errors import ConfigError
 from kopycat.api.window import TimeWindow
@@ -20,7 +21,6 @@ from kopycat.converters.json import JsonConverter
 from kopycat.runtime.bounded_plan import plan_bounded_run
 from kopycat.runtime.bounded_run import run_planned_task
 from kopycat.runtime.bounds import RunSummary
-
 from tests.support.kafka import committed_offsets, create_topic
 from tests.support.sql import query_rows
 

@@ -16,6 +16,7 @@ import orjson
 import pytest
 import sqlalchemy as sa
 from confluent_kafka import Consumer, TopicPartition
+
 from kopycat.embedded import Kopycat
 from kopycat.runtime.bounds import Bounds
 

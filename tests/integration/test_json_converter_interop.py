@@ -25,7 +25,6 @@ from typing import Any
 import pytest
 
 from kopycat.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type
-
 from tests.support.json_oracle import (
     SCHEMALESS,
     SETTINGS,

@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+
 from kopycat.connectors.mirror.checkpoint import decode_checkpoint
 from kopycat.connectors.mirror.heartbeat import decode_heartbeat
 from kopycat.connectors.mirror.offset_sync import decode_offset_sync
 from kopycat.dev.kafka_broker import LocalKafkaBroker
 from kopycat.runtime.bounded_plan import plan_bounded_run
 from kopycat.runtime.bounded_run import run_planned_task
-
 from tests.support.kafka import committed_offsets
 
 pytestmark = pytest.mark.integration

@@ -15,13 +15,13 @@ import orjson
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource
+
 from kopycat.api.errors import ConnectError
 from kopycat.connectors.mirror.offset_sync import decode_offset_sync
 from kopycat.dev.kafka_broker import LocalKafkaBroker
 from kopycat.dev.ports import free_port
 from kopycat.runtime.bounded_plan import plan_bounded_run
 from kopycat.runtime.bounded_run import run_planned_task
-
 from tests.support.kafka import committed_offsets
 from tests.support.mirror import PARTITIONS, create_topics, produce, read_partitions
 

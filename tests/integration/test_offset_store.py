@@ -19,11 +19,16 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Produ
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic
 
 from kopycat.api.errors import ConfigError
-from kopycat.dev.kafka_broker import LocalKafkaBroker
 from kopycat.dev.jars import ensure_jars
+from kopycat.dev.kafka_broker import LocalKafkaBroker
 from kopycat.storage import KafkaOffsetStore, OffsetStorageReaderImpl, OffsetStorageWriter
 from kopycat.storage.offset_codec import (
-    default_partition, encode_key, encode_value, java_hash_map_order, java_string_hash, murmur2,
+    default_partition,
+    encode_key,
+    encode_value,
+    java_hash_map_order,
+    java_string_hash,
+    murmur2,
 )
 
 ORACLE = Path(__file__).parents[1] / "unit" / "storage" / "java" / "OffsetOracle.java"

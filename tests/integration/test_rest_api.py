@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 from fastapi.testclient import TestClient
+
 from kopycat.rest import RestHerder, create_app
 from kopycat.rest.server import kafka_cluster_id
 from kopycat.storage.config_backing_store import KafkaConfigBackingStore, TargetState

@@ -14,12 +14,13 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+
 from kopycat.api.errors import RetriableError
 from kopycat.connectors.files.s3_store import S3Store
-from kopycat.connectors.files.store import Store, open_store
+from kopycat.connectors.files.store import Store
+from kopycat.connectors.files.store_factory import open_store
 from kopycat.dev.ports import free_port
 from kopycat.dev.s3 import ACCESS_KEY, REGION, SECRET_KEY, LocalS3
-
 
 MIB = 1024 * 1024
 PART = 5 * MIB

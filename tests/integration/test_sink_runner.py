@@ -17,7 +17,6 @@ from kopycat.runtime.task_parts import TaskId
 from tests.support.collecting import PUT_CALLS, CollectingSinkTask, delivered
 from tests.support.kafka import committed_offsets, create_topic, produce
 
-
 committed = committed_offsets
 
 

@@ -32,7 +32,6 @@ from kopycat.connectors.files.spark_export import (
     spark_export_job,
 )
 from kopycat.dev.s3 import ACCESS_KEY, REGION, SECRET_KEY, LocalS3
-
 from tests.support.kafka import committed_offsets
 from tests.support.orders import (
     BASE,

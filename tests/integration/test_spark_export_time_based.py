@@ -43,7 +43,6 @@ from kopycat.connectors.files.spark_plan import plan_spark_export
 from kopycat.converters.json import JsonConverter
 from kopycat.runtime.bounded_plan import plan_bounded_run
 from kopycat.runtime.bounded_run import run_planned_task
-
 from tests.support.kafka import committed_offsets, create_topic
 from tests.support.orders import ORDER, order
 

@@ -142,8 +142,8 @@ def test_at_most_once_repeats_nothing_and_loses_only_what_a_killed_run_had_in_fl
     starts = kill_and_restart_ten_times(worker, connector, files / "worker.log", committed_line)
     finish(worker, connector, files / "worker.log", committed_line)
     values = [int(v[5:]) for v in consume_all(bootstrap_servers, topic_name) if v is not None]
-    assert all(a < b for a, b in zip(values, values[1:])), "a line was written twice or out of order"
-    gaps = [(before, after) for before, after in zip([-1, *values], values) if after != before + 1]
+    assert all(a < b for a, b in zip(values, values[1:], strict=False)), "a line was written twice or out of order"
+    gaps = [(before, after) for before, after in zip([-1, *values], values, strict=False) if after != before + 1]
     # offsets are stored before their batch is produced: a kill loses the batches in flight, and
     # the next run starts at the stored position, so every gap ends where a killed run had committed
     assert all(after in starts for _, after in gaps), (gaps, starts)

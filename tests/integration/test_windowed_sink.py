@@ -26,7 +26,6 @@ from kopycat.connectors.files.partitioners import partitioner_from_config
 from kopycat.runtime.bounded_plan import plan_bounded_run
 from kopycat.runtime.bounded_run import run_planned_task
 from kopycat.runtime.bounds import RunSummary
-
 from tests.support.kafka import committed_offsets, create_topic
 
 pytestmark = pytest.mark.timeout(600)

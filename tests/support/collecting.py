@@ -12,7 +12,13 @@ from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
 
 from kopycat.api import (
-    ConfigDef, RetriableError, SinkConnector, SinkRecord, SinkRecordBatch, SinkTask, TopicPartition,
+    ConfigDef,
+    RetriableError,
+    SinkConnector,
+    SinkRecord,
+    SinkRecordBatch,
+    SinkTask,
+    TopicPartition,
 )
 from kopycat.api.config import ConfigType
 from kopycat.api.data import Type

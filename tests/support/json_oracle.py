@@ -26,7 +26,6 @@ from kopycat.api.errors import DataError
 from kopycat.converters.json import JsonConverter
 from kopycat.dev.jars import ensure_jars
 
-
 ORACLE = Path(__file__).parents[1] / "unit" / "converters" / "java" / "JsonConverterOracle.java"
 TOPIC = "topic"
 UTC = dt.UTC

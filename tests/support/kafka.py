@@ -74,7 +74,8 @@ def consume_records(bootstrap: str, topic: str, *, committed_only: bool = False)
 
 def committed_offsets(bootstrap: str, group: str, topic: str, partitions: int) -> dict[int, int]:
     """The consumer group's committed offset per partition of ``topic`` (-1001 when none)."""
-    from confluent_kafka import Consumer, TopicPartition as KafkaTopicPartition
+    from confluent_kafka import Consumer
+    from confluent_kafka import TopicPartition as KafkaTopicPartition
 
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
     try:

@@ -14,12 +14,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from kopycat.api.arrow import to_arrow_schema
-from kopycat.api.records import TopicPartition
-from kopycat.converters.json import JsonConverter
 
 from bench import bench_file_sink as bench
 from bench.common import run_child
+from kopycat.api.arrow import to_arrow_schema
+from kopycat.api.records import TopicPartition
+from kopycat.converters.json import JsonConverter
 
 
 def test_records_default_to_a_million_and_take_a_smaller_count() -> None:

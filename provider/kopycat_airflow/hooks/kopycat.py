@@ -26,12 +26,11 @@ from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowFailException
 
 from kopycat.api.errors import NotFoundError
-
+from kopycat.api.window import TimeWindow
 from kopycat.runtime.bounded_plan import PlannedTask, plan_bounded_run
 from kopycat.runtime.bounded_run import run_planned_task
 from kopycat.runtime.bounds import RunSummary
 from kopycat.runtime.stored_connectors import StoredConnectorState, load_stored_connector
-from kopycat.api.window import TimeWindow
 
 __all__ = ["KopycatHook", "default_cluster"]
 

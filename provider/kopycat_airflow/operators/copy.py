@@ -5,7 +5,7 @@ from __future__ import annotations
 import traceback
 from collections.abc import Mapping, Sequence
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from airflow.sdk import AssetAlias, BaseOperator, Context
 from airflow.sdk.exceptions import AirflowFailException
@@ -14,15 +14,17 @@ from kopycat.api.errors import ConfigError
 from kopycat.api.window import TimeWindow
 from kopycat.runtime.bounded_plan import PlannedTask
 from kopycat.runtime.bounds import RunSummary
-from kopycat_airflow.assets import kafka_asset
 from kopycat.runtime.stored_connectors import TaskStatusReporter
 from kopycat.storage.connector_status import State
+from kopycat_airflow.assets import kafka_asset
 from kopycat_airflow.connector_config import ConnectorConfigArg, StoredConnector, resolve_connector_config
 from kopycat_airflow.hooks.kopycat import KopycatHook
 
-__all__ = ["COPY_LABEL_TEMPLATE", "CopyTaskOperator", "WINDOW_CONF_KEY", "WindowMode", "planned_task_of", "window_of"]
+__all__ = ["COPY_LABEL_TEMPLATE", "CopyTaskOperator", "WINDOW_CONF_KEY", "WINDOW_MODES", "WindowMode",
+           "check_window_mode", "planned_task_of", "window_of"]
 
 WindowMode = Literal["auto", "always", "never"]
+WINDOW_MODES: tuple[WindowMode, ...] = get_args(WindowMode)
 COPY_LABEL_TEMPLATE = "{{ kopycat_task_label }}"
 """The UI's name of a mapped copy task: its tables or topic-partitions (pass to ``.partial``)."""
 WINDOW_CONF_KEY = "kopycat_window"
@@ -76,8 +78,7 @@ class CopyTaskOperator(BaseOperator):
                  idle_ms: int = 1_000, max_records: int | None = None, max_seconds: float | None = None,
                  **kwargs: Any) -> None:
         kwargs.setdefault("map_index_template", COPY_LABEL_TEMPLATE)
-        if window not in ("auto", "always", "never"):
-            raise ValueError(f"window={window!r}: use 'auto', 'always' or 'never'")
+        check_window_mode(window)
         super().__init__(**kwargs)
         self.connector_config = connector_config
         self.task_config = task_config
@@ -134,7 +135,7 @@ class CopyTaskOperator(BaseOperator):
         """KIP-558 topic tracking; a failure is logged: the copy itself is done and committed."""
         try:
             new = reporter.record_topics(summary.topics_used())
-        except Exception as exc:  # noqa: BLE001 -- bookkeeping must not fail a committed copy
+        except Exception as exc:  # noqa: BLE001 - bookkeeping must not fail a committed copy
             self.log.warning("Could not record the topics task %d of %s used: %s", reporter.task, reporter.name, exc)
             return
         if new:
@@ -177,6 +178,13 @@ def planned_task_of(context: Context, task_config: Mapping[str, Any]) -> Planned
             f".expand(task_config=plan.output)") from exc
     context["kopycat_task_label"] = planned.label  # type: ignore[typeddict-unknown-key]
     return planned
+
+
+def check_window_mode(window: str) -> None:
+    """An operator's ``window`` argument, checked in ``__init__`` (before any run) by every operator
+    that takes one: a ValueError naming the values."""
+    if window not in WINDOW_MODES:
+        raise ValueError(f"window={window!r}: use 'auto', 'always' or 'never'")
 
 
 def window_of(context: Context, mode: WindowMode) -> TimeWindow | None:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+import tempfile
+from collections.abc import Mapping, Sequence
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
@@ -16,7 +18,6 @@ from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.api.records import TopicPartition
 from kopycat.api.window import TimeWindow
 from kopycat.connectors.files.spark_export import (
-    RESULT_KEY,
     ExportResult,
     OffsetRange,
     SparkExportJob,
@@ -29,7 +30,13 @@ from kopycat.runtime.bounded_plan import PlannedTask
 from kopycat.runtime.connector_config import TOPICS_CONFIG, TOPICS_REGEX_CONFIG, sink_topics
 from kopycat_airflow.connector_config import resolve_connector_config
 from kopycat_airflow.hooks.kopycat import KopycatHook
-from kopycat_airflow.operators.copy import COPY_LABEL_TEMPLATE, WindowMode, planned_task_of, window_of
+from kopycat_airflow.operators.copy import (
+    COPY_LABEL_TEMPLATE,
+    WindowMode,
+    check_window_mode,
+    planned_task_of,
+    window_of,
+)
 
 __all__ = ["SparkExportOperator", "planned_ends"]
 
@@ -87,8 +94,7 @@ class SparkExportOperator(BaseOperator):
                  kopycat_conn_id: str = KopycatHook.default_conn_name, spark_conn_id: str = "spark_default",
                  spark_conf: Mapping[str, str] | None = None, worker_overrides: Mapping[str, Any] | None = None,
                  window: WindowMode = "auto", **kwargs: Any) -> None:
-        if window not in ("auto", "always", "never"):
-            raise ValueError(f"window={window!r}: use 'auto', 'always' or 'never'")
+        check_window_mode(window)
         if task_config is not None:
             kwargs.setdefault("map_index_template", COPY_LABEL_TEMPLATE)
         super().__init__(**kwargs)
@@ -149,21 +155,39 @@ class SparkExportOperator(BaseOperator):
         return {tp: end for task in tasks for tp, end in task.end_offsets_by_partition().items()}
 
     def _master(self) -> str:
-        """The master the Spark connection names (the job puts its jars on the class path when local)."""
-        return str(SparkSubmitHook(conn_id=self.spark_conn_id)._connection["master"])  # noqa: SLF001
+        """The master the Spark connection names (the job puts its jars on the class path when local).
+
+        Read through Airflow's public connection API with SparkSubmitHook's rules: the hook resolves
+        the master once but keeps it in a private attribute, and has no public accessor for it. A
+        missing connection means yarn, as for the hook.
+        """
+        try:
+            conn = SparkSubmitHook.get_connection(self.spark_conn_id)
+        except AirflowException:
+            return "yarn"
+        if conn.conn_type == "spark" and conn.host and ("://" in conn.host or not conn.port):
+            master = str(conn.host)  # a UI connection: the host holds the whole master URL
+        else:
+            master = f"{conn.conn_type}://{conn.host or ''}"
+        return f"{master}:{conn.port}" if conn.port else master
 
     def _submit(self, job: SparkExportJob, name: str) -> ExportResult | None:
-        """Run the job through the Spark provider; its result line, when the driver's stdout reaches us."""
+        """Run the job through the Spark provider's SparkSubmitHook; the job's result, when its driver
+        ran here (client mode) and so wrote the result file this task reads after it."""
         # spark-submit ships with pyspark, beside this interpreter; Popen looks it up on the env's PATH.
         path = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
-        hook = _ResultCapturingSparkSubmitHook(
-            conf={**job.conf, **self.spark_conf}, conn_id=self.spark_conn_id, jars=",".join(job.jars) or None,
-            name=name, application_args=list(job.application_args), env_vars={**job.env, "PATH": path})
-        hook.submit(job.application)
+        with tempfile.TemporaryDirectory(prefix="kopycat-spark-result-") as tmp:
+            result_file = Path(tmp) / "result.json"
+            job = job.writing_result_to(str(result_file))
+            hook = SparkSubmitHook(
+                conf={**job.conf, **self.spark_conf}, conn_id=self.spark_conn_id, jars=",".join(job.jars) or None,
+                name=name, application_args=list(job.application_args), env_vars={**job.env, "PATH": path})
+            hook.submit(job.application)
+            output = result_file.read_text() if result_file.exists() else ""
         try:
-            return parse_result("\n".join(hook.output_lines))
-        except ConnectError:  # cluster deploy mode: the driver's stdout stays on the cluster
-            self.log.info("No result line in the spark-submit output; checking the consumer group only")
+            return parse_result(output)
+        except ConnectError:  # cluster deploy mode: the driver wrote its result file on the cluster
+            self.log.info("No result from the Spark driver (cluster deploy mode?); checking the consumer group only")
             return None
 
     def _check_committed(self, props: Mapping[str, Any], name: str, ends: Mapping[TopicPartition, int],
@@ -234,27 +258,6 @@ def _job_run_id(context: Context, planned: PlannedTask | None) -> str:
 def _job_name(job: SparkExportJob, planned: PlannedTask | None) -> str:
     """The application name on the cluster: one per planned range group, so its jobs tell apart."""
     return job.name if planned is None else f"{job.name}-task{planned.index}"
-
-
-class _ResultCapturingSparkSubmitHook(SparkSubmitHook):
-    """SparkSubmitHook that also keeps the lines of spark-submit's output that carry the job's result.
-
-    The provider logs the output line by line and returns nothing; the job prints its result
-    (files committed, ranges read) as one JSON line, wanted as the task's XCom.
-    """
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.output_lines: list[str] = []
-
-    def _process_spark_submit_log(self, itr: Iterator[Any]) -> None:
-        super()._process_spark_submit_log(self._keep_result_lines(itr))
-
-    def _keep_result_lines(self, itr: Iterator[Any]) -> Iterator[Any]:
-        for line in itr:
-            if f'"{RESULT_KEY}"' in line:
-                self.output_lines.append(line.strip())
-            yield line
 
 
 def _summary(read: Sequence[OffsetRange], ends: Mapping[TopicPartition, int],

@@ -17,9 +17,9 @@ from typing import Any, Final, Literal
 from airflow.sdk.exceptions import AirflowFailException
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 from asgiref.sync import sync_to_async
+
 from kopycat.api.errors import ConfigError
 from kopycat.runtime.lag import ConnectorLag, connector_lag, lag_input_kind
-
 from kopycat_airflow.connector_config import StoredConnector
 from kopycat_airflow.hooks.kopycat import KopycatHook
 

@@ -96,8 +96,8 @@ def payload_lines(envelopes: Sequence[bytes], head: bytes) -> PayloadLines | Non
 
     None unless every value is such an envelope. The cut is two C-level maps (``removeprefix`` of
     ``head{`` and ``removesuffix`` of the closing brace), not a Python slice per value: a cut that
-    did not happen leaves a value longer, so one length sum checks all of them (measured 0.15 µs per
-    record against 0.44 for a ``startswith``, ``endswith`` and slice each).
+    did not happen leaves a value longer, so one length sum checks all of them, where a
+    ``startswith``, ``endswith`` and slice each would cost three Python calls per record.
     """
     count = len(envelopes)
     opening = head + b"{"
@@ -115,11 +115,10 @@ def payload_lines(envelopes: Sequence[bytes], head: bytes) -> PayloadLines | Non
 def _read_options(size: int) -> pa_json.ReadOptions:
     """The whole text as one block, parsed on this thread.
 
-    Not on pyarrow's threads: on 5,000 bench orders four blocks took 1.1 µs of wall time per
-    record but 1.85 µs of CPU, against 1.34 µs of both in one block. The CPU is what bounds a
-    worker whose cores also run its other tasks (and here the broker): in alternated 1M-record
-    sink runs, one block took 3.50 s (CPU 4.20 s) against 3.86-3.93 s (CPU 4.57-4.68 s). One
-    block also means no line can straddle two.
+    Not on pyarrow's threads: several blocks parsed in parallel finish sooner but spend more CPU
+    in all, and CPU is what bounds a worker whose cores also run its other tasks (and, in tests,
+    the broker), so a whole sink run is faster with one block. One block also means no line can
+    straddle two.
     """
     return _ONE_BLOCK if size < _READ_BLOCK else pa_json.ReadOptions(use_threads=False, block_size=size + 1)
 

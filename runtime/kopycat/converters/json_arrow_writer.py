@@ -29,9 +29,9 @@ import pyarrow.compute as pc
 
 from kopycat.api.data import Date, Decimal, Schema, Time, Timestamp, Type
 from kopycat.arrow_buffers import bitmap, boolean_array, string_array, string_scalar, valid_mask
-from kopycat.converters.base64_integers import base64_of_int64
 from kopycat.converters._jsoncodec import Options, encoder
 from kopycat.converters._jsonformat import fix_escapes, needs_fix
+from kopycat.converters.base64_integers import base64_of_int64
 
 __all__ = ["json_texts"]
 

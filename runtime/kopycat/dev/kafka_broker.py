@@ -8,10 +8,6 @@ for a real metadata response; a failure shows the tail of the broker's log.
 from __future__ import annotations
 
 import base64
-import ctypes
-import os
-import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -20,8 +16,7 @@ from pathlib import Path
 
 from kopycat.dev.jars import ensure_jars
 from kopycat.dev.ports import free_port, wait_for_port
-from kopycat.dev.processes import stop_process_group
-from kopycat.dev.service import LocalService
+from kopycat.dev.processes import JvmService, JvmStartError, java_executable
 
 # One broker on one machine: every internal topic must live with replication factor 1, and a
 # group's first rebalance must not wait, or transactions and groups hang (DESIGN.md §7).
@@ -60,7 +55,7 @@ logger.state.level = WARN
 """
 
 
-class BrokerStartError(RuntimeError):
+class BrokerStartError(JvmStartError):
     """The broker did not come up; the message carries its log tail."""
 
 
@@ -68,7 +63,7 @@ def cluster_id() -> str:
     """A cluster id as Kafka's `kafka-storage random-uuid` prints it (URL-safe base64, no padding).
 
     Like Kafka's Uuid.randomUuid, never one starting with "-": the storage tool's argument
-    parser would take it for an option (1 start in 64 failed before this).
+    parser would take it for an option (1 id in 64 starts with it).
     """
     while True:
         text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
@@ -76,42 +71,26 @@ def cluster_id() -> str:
             return text
 
 
-def _die_with_parent() -> None:
-    """In the child: have Linux stop the broker if its owner dies (a killed pytest or demo).
-
-    prctl(PR_SET_PDEATHSIG, SIGTERM); without it a killed test run leaves brokers behind.
-    """
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(1, signal.SIGTERM)
-
-
-def java_executable() -> str:
-    java_home = os.environ.get("JAVA_HOME")
-    if java_home and (Path(java_home) / "bin" / "java").exists():
-        return str(Path(java_home) / "bin" / "java")
-    java = shutil.which("java")
-    if java is None:
-        raise BrokerStartError("no `java` on PATH: install JDK 17 (make setup does)")
-    return java
-
-
-class LocalKafkaBroker(LocalService):
+class LocalKafkaBroker(JvmService):
     """One Apache Kafka broker process, started and stopped by this object.
 
     Use as a context manager, or call start()/stop(). `bootstrap_servers` is the PLAINTEXT
     listener on 127.0.0.1. Not thread-safe: one owner starts and stops it.
     """
 
+    kind = "broker"
+    start_error = BrokerStartError
+    stop_timeout_s = 20.0
+
     def __init__(self, *, name: str = "kafka", extra_settings: dict[str, str] | None = None,
                  heap: str = "768m", start_timeout_s: float = 180.0) -> None:
+        super().__init__()
         self.name = name
         self.extra_settings = dict(extra_settings or {})
         self.heap = heap
         self.start_timeout_s = start_timeout_s
         self.port = 0
         self.controller_port = 0
-        self.workdir: Path | None = None
-        self._process: subprocess.Popen[bytes] | None = None
 
     @property
     def bootstrap_servers(self) -> str:
@@ -135,12 +114,7 @@ class LocalKafkaBroker(LocalService):
                 f"-Dlog4j2.configurationFile={log4j}", f"-Dkopycat.broker.log={self.log_file}",
                 "-cp", f"{libs}/*"]
         self._format_storage([*base, "-Xmx256m"], config)
-        stdout = open(self.workdir / "stdout.log", "wb")  # noqa: SIM115 - owned by the process
-        self._process = subprocess.Popen(
-            [*base, f"-Xms{self.heap}", f"-Xmx{self.heap}", "-XX:+UseG1GC",
-             "kafka.Kafka", str(config)],
-            stdout=stdout, stderr=subprocess.STDOUT, start_new_session=True,
-            preexec_fn=_die_with_parent)
+        self.launch([*base, f"-Xms{self.heap}", f"-Xmx{self.heap}", "-XX:+UseG1GC", "kafka.Kafka", str(config)])
         self._wait_until_ready()
 
     def _write_config(self) -> Path:
@@ -177,10 +151,10 @@ class LocalKafkaBroker(LocalService):
         deadline = time.monotonic() + self.start_timeout_s
         # Wait for the listener before making a client, or librdkafka logs every refused connect.
         while not wait_for_port(self.port, 0.5) and time.monotonic() < deadline:
-            self._check_alive()
+            self.check_alive()
         admin = AdminClient({"bootstrap.servers": self.bootstrap_servers})
         while time.monotonic() < deadline:
-            self._check_alive()
+            self.check_alive()
             try:
                 metadata = admin.list_topics(timeout=2)
                 if metadata.brokers:
@@ -191,29 +165,3 @@ class LocalKafkaBroker(LocalService):
         self.stop()
         raise BrokerStartError(f"no metadata from {self.bootstrap_servers} after "
                                f"{self.start_timeout_s:.0f}s:\n{tail}")
-
-    def _check_alive(self) -> None:
-        if self._process is not None and self._process.poll() is not None:
-            code = self._process.returncode
-            self._process = None
-            raise BrokerStartError(f"the broker exited with {code}:\n{self.log_tail()}")
-
-    def log_tail(self, lines: int = 60) -> str:
-        """The last lines of the broker's log and stdout, for error messages."""
-        if self.workdir is None:
-            return "(no log: the broker never started)"
-        parts = []
-        for path in (self.log_file, self.workdir / "stdout.log"):
-            if path.exists():
-                parts.append(f"--- {path} ---\n" + "\n".join(
-                    path.read_text(errors="replace").splitlines()[-lines:]))
-        return "\n".join(parts) or "(the broker wrote no log)"
-
-    def stop(self, timeout_s: float = 20.0) -> None:
-        """Stop the broker (SIGTERM, then SIGKILL) and remove its data."""
-        process, self._process = self._process, None
-        if process is not None:
-            stop_process_group(process, timeout_s)
-        if self.workdir is not None:
-            shutil.rmtree(self.workdir, ignore_errors=True)
-            self.workdir = None

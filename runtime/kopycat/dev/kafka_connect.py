@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
-import subprocess
 import tempfile
 import time
 import urllib.error
@@ -25,10 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from kopycat.dev.jars import ensure_jars
-from kopycat.dev.kafka_broker import _die_with_parent, java_executable
 from kopycat.dev.ports import free_port, wait_for_port
-from kopycat.dev.processes import stop_process_group
-from kopycat.dev.service import LocalService
+from kopycat.dev.processes import JvmService, JvmStartError, java_executable
 
 __all__ = ["ConnectRestError", "ConnectStartError", "LocalKafkaConnect"]
 
@@ -74,7 +70,7 @@ TEST_JVM_OPTIONS: tuple[str, ...] = ("-XX:TieredStopAtLevel=1",)
 _CONFLICT_RETRY_S = 60.0  # a 409 means "rebalance in progress": the request is valid, try again
 
 
-class ConnectStartError(RuntimeError):
+class ConnectStartError(JvmStartError):
     """The worker did not come up; the message carries its log tail."""
 
 
@@ -87,7 +83,7 @@ class ConnectRestError(RuntimeError):
         self.body = body
 
 
-class LocalKafkaConnect(LocalService):
+class LocalKafkaConnect(JvmService):
     """One Kafka Connect worker process (distributed mode), started and stopped by this object.
 
     ``url`` is its REST API; ``offsets_topic``/``configs_topic``/``status_topic`` are its
@@ -97,12 +93,19 @@ class LocalKafkaConnect(LocalService):
     ``jvm_options`` default to C1-only compilation (TEST_JVM_OPTIONS); benchmarks pass Kafka's own.
     Start-up takes 90-225 s on two busy cores (JVM, plugin scan, three internal topics read to
     their end, the first group join), hence the long default ``start_timeout_s``.
+    Stopping sends SIGTERM first: the worker's shutdown hook stops its tasks. Its internal topics
+    stay on the broker.
     """
+
+    kind = "Kafka Connect worker"
+    start_error = ConnectStartError
+    stop_timeout_s = 30.0
 
     def __init__(self, bootstrap_servers: str, *, name: str = "connect",
                  extra_settings: Mapping[str, str] | None = None, heap: str = "512m",
                  start_timeout_s: float = 480.0, request_timeout_s: float = 120.0,
                  jvm_options: Sequence[str] = TEST_JVM_OPTIONS) -> None:
+        super().__init__()
         self.bootstrap_servers = bootstrap_servers
         self.name = name
         suffix = uuid.uuid4().hex[:8]
@@ -116,18 +119,11 @@ class LocalKafkaConnect(LocalService):
         self.request_timeout_s = request_timeout_s
         self.jvm_options = tuple(jvm_options)
         self.port = 0
-        self.workdir: Path | None = None
         self.started_in_s: float | None = None
-        self._process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def pid(self) -> int | None:
-        """The worker JVM's process id while it runs: benchmarks read its CPU and RSS in /proc."""
-        return None if self._process is None else self._process.pid
 
     @property
     def log_file(self) -> Path:
@@ -164,14 +160,10 @@ class LocalKafkaConnect(LocalService):
         config.write_text("".join(f"{k}={v}\n" for k, v in self.settings.items()))
         log4j = self.workdir / "log4j2.properties"
         log4j.write_text(LOG4J2_PROPERTIES)
-        stdout = open(self.workdir / "stdout.log", "wb")  # noqa: SIM115 - owned by the process
-        self._process = subprocess.Popen(
-            [java_executable(), *self.jvm_options, "-Djava.awt.headless=true",
-             f"-Xms{self.heap}", f"-Xmx{self.heap}", "-XX:+UseG1GC",
-             f"-Dlog4j2.configurationFile={log4j}", f"-Dkopycat.connect.log={self.log_file}",
-             "-cp", f"{libs}/*", MAIN_CLASS, str(config)],
-            stdout=stdout, stderr=subprocess.STDOUT, start_new_session=True,
-            preexec_fn=_die_with_parent)
+        self.launch([java_executable(), *self.jvm_options, "-Djava.awt.headless=true",
+                     f"-Xms{self.heap}", f"-Xmx{self.heap}", "-XX:+UseG1GC",
+                     f"-Dlog4j2.configurationFile={log4j}", f"-Dkopycat.connect.log={self.log_file}",
+                     "-cp", f"{libs}/*", MAIN_CLASS, str(config)])
         try:
             self._wait_until_healthy()
         except BaseException:
@@ -184,10 +176,10 @@ class LocalKafkaConnect(LocalService):
     def _wait_until_healthy(self) -> None:
         deadline = time.monotonic() + self.start_timeout_s
         while not wait_for_port(self.port, 0.5) and time.monotonic() < deadline:
-            self._check_alive()
+            self.check_alive()
         last = "the REST port never opened"
         while time.monotonic() < deadline:
-            self._check_alive()
+            self.check_alive()
             try:
                 health = self.request("GET", "/health", retry_conflicts_s=0)
                 if health and health.get("status") == "healthy":
@@ -198,35 +190,6 @@ class LocalKafkaConnect(LocalService):
             time.sleep(0.5)
         raise ConnectStartError(f"Kafka Connect at {self.url} was not healthy after "
                                 f"{self.start_timeout_s:.0f}s (last answer: {last}):\n{self.log_tail()}")
-
-    def _check_alive(self) -> None:
-        if self._process is not None and self._process.poll() is not None:
-            code = self._process.returncode
-            self._process = None
-            raise ConnectStartError(f"the Kafka Connect worker exited with {code}:\n{self.log_tail()}")
-
-    def log_tail(self, lines: int = 60) -> str:
-        """The last lines of the worker's log and stdout, for error messages."""
-        if self.workdir is None:
-            return "(no log: the worker never started)"
-        parts = []
-        for path in (self.log_file, self.workdir / "stdout.log"):
-            if path.exists():
-                parts.append(f"--- {path} ---\n" + "\n".join(
-                    path.read_text(errors="replace").splitlines()[-lines:]))
-        return "\n".join(parts) or "(the worker wrote no log)"
-
-    def stop(self, timeout_s: float = 30.0) -> None:
-        """Stop the worker (SIGTERM: its shutdown hook stops tasks, then SIGKILL) and remove its files.
-
-        Its internal topics stay on the broker.
-        """
-        process, self._process = self._process, None
-        if process is not None:
-            stop_process_group(process, timeout_s)
-        if self.workdir is not None:
-            shutil.rmtree(self.workdir, ignore_errors=True)
-            self.workdir = None
 
     # ------------------------------------------------------------------ REST
 

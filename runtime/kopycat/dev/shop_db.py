@@ -12,8 +12,20 @@ import random
 from decimal import Decimal
 
 from sqlalchemy import (
-    Column, DateTime, Engine, ForeignKey, Integer, MetaData, Numeric, String, Table, create_engine, func, insert,
-    select, update,
+    Column,
+    DateTime,
+    Engine,
+    ForeignKey,
+    Integer,
+    MetaData,
+    Numeric,
+    String,
+    Table,
+    create_engine,
+    func,
+    insert,
+    select,
+    update,
 )
 
 __all__ = ["SHOP_TABLES", "add_orders", "row_counts", "seed_shop", "shop_metadata", "touch_customers"]

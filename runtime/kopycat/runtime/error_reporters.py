@@ -2,7 +2,8 @@
 
 Kafka Connect's ``LogReporter`` and ``DeadLetterQueueReporter``, and ``Worker.sinkTaskReporters``
 as :func:`build_reporters`. Kept apart from :mod:`kopycat.runtime.errors` because they need
-confluent-kafka; import them from either module.
+confluent-kafka, which importing that module (config validation, docs) should not; this module
+imports that one, never the other way round.
 
 A DLQ write that fails is never silent (Kafka only logs it): :meth:`DeadLetterQueueReporter.flush`
 and ``close`` raise ConnectError, and the runner flushes before committing offsets, so a

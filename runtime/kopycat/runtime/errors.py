@@ -50,19 +50,13 @@ from kopycat.api.records import SourceRecord
 if TYPE_CHECKING:
     from confluent_kafka import Message
 
-    from kopycat.runtime.error_reporters import (
-        DeadLetterQueueReporter,
-        LogReporter,
-        build_reporters,
-    )
-
 __all__ = [
     "DLQ_CONTEXT_HEADERS_ENABLE_CONFIG", "DLQ_TOPIC_NAME_CONFIG", "DLQ_TOPIC_REPLICATION_FACTOR_CONFIG",
     "ERRORS_CONFIG", "ERRORS_LOG_ENABLE_CONFIG", "ERRORS_LOG_INCLUDE_MESSAGES_CONFIG",
     "ERRORS_RETRY_MAX_DELAY_CONFIG", "ERRORS_RETRY_TIMEOUT_CONFIG", "ERRORS_TOLERANCE_CONFIG",
     "ERROR_GROUP", "RETRIES_DELAY_MIN_MS", "SINK_ERRORS_CONFIG", "ConsumedRecord", "ContextSource",
-    "DeadLetterQueueReporter", "ErrorReporter", "LogReporter", "ProcessingContext",
-    "RetryWithToleranceOperator", "Stage", "ToleranceType", "build_reporters", "qualified_name",
+    "ErrorReporter", "ProcessingContext", "RetryWithToleranceOperator", "Stage", "ToleranceType",
+    "qualified_name",
 ]
 
 log = logging.getLogger(__name__)
@@ -472,15 +466,3 @@ def _message(headline: str, context: ProcessingContext) -> str:
     return (f"{headline}: executing stage '{context.stage.name if context.stage else None}' with class "
             f"'{qualified_name(context.executing_class)}'" + (f" on {where}" if where else "")
             + f" failed{attempts} ({qualified_name(type(error))}: {error}).")
-
-
-def __getattr__(name: str) -> Any:
-    """The reporters live in :mod:`kopycat.runtime.error_reporters`, imported on first use.
-
-    They need confluent-kafka, which importing this module (config validation, docs) should not.
-    """
-    if name in ("LogReporter", "DeadLetterQueueReporter", "build_reporters"):
-        from kopycat.runtime import error_reporters
-
-        return getattr(error_reporters, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

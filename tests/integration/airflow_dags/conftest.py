@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from kopycat.dev.kafka_broker import LocalKafkaBroker
 from kopycat_airflow.local import LocalAirflow
 

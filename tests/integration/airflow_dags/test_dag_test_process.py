@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from kopycat_airflow.local import LocalAirflow
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]

@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 
+from kopycat.api.window import TimeWindow
 from kopycat.connectors.files.committed_files import TEMP_DIR, committed_name
 from kopycat.connectors.files.spark_export import OffsetRange
 from kopycat_airflow.local import LocalAirflow
-from kopycat.api.window import TimeWindow
 from tests.integration.test_spark_export_time_based import (
     DAY,
     MIDNIGHT,

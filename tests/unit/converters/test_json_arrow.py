@@ -232,7 +232,7 @@ def test_two_threads_decoding_batches_of_two_schemas_at_once_get_each_batchs_own
         shared, wrong = converter(), []
         barrier = threading.Barrier(2)
 
-        def decode(first: int) -> None:
+        def decode(first: int, shared: JsonConverter, barrier: threading.Barrier, wrong: list[int]) -> None:
             barrier.wait(10)
             for n in range(40):
                 index = (first + n) % 2
@@ -240,7 +240,7 @@ def test_two_threads_decoding_batches_of_two_schemas_at_once_get_each_batchs_own
                 if found is None or not found.value.equals(expected[index]):
                     wrong.append(index)
 
-        threads = [threading.Thread(target=decode, args=(first,)) for first in (0, 1)]
+        threads = [threading.Thread(target=decode, args=(first, shared, barrier, wrong)) for first in (0, 1)]
         for thread in threads:
             thread.start()
         for thread in threads:

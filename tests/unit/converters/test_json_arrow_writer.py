@@ -16,11 +16,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.ipc
 import pytest
+
 from kopycat.api.arrow import to_arrow_type
 from kopycat.api.arrow_values import from_arrow_array, to_arrow_batch
 from kopycat.api.data import Decimal, Schema, SchemaBuilder, Struct
 from kopycat.converters.json import JsonConverter
-
 from tests.support.connect_values import ALL_TYPES, TEXTS, random_struct
 
 

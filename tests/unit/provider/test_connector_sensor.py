@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 from airflow.sdk.exceptions import AirflowFailException
+
 from kopycat.api.errors import ConfigError
 from kopycat.runtime.lag import ConnectorLag, PartitionLag, lag_input_kind
 from kopycat_airflow.connector_config import StoredConnector

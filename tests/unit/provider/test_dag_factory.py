@@ -11,7 +11,11 @@ from kopycat.storage.config_backing_store import MemoryConfigBackingStore, Targe
 from kopycat_airflow import dag_factory
 from kopycat_airflow.connector_config import StoredConnector
 from kopycat_airflow.dag_factory import (
-    ConnectorListing, connector_dag_id, connector_dags, listings_of, read_connector_listings,
+    ConnectorListing,
+    connector_dag_id,
+    connector_dags,
+    listings_of,
+    read_connector_listings,
 )
 
 FILE_SOURCE = "FileStreamSource"

@@ -10,8 +10,8 @@ import pytest
 from airflow.sdk.api.datamodels._generated import DagRunType as SdkDagRunType
 from airflow.sdk.exceptions import AirflowFailException
 
-from kopycat.api.window import WINDOW_END_MS_CONFIG, WINDOW_START_MS_CONFIG, TimeWindow
 from kopycat.api.errors import ConfigError
+from kopycat.api.window import WINDOW_END_MS_CONFIG, WINDOW_START_MS_CONFIG, TimeWindow
 from kopycat.runtime.bounded_plan import PlannedTask, plan_bounded_run, with_passwords
 from kopycat_airflow.connector_config import resolve_connector_config
 from kopycat_airflow.get_provider_info import get_provider_info

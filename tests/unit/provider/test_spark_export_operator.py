@@ -163,3 +163,20 @@ def test_a_backfill_the_layout_cannot_overwrite_fails_with_the_fix_before_the_pl
     with pytest.raises(AirflowFailException, match=refused):
         _handed(monkeypatch, None, plan=None, run_type="backfill",
                 config={**DAILY_SINK, "timestamp.extractor": "Wallclock"})
+
+
+@pytest.mark.parametrize(("uri", "master"), [
+    ("spark://local%5B2%5D", "local[2]"),
+    ("spark://spark-master:7077", "spark://spark-master:7077"),
+    ("yarn://", "yarn://"),
+], ids=["local", "standalone", "yarn"])
+def test_the_master_is_read_from_the_spark_connection_as_the_spark_provider_reads_it(
+        uri: str, master: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_TEST", uri)
+    op = SparkExportOperator(task_id="export", connector_config=SINK, spark_conn_id="spark_test")
+    assert op._master() == master
+
+
+def test_without_a_spark_connection_the_master_is_yarn_as_for_the_spark_provider() -> None:
+    op = SparkExportOperator(task_id="export", connector_config=SINK, spark_conn_id="kopycat_no_such_spark")
+    assert op._master() == "yarn"

@@ -67,7 +67,8 @@ from kopycat.connectors.files.sink_config import (
     FileSinkSettings,
     parse_file_sink_config,
 )
-from kopycat.connectors.files.store import Store, locate_store, open_store
+from kopycat.connectors.files.store import Store, locate_store
+from kopycat.connectors.files.store_factory import open_store
 
 __all__ = ["FileSinkConnector", "FileSinkTask"]
 

@@ -1,4 +1,4 @@
-"""Where a file/HDFS/S3 sink puts each record: Confluent's storage partitioners (issue #7).
+"""Where a file/HDFS/S3 sink puts each record: Confluent's storage partitioners.
 
 Follows ``io.confluent.connect.storage.partitioner`` (kafka-connect-storage-common), with the
 keys and defaults of its ``PartitionerConfig`` plus ``StorageCommonConfig``'s
@@ -36,14 +36,6 @@ from kopycat.api.data import INT_RANGES, LOGICAL_TYPES, Schema, Struct, Type
 from kopycat.api.errors import ConfigError, DataError
 from kopycat.api.record_batch import SinkRecordBatch
 from kopycat.api.records import SinkRecord
-from kopycat.connectors.files.timestamp_extractors import (
-    TIMESTAMP_EXTRACTOR_CONFIG,
-    TIMESTAMP_FIELD_CONFIG,
-    RecordFieldTimestampExtractor,
-    RecordTimestampExtractor,
-    TimestampExtractor,
-    WallclockTimestampExtractor,
-)
 from kopycat.connectors.files.joda_time import (
     HOUR_MS,
     UnsupportedPattern,
@@ -53,6 +45,14 @@ from kopycat.connectors.files.joda_time import (
     token_printer,
     truncate_toward_zero,
     zone_id,
+)
+from kopycat.connectors.files.timestamp_extractors import (
+    TIMESTAMP_EXTRACTOR_CONFIG,
+    TIMESTAMP_FIELD_CONFIG,
+    RecordFieldTimestampExtractor,
+    RecordTimestampExtractor,
+    TimestampExtractor,
+    WallclockTimestampExtractor,
 )
 
 __all__ = [

@@ -10,7 +10,6 @@ only the records stamped inside the window. Runs in Spark's Python workers; shar
 
 from __future__ import annotations
 
-
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final

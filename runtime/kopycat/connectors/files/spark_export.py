@@ -31,10 +31,9 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
-
 
 from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.api.records import TopicPartition
@@ -364,6 +363,11 @@ class SparkExportJob:
         for key, value in self.conf.items():
             cmd += ["--conf", f"{key}={value}"]
         return [*cmd, self.application, *self.application_args]
+
+    def writing_result_to(self, path: str) -> SparkExportJob:
+        """This job, also writing its result line to ``path`` on the driver's machine: for a submitter
+        that does not read spark-submit's stdout itself (the Spark provider's hook logs it)."""
+        return replace(self, application_args=[*self.application_args, "--result-file", path])
 
     def redacted_command(self, spark_submit: str | None = None) -> list[str]:
         """:meth:`command` with secret values (keys naming a secret, password, token ...) hidden."""

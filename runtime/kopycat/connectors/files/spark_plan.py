@@ -54,9 +54,9 @@ from kopycat.connectors.files.store import (
     S3_REGION_CONFIG,
     StoreLocation,
     locate_store,
-    open_store,
     s3_key_pair,
 )
+from kopycat.connectors.files.store_factory import open_store
 from kopycat.group_offsets import consumer_committed
 from kopycat.kafka import SINK_CONSUMER_DEFAULTS, client_config, consumer_group_id, resets_to_latest
 from kopycat.runtime.planned_ends import offsets_at

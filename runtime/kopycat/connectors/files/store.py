@@ -12,9 +12,10 @@ atomic rename; on S3 it is a server-side copy (atomic: the committed object appe
 at all) then a delete of the temporary object. A temporary name on S3 as well, because a file's
 commit belongs to its round (several files, one manifest), not to the end of its write.
 
-``store.url`` names the root: ``file:///data/exports`` (or a plain path), ``hdfs://nn:8020/data``,
-``s3://bucket/prefix``. Confluent's S3 way is accepted too: ``s3.bucket.name`` with ``store.url``
-as the endpoint (``http://minio:9000``).
+:func:`~kopycat.connectors.files.store_factory.open_store` opens the store. ``store.url`` names the
+root: ``file:///data/exports`` (or a plain path), ``hdfs://nn:8020/data``, ``s3://bucket/prefix``.
+Confluent's S3 way is accepted too: ``s3.bucket.name`` with ``store.url`` as the endpoint
+(``http://minio:9000``).
 """
 
 from __future__ import annotations
@@ -33,11 +34,11 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from kopycat.api.config import NO_DEFAULT, ConfigDef, ConfigType, Importance, NonEmptyString, Password, Range
-from kopycat.api.errors import ConfigError, ConnectError, RetriableError
+from kopycat.api.errors import ConfigError, RetriableError
 
 __all__ = [
     "ArrowStore", "S3_BUCKET_CONFIG", "S3_ENDPOINT_CONFIG", "S3_PART_SIZE_CONFIG", "S3_REGION_CONFIG",
-    "STORE_CONFIG", "STORE_URL_CONFIG", "Store", "StoreLocation", "locate_store", "open_store", "s3_key_pair",
+    "STORE_CONFIG", "STORE_URL_CONFIG", "Store", "StoreLocation", "locate_store", "s3_key_pair",
 ]
 
 log = logging.getLogger(__name__)
@@ -232,28 +233,3 @@ def s3_key_pair(values: Mapping[str, Any]) -> tuple[str, str] | None:
         raise ConfigError.for_key(AWS_SECRET_KEY_CONFIG, "", f"is required with {AWS_ACCESS_KEY_CONFIG}")
     return access_key, secret_text
 
-
-def open_store(props: Mapping[str, Any]) -> Store:
-    """Connect to the store ``store.url`` names (see :func:`locate_store`); ``props`` raw or parsed."""
-    values = STORE_CONFIG.parse(props)
-    location = locate_store(values)
-    if location.scheme == "s3":
-        try:
-            from kopycat.connectors.files.s3_store import open_s3_store
-        except ImportError as exc:
-            raise ConfigError.for_key(STORE_URL_CONFIG, location.url,
-                                      f"needs boto3, which is not installed ({exc}): pip install "
-                                      f"'kopycat[s3]'") from exc
-        return open_s3_store(values, location)
-    if location.scheme == "hdfs":
-        return ArrowStore(location.root, location.url, _hdfs_filesystem(location))
-    return ArrowStore(location.root, location.url, pafs.LocalFileSystem())
-
-
-def _hdfs_filesystem(location: StoreLocation) -> pafs.FileSystem:
-    try:
-        return pafs.HadoopFileSystem.from_uri(f"hdfs://{location.authority}")
-    except (OSError, pa.ArrowException) as exc:
-        raise ConnectError(f"Cannot reach HDFS for {STORE_URL_CONFIG}={location.url}: {exc}. pyarrow needs a Hadoop "
-                           f"client: set HADOOP_HOME, JAVA_HOME and CLASSPATH=$(hadoop classpath --glob) "
-                           f"(or ARROW_LIBHDFS_DIR)") from exc

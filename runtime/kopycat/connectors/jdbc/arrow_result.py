@@ -175,7 +175,7 @@ class ArrowRows(Sequence[tuple[Any, ...]]):
         """Every row as Python values; a value Python cannot hold (PostgreSQL's infinity) fails as
         the cursor's driver fails on it, as a database error naming the statement."""
         try:
-            return list(zip(*(column.to_pylist() for column in self.batch.columns)))
+            return list(zip(*(column.to_pylist() for column in self.batch.columns), strict=True))
         except (ValueError, OverflowError) as exc:
             raise DBAPIError(self.sql, None, exc) from exc  # type: ignore[arg-type]
 

@@ -29,6 +29,15 @@ from kopycat.api.data import Schema, Struct, Time, Timestamp, Type
 from kopycat.api.errors import ConnectError, DataError
 from kopycat.api.records import SinkRecord
 from kopycat.connectors.jdbc.sink_config import INSERT_MODE_CONFIG, PK_MODE_CONFIG, JdbcSinkSettings
+from kopycat.connectors.jdbc.sink_rows import (
+    Column,
+    Row,
+    describe_record,
+    field_getter,
+    ordered,
+    row_function,
+    value_field,
+)
 from kopycat.connectors.jdbc.sink_schema import (
     DbStructure,
     FieldsMetadata,
@@ -39,15 +48,6 @@ from kopycat.connectors.jdbc.sink_schema import (
     fits,
     required_columns,
     schema_family,
-)
-from kopycat.connectors.jdbc.sink_rows import (
-    Column,
-    Row,
-    describe_record,
-    field_getter,
-    ordered,
-    row_function,
-    value_field,
 )
 from kopycat.connectors.jdbc.sink_staging import StagedWrite
 
@@ -131,7 +131,7 @@ def _timestamp_writer(zone: zoneinfo.ZoneInfo) -> Callable[[Any], Any]:
     if zone.key not in ("UTC", "Etc/UTC"):
         return convert
 
-    def convert_to_utc(value: Any) -> Any:  # the default zone; astimezone through zoneinfo costs ~2 µs
+    def convert_to_utc(value: Any) -> Any:  # the default zone: no zoneinfo lookup per value
         if value is None or value.tzinfo is None:
             return value
         return (value if value.tzinfo is _UTC else value.astimezone(_UTC)).replace(tzinfo=None)

@@ -1,10 +1,10 @@
 """How a record becomes one row of statement parameters: a tuple built by a per-plan function.
 
 Confluent's ``PreparedStatementBinder`` walks the fields of every record by name. Doing that in
-Python cost the sink 10 µs a column (``Struct.get`` looks the field up, then its default), so
-a plan compiles its row function once: columns taken from a struct value are picked by field
-position in one ``itemgetter`` call over ``Struct.values()``, Kafka coordinates and key fields
-by small getters, and only the columns that need it get a default, a conversion or a check.
+Python is several calls per column and record (``Struct.get`` looks the field up, then its default),
+so a plan compiles its row function once: columns taken from a struct value are picked by field
+position in one ``itemgetter`` call over ``Struct.values()``, Kafka coordinates and key fields by
+small getters, and only the columns that need it get a default, a conversion or a check.
 
 Column order in a row is the plan's: the getter columns first, then the picked value columns.
 """

@@ -63,7 +63,7 @@ def arrow_columns(mapping: RowMapping, rows: Sequence[Sequence[Any]]
         return None
     converters = dict(mapping.converters)
     arrays = []
-    for index, (field, column) in enumerate(zip(schema.fields, zip(*rows), strict=True)):
+    for index, (field, column) in enumerate(zip(schema.fields, zip(*rows, strict=True), strict=True)):
         built = _column(field.schema, column, converters.get(index))
         if built is None:
             return None

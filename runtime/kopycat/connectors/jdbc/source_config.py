@@ -216,8 +216,8 @@ CONFIG: Final = CONNECTION_CONFIG.merge(
     .define(POLL_INTERVAL_MS_CONFIG, ConfigType.INT, 5000, Range.at_least(0), Importance.HIGH,
             "Frequency in ms to poll for new data in each table.", group=_CONNECTOR,
             order_in_group=2)
-    # Confluent's default is 100. A poll's columns cost about 1.5 ms of Arrow calls whatever its
-    # size: with 1,000-row polls that was a sixth of the PostgreSQL bench's time (10,000: 16% less).
+    # Confluent's default is 100. Building a poll's columns costs a fixed set of Arrow calls whatever
+    # its size, so larger polls spread that cost over more rows.
     .define(BATCH_MAX_ROWS_CONFIG, ConfigType.INT, 10_000, Range.at_least(1), Importance.LOW,
             "Maximum rows a single poll() returns; the task holds about this many rows in memory "
             "at a time, so lower it for very wide rows.", group=_CONNECTOR, order_in_group=3)

@@ -177,10 +177,10 @@ class TableQuerier:
         record = SourceRecord.of  # positional: a third cheaper than keyword construction per row
         if mapping.key_schema is None:
             return [record(partition, offset, topic, None, None, None, schema, struct)
-                    for struct, offset in zip(structs, offsets)]
+                    for struct, offset in zip(structs, offsets, strict=True)]
         key_schema = mapping.key_schema
         return [record(partition, offset, topic, None, key_schema, key, schema, struct)
-                for struct, key, offset in zip(structs, mapping.keys(values), offsets)]
+                for struct, key, offset in zip(structs, mapping.keys(values), offsets, strict=True)]
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.source.name})"
@@ -414,7 +414,7 @@ class TimestampQuerier(IncrementalQuerier):
         following = stamps[1:] + [None if self._held is None else self._row_timestamp(self._held)]
         offsets: list[dict[str, Any] | None] = []
         current = offset_map(self.timestamp, None)
-        for stamp, after in zip(stamps, following):
+        for stamp, after in zip(stamps, following, strict=False):  # no rows pending: following holds one
             if stamp is None or after is None or stamp < after:
                 self.timestamp = stamp if stamp is not None else self.timestamp
                 current = offset_map(self.timestamp, None)

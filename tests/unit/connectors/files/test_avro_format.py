@@ -15,6 +15,7 @@ from typing import Any
 import fastavro
 import pytest
 from fastavro.read import HEADER_SCHEMA
+
 from kopycat.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp
 from kopycat.api.errors import ConfigError, DataError
 from kopycat.api.records import SinkRecord, TopicPartition

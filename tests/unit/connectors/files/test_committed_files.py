@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from kopycat.api.records import TopicPartition
 from kopycat.connectors.files.committed_files import (
     CommittedFile,

@@ -12,13 +12,15 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+
 from kopycat.api.data import Decimal, Schema, SchemaBuilder, Struct, Timestamp
 from kopycat.api.errors import ConfigError, ConnectError, DataError, RetriableError
 from kopycat.api.records import SinkRecord, TopicPartition
 from kopycat.connectors.files.committed_files import parse_committed_name
 from kopycat.connectors.files.file_sink import FileSinkConnector, FileSinkTask
 from kopycat.connectors.files.partition_writer import round_manifest_path
-from kopycat.connectors.files.store import ArrowStore, open_store
+from kopycat.connectors.files.store import ArrowStore
+from kopycat.connectors.files.store_factory import open_store
 from kopycat.runtime.sink_task_context import WorkerSinkTaskContext
 
 TP0, TP1 = TopicPartition("orders", 0), TopicPartition("orders", 1)

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from kopycat.api.data import Schema
 from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.api.records import SourceRecord

@@ -7,6 +7,7 @@ import random
 from typing import Any
 
 import pytest
+
 from kopycat.api.data import Schema, SchemaBuilder, Struct, Timestamp
 from kopycat.api.errors import ConfigError, DataError
 from kopycat.api.record_batch import SinkRecordBatch

@@ -11,6 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+
 from kopycat.api.arrow import to_arrow_schema
 from kopycat.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Timestamp
 from kopycat.api.errors import ConfigError, ConnectError, DataError
@@ -42,7 +43,6 @@ from kopycat.connectors.files.spark_export import (
 )
 from kopycat.converters.json import JsonConverter
 from tests.support.orders import ORDER
-
 
 
 def order_bytes(n: int, schema: Schema = ORDER) -> bytes:
@@ -379,6 +379,16 @@ def test_the_job_reads_its_arguments_with_repeatable_key_value_options(tmp_path:
     with pytest.raises(SystemExit):
         job.parse_args(["--ranges", "{}", "--store-url", "x", "--connector-name", "c", "--bootstrap-servers", "b",
                         "--client-option", "no-equals-sign"])
+
+
+def test_a_job_writing_its_result_to_a_file_passes_the_path_as_its_last_argument(tmp_path: Path) -> None:
+    _jar_sets(tmp_path)
+    job = spark_export_job([OffsetRange("orders", 0, 0, 10)], store_url="file:///lake", connector_name="exp",
+                           bootstrap_servers="127.0.0.1:9092", run_id="r1", jars_root=tmp_path)
+    writing = job.writing_result_to("/tmp/result.json")
+    assert writing.application_args == [*job.application_args, "--result-file", "/tmp/result.json"]
+    assert load_job().parse_args(writing.application_args).result_file == "/tmp/result.json"
+    assert load_job().parse_args(job.application_args).result_file is None
 
 
 def test_a_python_worker_trace_is_reduced_to_its_kopycat_error() -> None:

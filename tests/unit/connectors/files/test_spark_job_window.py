@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 import pytest
+
 from kopycat.api.errors import ConnectError
 from kopycat.api.records import TopicPartition
 from kopycat.connectors.files.committed_files import TEMP_DIR, committed_name

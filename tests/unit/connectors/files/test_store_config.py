@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
+
 from kopycat.api.errors import ConfigError
 from kopycat.connectors.files.sink_config import FILE_SINK_CONFIG
-from kopycat.connectors.files.store import S3_PART_SIZE_CONFIG, STORE_CONFIG, open_store
+from kopycat.connectors.files.store import S3_PART_SIZE_CONFIG, STORE_CONFIG
+from kopycat.connectors.files.store_factory import open_store
 
 
 def test_s3_part_size_defaults_to_confluents_25_mib() -> None:

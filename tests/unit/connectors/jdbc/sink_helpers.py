@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
+
 from kopycat.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp
 from kopycat.api.records import SinkRecord, TopicPartition
 from kopycat.api.task import SinkTaskContext

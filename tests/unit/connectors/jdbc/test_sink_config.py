@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from kopycat.api.errors import ConfigError
 from kopycat.api.records import TopicPartition
 from kopycat.connectors.jdbc.sink_config import SINK_CONFIG, parse_sink_config
 from kopycat.connectors.jdbc.sink_connector import JdbcSinkConnector
 from kopycat.connectors.jdbc.sink_task import JdbcSinkTask
-
 from tests.unit.connectors.jdbc.sink_helpers import rows, sqlite_url, start_task
 
 BASE = {"name": "sink", "connection.url": "sqlite://"}

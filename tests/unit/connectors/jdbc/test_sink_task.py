@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+
 from kopycat.api.data import Schema, SchemaBuilder, Struct, Timestamp
 from kopycat.api.errors import ConnectError, DataError, RetriableError
 from kopycat.api.records import TopicPartition
-
 from tests.unit.connectors.jdbc.sink_helpers import (
     ALL_TYPES_SCHEMA,
     KEY_SCHEMA,

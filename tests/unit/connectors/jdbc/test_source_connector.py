@@ -6,10 +6,10 @@ import time
 from pathlib import Path
 
 import pytest
+
 from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.connectors.jdbc.source_connector import JdbcSourceConnector
 from kopycat.connectors.jdbc.table_monitor import TableId, parse_tables
-
 from tests.unit.connectors.jdbc.source_helpers import ConnectorCalls, Database, plan
 
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy.types as sat
+from sqlalchemy.dialects import postgresql as pg
+
 from kopycat.api.data import Date, Decimal, Schema, Time, Timestamp, Type
 from kopycat.api.errors import ConfigError
 from kopycat.connectors.jdbc.source_schema import PRECISION_PARAMETER, column_schema
-from sqlalchemy.dialects import postgresql as pg
-
 from tests.unit.connectors.jdbc.source_helpers import Database, drain, plan, start_task
 
 

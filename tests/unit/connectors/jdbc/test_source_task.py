@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from kopycat.api.errors import ConfigError
 from kopycat.api.window import TimeWindow
 from kopycat.connectors.jdbc.source_offsets import Instant
-
 from tests.unit.connectors.jdbc.source_helpers import (
     Database,
     MemoryReader,

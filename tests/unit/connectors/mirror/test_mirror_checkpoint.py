@@ -6,6 +6,7 @@ import struct
 from typing import Any
 
 import pytest
+
 from kopycat.api.errors import ConfigError, DataError
 from kopycat.connectors.mirror.checkpoint import (
     Checkpoint,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from kopycat.api.errors import ConfigError
 from kopycat.connectors.mirror.replication_policy import (
     DefaultReplicationPolicy,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import struct
 
 import pytest
+
 from kopycat.api.bounded import BOUNDED_RUN_CONFIG
 from kopycat.api.data import Schema
 from kopycat.api.errors import DataError

@@ -12,6 +12,7 @@ import random
 from collections.abc import Iterator
 
 import pytest
+
 from kopycat.connectors.mirror.offset_sync import OffsetSync, OffsetSyncWriter
 
 

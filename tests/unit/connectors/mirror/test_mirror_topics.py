@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from kopycat.api.errors import ConfigError
 from kopycat.connectors.mirror.offset_sync import (
     OffsetSync,
