@@ -18,21 +18,6 @@ ROOT = Path(__file__).resolve().parents[2]
 # Where each top-level package lives (pyproject.toml's [tool.setuptools.packages.find]).
 SOURCE_DIRS = {"kopycat": ROOT / "runtime", "kopycat_airflow": ROOT / "provider", "kopycat_plugin": ROOT / "plugins"}
 
-# Crossings another engineer is removing on a branch of their own; this list goes once that is merged.
-KNOWN_UNTIL_MERGED: frozenset[tuple[str, str]] = frozenset({
-    # storage: the status store encodes with the offset codec's private converter.
-    ("kopycat.storage.status_store", "kopycat.storage.offset_codec._converter"),
-    # storage: the store config reuses the worker config's private validator.
-    ("kopycat.storage.store_config", "kopycat.storage.config._POSITIVE_OR_MINUS_ONE"),
-    # api: the logical types read data's private helpers.
-    ("kopycat.api.logical", "kopycat.api.data._at"),
-    ("kopycat.api.logical", "kopycat.api.data._short"),
-})
-# Import cycles another engineer is breaking (api: data <-> logical <-> schema_builder); goes with the above.
-KNOWN_CYCLES_UNTIL_MERGED: frozenset[frozenset[str]] = frozenset({
-    frozenset({"kopycat.api.data", "kopycat.api.logical", "kopycat.api.schema_builder"}),
-})
-
 
 class Module(NamedTuple):
     name: str
@@ -147,8 +132,7 @@ def test_no_module_uses_another_modules_private_names() -> None:
     found = []
     for module in ALL_MODULES.values():
         for line, name in crossings(module):
-            if (module.name, name) not in KNOWN_UNTIL_MERGED:
-                found.append(f"{module.path.relative_to(ROOT)}:{line}: uses {name}")
+            found.append(f"{module.path.relative_to(ROOT)}:{line}: uses {name}")
     for offence in found:
         print(offence)
     assert found == [], "private names of another module (give them a public home):\n" + "\n".join(found)
@@ -232,8 +216,6 @@ def test_engine_modules_import_each_other_without_cycles() -> None:
     graph = import_graph(engine)
     found = []
     for component in cycles(graph):
-        if frozenset(component) in KNOWN_CYCLES_UNTIL_MERGED:
-            continue
         members = set(component)
         for name in component:
             for target, line in graph[name].items():
