@@ -15,9 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import replace
-from itertools import chain, compress, pairwise
-from operator import ne
-from typing import Any, overload
+from itertools import chain
+from typing import overload
 
 from confluent_kafka import Message
 
@@ -25,28 +24,7 @@ from kopycat.api.data import Type
 from kopycat.api.record_batch import SinkRecordBatch
 from kopycat.runtime.task_parts import TaskParts
 
-__all__ = ["KafkaTimestamps", "Piece", "RecordBatchConverter", "partition_runs"]
-
-
-def partition_runs(messages: Sequence[Message], one_topic: bool = False) -> list[Sequence[Message]]:
-    """Consecutive messages of one topic partition (a consumed batch holds long runs of each).
-
-    Found with C-level maps and compares, not a Python step per message: this is on the hot path.
-    ``one_topic``: the consumer reads a single topic (an assignment of one topic's partitions), so
-    the topics need no pass of their own.
-    """
-    count = len(messages)
-    if not count:
-        return []
-    keys: list[Any] = list(map(Message.partition, messages))
-    if not one_topic:
-        topics = list(map(Message.topic, messages))
-        if topics.count(topics[0]) != count:
-            keys = list(zip(topics, keys, strict=True))
-    cuts = [0, *compress(range(1, count), map(ne, keys[1:], keys[:-1])), count]
-    if len(cuts) == 2:
-        return [messages]
-    return [messages[start:stop] for start, stop in pairwise(cuts)]
+__all__ = ["KafkaTimestamps", "Piece", "RecordBatchConverter"]
 
 
 class KafkaTimestamps(Sequence[int | None]):

@@ -59,7 +59,7 @@ from kopycat.connectors.files.store import (
 )
 from kopycat.group_offsets import consumer_committed
 from kopycat.kafka import SINK_CONSUMER_DEFAULTS, client_config, consumer_group_id, resets_to_latest
-from kopycat.runtime.planned_ends import offsets_at
+from kopycat.runtime.run_range import offsets_at
 
 __all__ = ["export_ranges", "live_window_ends", "plan_spark_export", "spark_store", "window_ranges"]
 
