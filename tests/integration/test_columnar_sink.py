@@ -32,7 +32,7 @@ from kopycat.interpreter_settings import COPY_SWITCH_INTERVAL_S
 from kopycat.runtime.bounded_plan import plan_bounded_run
 from kopycat.runtime.bounded_run import run_planned_task
 from kopycat.runtime.bounds import Bounds
-from kopycat.runtime.planned_ends import PlannedEnds
+from kopycat.runtime.run_range import PlannedEnds
 from kopycat.runtime.sink_runner import SinkTaskRunner
 from kopycat.runtime.task_factory import build_sink_runner
 from kopycat.runtime.task_parts import TaskId

@@ -41,11 +41,7 @@ class CopyTaskOperator(BaseOperator):
     Backfills: with ``window="auto"`` a backfill run (or a run triggered with
     ``{"kopycat_window": true}``) copies exactly its data interval ``[start, end)`` without
     reading or moving the live offsets; ``"always"`` windows every run, ``"never"`` none.
-    A sink's window is, per planned partition, every record stamped inside the interval that the
-    live runs have passed: it reads from the first record stamped at/after ``start``
-    (``offsets_for_times``) to the partition's live position (where a live run resumes), since a late
-    record stamped inside the interval may be stored after later ones (records stamped outside count
-    as ``filtered``; later ones are the live runs' to copy); neither the
+    Which records a sink's window copies: see kopycat.runtime.run_range.BackfillWindow; neither the
     consumer group nor the sink's own offsets move. The JDBC sink upserts the rows again (a window
     needs ``insert.mode`` upsert or update). The storage sink overwrites the window's directories, so it needs
     ``partitioner.class=TimeBasedPartitioner`` (or Hourly/Daily) with ``timestamp.extractor=Record``

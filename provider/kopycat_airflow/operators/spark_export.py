@@ -63,11 +63,8 @@ class SparkExportOperator(BaseOperator):
 
     Backfills, as ``CopyTaskOperator`` runs them: with ``window="auto"`` a backfill run (or one
     triggered with ``{"kopycat_window": true}``, see :func:`kopycat_airflow.operators.copy.window_of`)
-    exports exactly its data interval ``[start, end)``: each planned partition is read from its
-    first record stamped at/after ``start`` (``offsets_for_times``) to its live position, where a
-    live run resumes (after its committed files, else the group's offset; the planned end when
-    sooner), so later records stay the live runs' to copy; the records stamped inside the
-    interval are written (the others counted as ``filtered``), the window's directories are
+    exports exactly its data interval ``[start, end)`` (which records: see
+    kopycat.runtime.run_range.BackfillWindow; the planned end when sooner), the window's directories are
     overwritten (the planned partitions' committed files there are deleted first), and neither
     the group nor the live offsets move; the same window twice gives the same files. It needs a
     TimeBasedPartitioner (or Hourly/Daily) with ``timestamp.extractor=Record`` and a data

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import replace
-from itertools import chain, compress, pairwise
-from operator import ne
-from typing import Any, overload
+from itertools import chain
+from typing import overload
 
 from confluent_kafka import Message
 
@@ -25,35 +24,14 @@ from kopycat.api.data import Type
 from kopycat.api.record_batch import SinkRecordBatch
 from kopycat.runtime.task_parts import TaskParts
 
-__all__ = ["KafkaTimestamps", "Piece", "RecordBatchConverter", "partition_runs"]
-
-
-def partition_runs(messages: Sequence[Message], one_topic: bool = False) -> list[Sequence[Message]]:
-    """Consecutive messages of one topic partition (a consumed batch holds long runs of each).
-
-    Found with C-level maps and compares, not a Python step per message: this is on the hot path.
-    ``one_topic``: the consumer reads a single topic (an assignment of one topic's partitions), so
-    the topics need no pass of their own.
-    """
-    count = len(messages)
-    if not count:
-        return []
-    keys: list[Any] = list(map(Message.partition, messages))
-    if not one_topic:
-        topics = list(map(Message.topic, messages))
-        if topics.count(topics[0]) != count:
-            keys = list(zip(topics, keys, strict=True))
-    cuts = [0, *compress(range(1, count), map(ne, keys[1:], keys[:-1])), count]
-    if len(cuts) == 2:
-        return [messages]
-    return [messages[start:stop] for start, stop in pairwise(cuts)]
+__all__ = ["KafkaTimestamps", "Piece", "RecordBatchConverter"]
 
 
 class KafkaTimestamps(Sequence[int | None]):
     """Messages' timestamps in ms (None: the message has none), read from the messages when asked for.
 
     Most batch writers never look at them, and confluent-kafka builds a (type, ms) tuple per
-    message on each read: mapping them up front cost the columnar path about 0.12 µs per record.
+    message on each read, so mapping them up front would cost every batch for the few that use them.
     """
 
     __slots__ = ("_messages",)
@@ -122,8 +100,7 @@ class RecordBatchConverter:
         Plain runs of one topic are decoded in one converter call and the columns sliced per run:
         a consumed batch interleaves partitions in runs of a few hundred records, and each
         converter call has a fixed cost (a JSON reader call, a few array operations per column)
-        that a whole batch spreads over thousands of records (measured with pyarrow's threads:
-        2.1 µs per record for runs of 1,150 records, 1.3 µs for batches of 5,000). ``messages``,
+        that a whole batch spreads over thousands of records. ``messages``,
         when given, are the runs' messages in order, already joined by the caller.
         """
         if len(runs) > 1 and all(run[0].topic() == runs[0][0].topic() for run in runs):

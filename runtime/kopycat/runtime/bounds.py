@@ -10,10 +10,8 @@ conditions are Kopycat's:
   so a run copies a known range however much arrives meanwhile;
 - ``window_end_ms``: a sink copies records with a timestamp before this (the data interval's end);
   it is turned into end offsets with ``offsets_for_times`` when the run starts;
-- ``window_start_ms`` (with ``window_end_ms``): a *windowed* sink run (an Airflow backfill). Each
-  partition is copied over the offset range from the first record at/after the start to the first
-  at/after the end, keeping only records stamped inside ``[start, end)``; the consumer group is
-  neither read for positions nor committed, so the live offsets stay where they were;
+- ``window_start_ms`` (with ``window_end_ms``): a *windowed* sink run (an Airflow backfill) of the
+  records stamped inside ``[start, end)``: see kopycat.runtime.run_range.BackfillWindow;
 - ``max_records`` / ``max_seconds``: budgets; the run stops at the next batch boundary past them.
 """
 

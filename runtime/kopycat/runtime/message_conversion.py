@@ -10,6 +10,7 @@ every sink. When a batch fails to convert, it is redone message by message under
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
@@ -32,7 +33,7 @@ class MessageConverter:
         self.parts = parts
         self.summary = summary
 
-    def convert(self, messages: list[Message]) -> list[SinkRecord]:
+    def convert(self, messages: Sequence[Message]) -> list[SinkRecord]:
         """The batch's records; a batch that fails to convert is redone message by message."""
         parts = self.parts
         topic = messages[0].topic()
@@ -77,7 +78,7 @@ class MessageConverter:
             headers.append(Header(key, converted, schema))
         return Headers(headers)
 
-    def _records(self, topic: str, messages: list[Message], keys: list[Any], values: list[Any]) -> list[SinkRecord]:
+    def _records(self, topic: str, messages: Sequence[Message], keys: list[Any], values: list[Any]) -> list[SinkRecord]:
         """The batch's records (one topic): ``SinkRecord.of`` in one loop, the hot path of every sink."""
         of, types, headers = SinkRecord.of, _TIMESTAMP_TYPES, self._headers
         records = []

@@ -10,9 +10,8 @@ from confluent_kafka import KafkaError, Message
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from kopycat.api.records import TopicPartition
-from kopycat.runtime.batch_conversion import partition_runs
 from kopycat.runtime.bounds import Bounds
-from kopycat.runtime.planned_ends import PlannedEnds
+from kopycat.runtime.run_range import PlannedEnds, partition_runs
 
 TP = TopicPartition("orders", 0)
 OTHER = TopicPartition("orders", 1)

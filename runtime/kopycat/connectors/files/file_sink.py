@@ -15,9 +15,8 @@ hands the task the records stamped in ``[start, end)`` and commits no offsets. T
 is made deterministic by overwriting the window's directories: only a TimeBasedPartitioner on
 record time (``timestamp.extractor`` Record or RecordField) with a window of whole
 ``partition.duration.ms`` buckets may run so (``start`` raises ConfigError otherwise). ``open``
-asks for the same seeks as a live run, which the engine takes as the live position the window
-stops at, so every file of the partition ends before what the window copies ends; before a
-partition's first file commit, its committed files in the window's bucket directories are
+asks for the same seeks as a live run: the window's live position (see
+kopycat.runtime.run_range.BackfillWindow); before a partition's first file commit, its committed files in the window's bucket directories are
 deleted; then the new files are committed. Files are cut by
 ``flush.size``/``rotate.interval.ms`` only, so the same window gives the same names and bytes.
 Other partitions' files and other buckets are never touched. Run a window while no live run of
@@ -142,8 +141,8 @@ class FileSinkTask(SinkTask):
     def open(self, partitions: Collection[TopicPartition]) -> None:
         """Recover each partition from the store and seek it past its last committed file.
 
-        A windowed run recovers the same way and asks for the same seeks, which the engine takes as
-        the live position the window stops at (it placed the consumer at the window's first offset).
+        A windowed run recovers the same way and asks for the same seeks: its live positions
+        (see kopycat.runtime.run_range.BackfillWindow).
         """
         store, settings = self._running_store(), self._settings()
         by_topic: dict[str, list[TopicPartition]] = defaultdict(list)
@@ -159,7 +158,7 @@ class FileSinkTask(SinkTask):
             found = next_offsets(posixpath.basename(path) for path in committed)
             for tp in tps:
                 self._writers[tp].delete_temp_files(temps)
-                if tp in found:  # a windowed run ends here: later records are the live runs' to copy
+                if tp in found:  # a windowed run's live position
                     seeks[tp] = found[tp]
                     if self._window is None:
                         self._writers[tp].next_offset = found[tp]

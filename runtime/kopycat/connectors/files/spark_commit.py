@@ -78,7 +78,7 @@ def check_inside(topic: str, pieces: Sequence[Piece], ranges: Sequence[OffsetRan
     """Each partition's range end, once every piece is known to lie inside its partition's range.
 
     Spark's Kafka source reads exactly ``endingOffsets``; a piece outside them (a changed source)
-    would commit offsets this run was not given, which for a window are the live runs' to copy.
+    would commit offsets this run was not given (for a window: see kopycat.runtime.run_range.BackfillWindow).
     """
     bounds = {r.partition: r for r in ranges}
     outside = [p for p in pieces if p.partition not in bounds
@@ -142,7 +142,7 @@ def window_files(store: CommitStore, topic: str, partition: int, first: int, end
     As the storage sink's ``WindowedPartitionWriter``: a file there starting before the window's
     first record of the partition holds records this run cannot write again (gone from Kafka by
     retention): nothing is deleted and the run fails, its files left in ``+tmp``. Files from
-    ``end`` on (the live position the run stopped at) are the live runs' and stay; one holding
+    ``end`` on (the live position: see kopycat.runtime.run_range.BackfillWindow) stay; one holding
     offsets on both sides of it fails the run the same way.
     """
     doomed, older, across = [], [], []

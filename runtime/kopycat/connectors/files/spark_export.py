@@ -181,10 +181,8 @@ def live_positions(partitions: Iterable[TopicPartition], committed_names: Iterab
 
 
 def end_at_live_positions(ranges: Iterable[OffsetRange], live: Mapping[TopicPartition, int]) -> list[OffsetRange]:
-    """A windowed run's ``ranges``, each ending at its partition's live position (``live``) when that is sooner.
-
-    The offsets from the live position on are the live runs' to copy: a file past it would make
-    them resume after offsets they never copied. A range starting at/after it becomes empty.
+    """A windowed run's ``ranges``, each ending at its partition's live position (``live``) when that is
+    sooner (see kopycat.runtime.run_range.BackfillWindow). A range starting at/after it becomes empty.
     """
     capped = []
     for r in sorted(ranges):

@@ -13,12 +13,9 @@ time buckets of a ``TimeBasedPartitioner`` (Hourly, Daily) on the Kafka record t
 (``timestamp.extractor=Record``), each record in the directory the Python sink prints for it;
 other partitioners, extractors and formats are refused before anything runs.
 
-A windowed (backfill) plan (:class:`~kopycat.api.window.TimeWindow`) follows the Python sink's
-windowed runs (``kopycat.runtime.sink_runner``): each planned partition is read from its first
-record stamped at/after the window's start (``offsets_for_times``) to its live position, the
-offset a live run resumes from (after its committed files, else the group's offset, else the log
-start unless ``auto.offset.reset`` is latest), or its planned end when sooner; the job keeps the
-records stamped inside the window, overwrites the window's directories and commits no group.
+A windowed (backfill) plan (:class:`~kopycat.api.window.TimeWindow`) reads what the Python sink's
+windowed runs read (see kopycat.runtime.run_range.BackfillWindow), or to the planned end when
+sooner; the job overwrites the window's directories and commits no group.
 The window is checked as the storage sink checks it (``file_sink.window_partitions``).
 """
 
@@ -59,7 +56,7 @@ from kopycat.connectors.files.store import (
 from kopycat.connectors.files.store_factory import open_store
 from kopycat.group_offsets import consumer_committed
 from kopycat.kafka import SINK_CONSUMER_DEFAULTS, client_config, consumer_group_id, resets_to_latest
-from kopycat.runtime.planned_ends import offsets_at
+from kopycat.runtime.run_range import offsets_at
 
 __all__ = ["export_ranges", "live_window_ends", "plan_spark_export", "spark_store", "window_ranges"]
 
@@ -129,14 +126,9 @@ def export_ranges(connector_name: str, worker_props: Mapping[str, Any], props: M
 
 def window_ranges(connector_name: str, worker_props: Mapping[str, Any], props: Mapping[str, Any],
                   end_offsets: Mapping[TopicPartition, int], window: TimeWindow) -> list[OffsetRange]:
-    """Each partition from its first record stamped at/after the window's start to its live position.
-
-    As the Python sink runner's windowed runs (``offsets_at``): no earlier record is stamped that
-    late, and a record stamped inside the window may sit anywhere after it (late records), so the
-    range runs on and the job keeps only the records stamped inside. It stops at the partition's
-    live position, where a live run resumes (:func:`live_window_ends`), or the planned end when
-    sooner: later records are the live runs' to copy, and a file past the live position would
-    make them skip what they never copied. A partition whose first offset is not before it is
+    """Each partition from its first record stamped at/after the window's start to its live position
+    (:func:`live_window_ends`), or the planned end when sooner (see
+    kopycat.runtime.run_range.BackfillWindow). A partition whose first offset is not before it is
     left empty.
     """
     partitions = sorted(end_offsets)
@@ -161,13 +153,10 @@ def window_ranges(connector_name: str, worker_props: Mapping[str, Any], props: M
 
 def live_window_ends(consumer: Consumer, props: Mapping[str, Any], partitions: Sequence[TopicPartition],
                      latest: bool) -> dict[TopicPartition, int]:
-    """Where a live run of each partition resumes: the end of a windowed run's range.
-
-    After the partition's committed files in the store (the resume point of
-    :func:`~kopycat.connectors.files.spark_export.resume_ranges` and of the Python sink's
-    recovery), else at the offset ``consumer``'s group committed, else at the log start, unless
-    ``latest`` (``auto.offset.reset``, :func:`~kopycat.kafka.resets_to_latest`): a live run would
-    then never copy the past, and the partition is left out (the window reads to its planned end).
+    """Where a live run of each partition resumes: the end of a windowed run's range (see
+    kopycat.runtime.run_range.BackfillWindow); the store's committed files stand in for the seeks
+    the sink's ``open`` asks for, and with ``latest`` (``auto.offset.reset``) a partition the group
+    has no offset for is left out.
     """
     live = live_positions(partitions, _committed_names(props, sorted({tp.topic for tp in partitions})),
                           {TopicPartition(tp.topic, tp.partition): tp.offset for tp in consumer_committed(
