@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from kopycat.api.converter import SchemaAndValue
@@ -580,8 +580,20 @@ def test_any_value_survives_a_round_trip(schema_and_value: tuple[Schema, Any], d
         assert decoded.value == with_defaults(schema, value)
         assert instance.from_connect_data(TOPIC, decoded.schema, decoded.value) == encoded
     else:  # plain JSON: reads back as schemaless values that write the same JSON tree
+        # A NUMERIC decimal past int64 reads back as an integer no Connect type holds (Kafka's
+        # schemaless INT64); writing it again is a DataError, not a round trip.
+        assume(all(-2**63 <= n < 2**63 for n in integers_in(orjson.loads(encoded))))
         assert decoded.schema is None
         assert orjson.loads(instance.from_connect_data(TOPIC, None, decoded.value) or b"null") == orjson.loads(encoded)
+
+
+def integers_in(tree: Any) -> list[int]:
+    """Every integer in a JSON tree (bools are not integers here)."""
+    if isinstance(tree, dict):
+        return [n for item in tree.values() for n in integers_in(item)]
+    if isinstance(tree, list):
+        return [n for item in tree for n in integers_in(item)]
+    return [tree] if isinstance(tree, int) and not isinstance(tree, bool) else []
 
 
 def test_characters_outside_the_bmp_are_written_as_jackson_escapes_them() -> None:
