@@ -32,7 +32,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from kopycat.api.errors import ConnectError
+from kopycat.api.errors import ConfigError, ConnectError
 
 
 def _serve_until_interrupted(what: str, address: str) -> None:
@@ -118,10 +118,15 @@ def _plugins(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    """Exit 1 for any invalid config, an unknown connector class included; 2 stays for usage errors."""
     from kopycat.properties import load_config_file
     from kopycat.runtime.connector_config import validate_connector_config
 
-    response = validate_connector_config(load_config_file(args.config))
+    try:
+        response = validate_connector_config(load_config_file(args.config))
+    except ConfigError as exc:
+        print(f"kopycat validate: {exc}", file=sys.stderr)
+        return 1
     if args.json:
         print(json.dumps(response, indent=2))
     else:
