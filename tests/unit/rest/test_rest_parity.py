@@ -213,3 +213,15 @@ def test_statuses_carry_the_connector_plugins_version_as_kafka_4_1(client: TestC
     plugin = {p["class"]: p["version"] for p in client.get("/connector-plugins").json()}
     assert status["connector"]["version"] == plugin["org.apache.kafka.connect.file.FileStreamSourceConnector"]
     assert status["tasks"][0]["version"] == "9.9"  # what the task's worker recorded wins
+
+
+# -------------------------------------------------------------------------------- validation
+
+def test_validation_messages_quote_values_as_kafka_and_report_a_type_error_once(
+        client: TestClient, docs_request: dict[str, Any]) -> None:
+    response = client.post("/connectors", json={"name": "c", "config": {**docs_request["config"],
+                                                                       "tasks.max": "abc"}})
+    lines = response.json()["message"].split("\n")
+    assert lines[:2] == ["Connector configuration is invalid and contains the following 1 error(s):",
+                         "Invalid value abc for configuration tasks.max: Not a number of type INT"]
+    assert len(lines) == 3

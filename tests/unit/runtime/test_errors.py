@@ -302,7 +302,7 @@ def test_a_bad_tolerance_value_is_refused_naming_the_key() -> None:
         RetryWithToleranceOperator.from_config({"errors.tolerance": "some"})
 
     assert raised.value.key == "errors.tolerance"
-    assert str(raised.value) == ("Invalid value 'some' for configuration errors.tolerance: String must be "
+    assert str(raised.value) == ("Invalid value some for configuration errors.tolerance: String must be "
                                  "one of (case insensitive): NONE, ALL")
 
 
