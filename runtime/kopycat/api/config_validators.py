@@ -19,7 +19,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from kopycat.api.config_types import Password, invalid_value
-from kopycat.api.errors import ConfigError
 
 __all__ = [
     "And",

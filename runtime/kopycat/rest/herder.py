@@ -44,6 +44,7 @@ from kopycat.rest.masking import (
     secret_keys,
 )
 from kopycat.rest.run_control import NoRunControl, RunControl
+from kopycat.rest.status_view import effective_state, plugin_version, state_json
 from kopycat.runtime.connector_config import (
     CONNECTOR_CLASS_CONFIG,
     NAME_CONFIG,
@@ -51,7 +52,6 @@ from kopycat.runtime.connector_config import (
 )
 from kopycat.runtime.connector_config import validate_connector_config as validate_config
 from kopycat.runtime.lag import connector_lag, lag_input_kind
-from kopycat.rest.status_view import effective_state, plugin_version, state_json
 from kopycat.runtime.offsets_admin import alter_offsets, get_offsets, max_record_bytes
 from kopycat.storage.config_store import ClusterConfigState, ConfigBackingStore, TargetState
 from kopycat.runtime.worker_config import (
