@@ -118,12 +118,18 @@ def _plugins(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    """Exit 1 for any invalid config, an unknown connector class included; 2 stays for usage errors."""
+    """Kafka's validate response, then the checks a run makes before it copies (converters,
+    transformations, error handling). Exit 1 for any invalid config, an unknown connector class
+    included; 2 stays for usage errors."""
     from kopycat.properties import load_config_file
     from kopycat.runtime.connector_config import validate_connector_config
+    from kopycat.runtime.task_factory import check_task_parts
 
+    props = load_config_file(args.config)
     try:
-        response = validate_connector_config(load_config_file(args.config))
+        response = validate_connector_config(props)
+        if not response["error_count"]:
+            check_task_parts(props)
     except ConfigError as exc:
         print(f"kopycat validate: {exc}", file=sys.stderr)
         return 1

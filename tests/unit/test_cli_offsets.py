@@ -72,3 +72,12 @@ def test_validate_refuses_a_topics_regex_that_a_run_would_refuse(
     code, out, _ = run_cli(["validate", str(config)], capsys)
     assert code == 1
     assert "topics.regex: Invalid value" in out and "not a valid regular expression" in out
+
+
+def test_validate_refuses_a_converter_setting_that_a_run_would_refuse(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "c.properties"
+    config.write_text("name=c\nconnector.class=FileStreamSink\nfile=/tmp/x\ntopics=t\n"
+                      "key.converter=org.apache.kafka.connect.json.JsonConverter\nkey.converter.schemas.enable=maybe\n")
+    code, _, err = run_cli(["validate", str(config)], capsys)
+    assert code == 1 and "schemas.enable" in err and "maybe" in err
