@@ -32,7 +32,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from kopycat.api.errors import ConnectError
+from kopycat.api.errors import ConfigError, ConnectError
 
 
 def _serve_until_interrupted(what: str, address: str) -> None:
@@ -118,10 +118,21 @@ def _plugins(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    """Kafka's validate response, then the checks a run makes before it copies (converters,
+    transformations, error handling). Exit 1 for any invalid config, an unknown connector class
+    included; 2 stays for usage errors."""
     from kopycat.properties import load_config_file
     from kopycat.runtime.connector_config import validate_connector_config
+    from kopycat.runtime.task_factory import check_task_parts
 
-    response = validate_connector_config(load_config_file(args.config))
+    props = load_config_file(args.config)
+    try:
+        response = validate_connector_config(props)
+        if not response["error_count"]:
+            check_task_parts(props)
+    except ConfigError as exc:
+        print(f"kopycat validate: {exc}", file=sys.stderr)
+        return 1
     if args.json:
         print(json.dumps(response, indent=2))
     else:

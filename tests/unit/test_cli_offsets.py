@@ -1,4 +1,4 @@
-"""`kopycat offsets get|reset` and `kopycat validate` on a standalone worker's offsets file."""
+"""`kopycat offsets get|reset` and `kopycat validate`: offsets files, exit codes, the checks a run makes."""
 
 from __future__ import annotations
 
@@ -55,3 +55,29 @@ def test_a_standalone_worker_without_an_offsets_file_says_which_key_to_set(
     connector.write_text("name=c\nconnector.class=FileStreamSource\nfile=/tmp/x\ntopic=t\n")
     code, _, err = run_cli(["standalone", str(worker), str(connector)], capsys)
     assert code == 2 and "offset.storage.file.filename" in err
+
+
+def test_validate_exits_1_for_an_unknown_connector_class_as_for_any_invalid_config(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "c.properties"
+    config.write_text("name=c\nconnector.class=NoSuchConnector\n")
+    code, _, err = run_cli(["validate", str(config)], capsys)
+    assert code == 1 and "NoSuchConnector" in err and err.count("\n") == 1
+
+
+def test_validate_refuses_a_topics_regex_that_a_run_would_refuse(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "c.properties"
+    config.write_text("name=c\nconnector.class=FileStreamSink\nfile=/tmp/x\ntopics.regex=orders-(\n")
+    code, out, _ = run_cli(["validate", str(config)], capsys)
+    assert code == 1
+    assert "topics.regex: Invalid value" in out and "not a valid regular expression" in out
+
+
+def test_validate_refuses_a_converter_setting_that_a_run_would_refuse(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "c.properties"
+    config.write_text("name=c\nconnector.class=FileStreamSink\nfile=/tmp/x\ntopics=t\n"
+                      "key.converter=org.apache.kafka.connect.json.JsonConverter\nkey.converter.schemas.enable=maybe\n")
+    code, _, err = run_cli(["validate", str(config)], capsys)
+    assert code == 1 and "schemas.enable" in err and "maybe" in err

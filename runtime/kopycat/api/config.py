@@ -35,6 +35,7 @@ from kopycat.api.config_types import (
     Width,
     convert_to_string,
     default_for_docs,
+    invalid_value,
     parse_type,
     resolve_class,
 )
@@ -171,7 +172,7 @@ def _validated(key: ConfigKey, value: Any) -> None:
         if not secret or secret not in str(exc):
             raise
     # Raised outside the except block so the leaking error is not kept as __context__ either.
-    raise ConfigError.for_key(key.name, MASKED, "Value is not valid (the validator's message "
+    raise invalid_value(key.name, MASKED, "Value is not valid (the validator's message "
                               "was withheld because it quoted the secret)")
 
 
@@ -304,8 +305,8 @@ class ConfigDef:
     def validate_all(self, props: Mapping[str, Any]) -> dict[str, ConfigValue]:
         """:meth:`validate` by name (Kafka's ``validateAll``).
 
-        As in Kafka, a key whose value fails to parse (or is missing) is still given to its
-        validator as None, so it may carry two errors; recommenders then see all parsed values.
+        A value that fails to parse carries that one error (its validator does not also see None);
+        a missing key is given to its validator as None. Recommenders see all parsed values.
         """
         results = {name: ConfigValue(name) for name in self._keys}
         for name in self._undefined_dependents():
@@ -319,6 +320,8 @@ class ConfigDef:
                     value = parse_type(key.name, props[key.name], key.type)
                 except ConfigError as exc:
                     result.add_error_message(str(exc))
+                    result.value = parsed[key.name] = None
+                    continue
             elif key.has_default:
                 value = key.default
             else:

@@ -32,7 +32,7 @@ from kopycat.api.errors import ConfigError
 
 __all__ = [
     "MASKED", "NO_DEFAULT", "ConfigType", "Importance", "Password", "Width", "convert_to_string",
-    "default_for_docs", "parse_type", "resolve_class",
+    "default_for_docs", "invalid_value", "java_string", "parse_type", "resolve_class",
 ]
 
 
@@ -134,17 +134,17 @@ def parse_type(name: str, value: Any, config_type: ConfigType) -> Any:
             return value
         if text is not None and text.lower() in ("true", "false"):
             return text.lower() == "true"
-        raise ConfigError.for_key(name, value, "Expected value to be either true or false")
+        raise invalid_value(name, value, "Expected value to be either true or false")
     if config_type is ConfigType.PASSWORD:
         if isinstance(value, Password):
             return value
         if text is not None:
             return Password(text)
-        raise ConfigError.for_key(name, MASKED, f"Expected value to be a string, but it was a {kind}")
+        raise invalid_value(name, MASKED, f"Expected value to be a string, but it was a {kind}")
     if config_type is ConfigType.STRING:
         if text is not None:
             return text
-        raise ConfigError.for_key(name, value, f"Expected value to be a string, but it was a {kind}")
+        raise invalid_value(name, value, f"Expected value to be a string, but it was a {kind}")
     if config_type in _INT_BITS:
         bits = _INT_BITS[config_type]
         if isinstance(value, int) and not isinstance(value, bool):
@@ -152,13 +152,13 @@ def parse_type(name: str, value: Any, config_type: ConfigType) -> Any:
         elif text is not None and _INT_TEXT.fullmatch(text):
             number = int(text)
         elif text is not None:
-            raise ConfigError.for_key(name, value, f"Not a number of type {config_type.name}")
+            raise invalid_value(name, value, f"Not a number of type {config_type.name}")
         else:
-            raise ConfigError.for_key(
+            raise invalid_value(
                 name, value, f"Expected value to be a {bits}-bit integer, but it was a {kind}")
         low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
         if not low <= number <= high:
-            raise ConfigError.for_key(name, value, f"Not a number of type {config_type.name}: "
+            raise invalid_value(name, value, f"Not a number of type {config_type.name}: "
                                       f"a {bits}-bit integer is between {low} and {high}")
         return number
     if config_type is ConfigType.DOUBLE:
@@ -167,23 +167,48 @@ def parse_type(name: str, value: Any, config_type: ConfigType) -> Any:
         if text is not None and _DOUBLE_TEXT.fullmatch(text):
             return float(text.rstrip("fFdD"))  # Java's 1.5f / 2d suffixes
         if text is not None:
-            raise ConfigError.for_key(name, value, "Not a number of type DOUBLE")
-        raise ConfigError.for_key(name, value, f"Expected value to be a double, but it was a {kind}")
+            raise invalid_value(name, value, "Not a number of type DOUBLE")
+        raise invalid_value(name, value, f"Expected value to be a double, but it was a {kind}")
     if config_type is ConfigType.LIST:
         if isinstance(value, list | tuple):
             return list(value)
         if text is not None:
             return [] if text == "" else _COMMA.split(text)
-        raise ConfigError.for_key(name, value, "Expected a comma separated list.")
+        raise invalid_value(name, value, "Expected a comma separated list.")
     if config_type is ConfigType.CLASS:
         if isinstance(value, type):
             return value
         if text is not None and _CLASS_NAME.fullmatch(text):
             return text
         if text is not None:
-            raise ConfigError.for_key(name, value, "Expected a class name such as pkg.module.Class")
-        raise ConfigError.for_key(name, value, "Expected a Class instance or class name.")
+            raise invalid_value(name, value, "Expected a class name such as pkg.module.Class")
+        raise invalid_value(name, value, "Expected a Class instance or class name.")
     raise ValueError(f"Unknown configuration type {config_type!r}")
+
+
+def java_string(value: Any) -> str:
+    """A value as Java's ``String.valueOf`` shows it in Kafka's messages: ``null``, ``true``, ``abc``,
+    ``[a, b]``, ``1.0E10``, ``[hidden]`` for a Password (strings are not quoted)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return _java_double(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(java_string(item) for item in value) + "]"
+    if isinstance(value, type):
+        return f"class {value.__module__}.{value.__qualname__}"
+    return str(value)
+
+
+def invalid_value(key: str, value: Any, problem: str) -> ConfigError:
+    """Kafka's ``ConfigException(name, value, message)``: ``Invalid value abc for configuration k: ...``.
+
+    The value is shown as Java shows it (:func:`java_string`), so messages read as a Kafka
+    Connect worker's do for the same configuration.
+    """
+    return ConfigError(f"Invalid value {java_string(value)} for configuration {key}: {problem}", key=key)
 
 
 def _java_double(x: float) -> str:
@@ -264,7 +289,7 @@ def resolve_class(name: str, class_name: str) -> type:
         except ModuleNotFoundError as exc:
             if exc.name is not None and (module_name + ".").startswith(exc.name + "."):
                 continue  # this prefix is not a module: try a shorter one
-            raise ConfigError.for_key(name, class_name, f"Class {class_name} could not be loaded: {exc}") from exc
+            raise invalid_value(name, class_name, f"Class {class_name} could not be loaded: {exc}") from exc
         try:
             for attribute in parts[split:]:
                 found = getattr(found, attribute)
@@ -272,5 +297,5 @@ def resolve_class(name: str, class_name: str) -> type:
             continue
         if isinstance(found, type):
             return found
-        raise ConfigError.for_key(name, class_name, f"{class_name} is not a class")
-    raise ConfigError.for_key(name, class_name, f"Class {class_name} could not be found.")
+        raise invalid_value(name, class_name, f"{class_name} is not a class")
+    raise invalid_value(name, class_name, f"Class {class_name} could not be found.")

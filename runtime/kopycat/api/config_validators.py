@@ -1,7 +1,8 @@
 """Validators for configuration values, after Kafka's ``ConfigDef.Validator`` family.
 
 A validator checks one parsed value and raises :class:`ConfigError` built with
-:meth:`ConfigError.for_key`, so every message names the key, the value and what is allowed.
+:func:`~kopycat.api.config_types.invalid_value`, so every message names the key, the value (as
+Kafka shows it) and what is allowed.
 Its ``str()`` says what is allowed in a few words: the docs' "Valid Values" column and the
 REST API show it, so it reads like Kafka's (``[1,...]``, ``[BASE64, NUMERIC]``).
 
@@ -17,8 +18,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from kopycat.api.config_types import Password
-from kopycat.api.errors import ConfigError
+from kopycat.api.config_types import Password, invalid_value
 
 __all__ = [
     "And",
@@ -83,13 +83,13 @@ class Range(Validator):
 
     def ensure_valid(self, name: str, value: Any) -> None:
         if value is None:
-            raise ConfigError.for_key(name, None, "Value must be non-null")
+            raise invalid_value(name, None, "Value must be non-null")
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ConfigError.for_key(name, value, f"Value must be a number in {self}")
+            raise invalid_value(name, value, f"Value must be a number in {self}")
         if self.min is not None and value < self.min:
-            raise ConfigError.for_key(name, value, f"Value must be at least {self.min}")
+            raise invalid_value(name, value, f"Value must be at least {self.min}")
         if self.max is not None and value > self.max:
-            raise ConfigError.for_key(name, value, f"Value must be no more than {self.max}")
+            raise invalid_value(name, value, f"Value must be no more than {self.max}")
 
     def __str__(self) -> str:
         if self.min is None and self.max is None:
@@ -114,7 +114,7 @@ class ValidString(Validator):
 
     def ensure_valid(self, name: str, value: Any) -> None:
         if _plain(value) not in self.valid:
-            raise ConfigError.for_key(name, value, "String must be one of: " + ", ".join(self.valid))
+            raise invalid_value(name, value, "String must be one of: " + ", ".join(self.valid))
 
     def __str__(self) -> str:
         return "[" + ", ".join(self.valid) + "]"
@@ -136,7 +136,7 @@ class CaseInsensitiveValidString(Validator):
     def ensure_valid(self, name: str, value: Any) -> None:
         plain = _plain(value)
         if not isinstance(plain, str) or plain.upper() not in self.valid:
-            raise ConfigError.for_key(
+            raise invalid_value(
                 name, value, "String must be one of (case insensitive): " + ", ".join(self.valid))
 
     def __str__(self) -> str:
@@ -158,7 +158,7 @@ class ValidList(Validator):
 
     def ensure_valid(self, name: str, value: Any) -> None:
         if not isinstance(value, list | tuple):
-            raise ConfigError.for_key(name, value, f"Value must be a list of items from {self}")
+            raise invalid_value(name, value, f"Value must be a list of items from {self}")
         for item in value:
             self.valid_string.ensure_valid(name, item)
 
@@ -178,7 +178,7 @@ class ListSize(Validator):
 
     def ensure_valid(self, name: str, value: Any) -> None:
         if value is not None and len(value) > self.max_size:
-            raise ConfigError.for_key(name, value, f"exceeds maximum list size of [{self.max_size}].")
+            raise invalid_value(name, value, f"exceeds maximum list size of [{self.max_size}].")
 
     def __str__(self) -> str:
         return f"List containing maximum of {self.max_size} elements"
@@ -189,7 +189,7 @@ class NonNullValidator(Validator):
 
     def ensure_valid(self, name: str, value: Any) -> None:
         if value is None:
-            raise ConfigError.for_key(name, None, "entry must be non null")
+            raise invalid_value(name, None, "entry must be non null")
 
     def __str__(self) -> str:
         return "non-null string"
@@ -203,7 +203,7 @@ class NonEmptyString(Validator):
 
     def ensure_valid(self, name: str, value: Any) -> None:
         if _plain(value) == "":
-            raise ConfigError.for_key(name, value, "String must be non-empty")
+            raise invalid_value(name, value, "String must be non-empty")
 
     def __str__(self) -> str:
         return "non-empty string"
@@ -217,10 +217,10 @@ class NonEmptyStringWithoutControlChars(Validator):
         if plain is None:
             return
         if plain == "":
-            raise ConfigError.for_key(name, value, "String may not be empty")
+            raise invalid_value(name, value, "String may not be empty")
         found = [ord(c) for c in plain if ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F]
         if found:
-            raise ConfigError.for_key(
+            raise invalid_value(
                 name, value, "String may not contain control sequences but had the following "
                 "ASCII chars: " + ", ".join(map(str, found)))
 
@@ -249,12 +249,12 @@ class Regex(Validator):
                 continue
             if self.pattern is not None:
                 if not isinstance(plain, str) or self.pattern.fullmatch(plain) is None:
-                    raise ConfigError.for_key(name, item, f"Value must match {self}")
+                    raise invalid_value(name, item, f"Value must match {self}")
                 continue
             try:
                 re.compile(plain)
             except (re.error, TypeError) as exc:
-                raise ConfigError.for_key(name, item, f"Invalid regex: {exc}") from None
+                raise invalid_value(name, item, f"Invalid regex: {exc}") from None
 
     def __str__(self) -> str:
         return "valid regex" if self.pattern is None else f"regex {self.pattern.pattern}"

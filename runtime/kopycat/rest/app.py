@@ -27,6 +27,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from kopycat import __version__
 from kopycat.api.errors import ConnectError
+from kopycat.rest.bodies import connector_location
 from kopycat.rest.errors import ConnectRestError, error_body, status_for
 from kopycat.rest.herder import RestHerder
 from kopycat.rest.ui import CONNECTORS_PAGE, TOKEN_CHALLENGE, UI_PATH
@@ -138,13 +139,15 @@ def _add_root_and_plugin_routes(app: FastAPI, herder: RestHerder) -> None:
 
 def _add_connector_routes(app: FastAPI, herder: RestHerder) -> None:
     @app.get("/connectors", summary="List all active connectors")
+    @app.get("/connectors/", include_in_schema=False)  # Jersey serves both; no 307 redirect
     def list_connectors(expand: Annotated[list[str] | None, Query()] = None) -> Any:
         return herder.connectors(expand)
 
     @app.post("/connectors", status_code=201, summary="Create a new connector")
+    @app.post("/connectors/", status_code=201, include_in_schema=False)
     def create_connector(request: CreateBody) -> JSONResponse:
         info = herder.create_connector(request)
-        return JSONResponse(info, status_code=201, headers={"Location": f"/connectors/{info['name']}"})
+        return JSONResponse(info, status_code=201, headers={"Location": connector_location(info["name"])})
 
     @app.get("/connectors/{name}", summary="Get the details for the specified connector")
     def get_connector(name: str) -> dict[str, Any]:
@@ -163,7 +166,7 @@ def _add_connector_routes(app: FastAPI, herder: RestHerder) -> None:
     def put_connector_config(name: str, config: ConfigBody) -> JSONResponse:
         created, info = herder.put_connector_config(name, config)
         if created:
-            return JSONResponse(info, status_code=201, headers={"Location": f"/connectors/{name}"})
+            return JSONResponse(info, status_code=201, headers={"Location": connector_location(name)})
         return JSONResponse(info)
 
     @app.patch("/connectors/{name}/config", summary="Patch the configuration of the specified connector")

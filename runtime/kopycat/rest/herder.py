@@ -13,8 +13,8 @@ writes the stores they share:
   the consumer group ``connect-<name>`` for sinks.
 
 What a status shows: the stored state, UNASSIGNED for a connector or committed task that has
-none yet, and the target state over RUNNING/UNASSIGNED (PAUSED; STOPPED also over PAUSED, with
-no tasks), as Kafka's workers report once they honour it. Every method raises
+none yet, seen through the target state as Kafka's workers report once they honour it
+(:mod:`kopycat.rest.status_view`). Every method raises
 :class:`~kopycat.rest.errors.ConnectRestError` with Kafka's status and message, or an engine
 error that :func:`~kopycat.rest.errors.status_for` maps. Thread-safe: one lock serializes
 calls, as the stores expect a single writer.
@@ -33,6 +33,7 @@ from kopycat.api.connector import SinkConnector, SourceConnector
 from kopycat.api.errors import ConfigError
 from kopycat.kafka import consumer_group_id
 from kopycat.plugins import connector_class, list_plugins
+from kopycat.rest.bodies import check_config_size, config_strings, connector_name
 from kopycat.rest.errors import CONFLICT, ConnectRestError
 from kopycat.rest.masking import (
     is_secret_name,
@@ -43,6 +44,7 @@ from kopycat.rest.masking import (
     secret_keys,
 )
 from kopycat.rest.run_control import NoRunControl, RunControl
+from kopycat.rest.status_view import effective_state, plugin_version, state_json
 from kopycat.runtime.connector_config import (
     CONNECTOR_CLASS_CONFIG,
     NAME_CONFIG,
@@ -50,7 +52,7 @@ from kopycat.runtime.connector_config import (
 )
 from kopycat.runtime.connector_config import validate_connector_config as validate_config
 from kopycat.runtime.lag import connector_lag, lag_input_kind
-from kopycat.runtime.offsets_admin import alter_offsets, get_offsets
+from kopycat.runtime.offsets_admin import alter_offsets, get_offsets, max_record_bytes
 from kopycat.runtime.worker_config import (
     TOPIC_TRACKING_ALLOW_RESET_CONFIG, TOPIC_TRACKING_ENABLE_CONFIG, WORKER_CONFIG,
 )
@@ -58,12 +60,16 @@ from kopycat.storage.config_backing_store import ClusterConfigState, ConfigBacki
 from kopycat.storage.connector_status import ConnectorStatus, State, TaskStatus
 from kopycat.storage.status_backing_store import StatusBackingStore
 
-__all__ = ["RestHerder", "connector_type"]
+__all__ = ["CONNECT_API_COMMIT", "CONNECT_API_VERSION", "RestHerder", "connector_type"]
 
 log = logging.getLogger(__name__)
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
+CONNECT_API_VERSION: Final = "4.1.0"
+"""The Kafka Connect release whose REST API this one implements (``GET /`` ``version``)."""
+CONNECT_API_COMMIT: Final = f"kopycat-{__version__}"
+"""``GET /`` ``commit``: stable for a Kopycat release (Kafka shows its build's git commit)."""
 _INITIAL_STATES: Final = {"RUNNING": TargetState.STARTED, "PAUSED": TargetState.PAUSED,
                           "STOPPED": TargetState.STOPPED}
 _NOT_STOPPED: Final = ("Connectors must be in the STOPPED state before their offsets can be modified. This can be "
@@ -91,44 +97,9 @@ def connector_type(config: Mapping[str, Any]) -> str:
     return "sink" if issubclass(cls, SinkConnector) else "source" if issubclass(cls, SourceConnector) else "unknown"
 
 
-def _strings(config: Any, what: str) -> dict[str, str | None]:
-    """A JSON object as Jackson reads ``Map<String, String>``: numbers and booleans become strings."""
-    if not isinstance(config, Mapping):
-        raise ConnectRestError.bad_request(f"The {what} must be a JSON object of string keys and values, got "
-                                           f"{'null' if config is None else type(config).__name__}")
-    props: dict[str, str | None] = {}
-    for key, value in config.items():
-        if isinstance(value, bool):
-            props[str(key)] = "true" if value else "false"
-        elif value is None or isinstance(value, str | int | float):
-            props[str(key)] = None if value is None else str(value)
-        else:
-            raise ConnectRestError.bad_request(f"Invalid value for configuration {key} in the {what}: expected a "
-                                               f"string, number, boolean or null, not a JSON "
-                                               f"{'array' if isinstance(value, list) else 'object'}")
-    return props
-
-
 def _java_map(props: Mapping[str, Any]) -> str:
     """``{a=b, c=d}``, as Java's ``Map.toString`` shows a config in Kafka's messages (secrets hidden)."""
     return "{" + ", ".join(f"{k}={v}" for k, v in mask_config(props).items()) + "}"
-
-
-def _effective(state: State, target: TargetState) -> State:
-    """What a run that honours ``target`` reports instead of ``state``."""
-    if target is TargetState.PAUSED and state in (State.RUNNING, State.UNASSIGNED):
-        return State.PAUSED
-    if target is TargetState.STOPPED and state in (State.RUNNING, State.UNASSIGNED, State.PAUSED):
-        return State.STOPPED
-    return state
-
-
-def _state_json(state: State, worker_id: str, trace: str | None, **task: int) -> dict[str, Any]:
-    """Kafka's ``ConnectorStateInfo.ConnectorState``/``TaskState``: ``trace`` only when set."""
-    body: dict[str, Any] = {**task, "state": state.value, "worker_id": worker_id}
-    if trace:
-        body["trace"] = trace
-    return body
 
 
 class RestHerder:
@@ -182,14 +153,17 @@ class RestHerder:
     def _status(self, name: str, state: ClusterConfigState) -> dict[str, Any]:
         """Kafka's ``ConnectorStateInfo``, with the target state applied (module doc)."""
         target = state.target_states.get(name, TargetState.STARTED)
+        config = state.connector_configs[name]
+        version = plugin_version(config)
         stored = self.status_store.get_connector(name) or ConnectorStatus(
             name, State.UNASSIGNED, None, self.worker_id)
         tasks = [] if target is TargetState.STOPPED else [
-            _state_json(_effective(s.state, target), s.worker_id, s.trace, id=n)
+            state_json(effective_state(s.state, target), s.worker_id, s.trace, s.version or version, id=n)
             for n, s in self._task_statuses(name, state).items()]
         return {"name": name,
-                "connector": _state_json(_effective(stored.state, target), stored.worker_id, stored.trace),
-                "tasks": tasks, "type": connector_type(state.connector_configs[name])}
+                "connector": state_json(effective_state(stored.state, target), stored.worker_id, stored.trace,
+                                        stored.version or version),
+                "tasks": tasks, "type": connector_type(config)}
 
     def _validate(self, props: Mapping[str, Any]) -> None:
         """Raise 400 with Kafka's message when ``props`` is invalid (``maybeAddConfigErrors``)."""
@@ -215,6 +189,7 @@ class RestHerder:
         old = self.config_store.snapshot().connector_configs.get(name)
         props = restore_hidden(props, old)
         self._validate(props)
+        check_config_size(name, props, max_record_bytes(self.worker_props))
         if old is not None and not allow_replace:
             raise ConnectRestError(CONFLICT, f"Connector {name} already exists")
         self.config_store.put_connector_config(name, props, target_state)  # type: ignore[arg-type]
@@ -245,8 +220,13 @@ class RestHerder:
     # ---------------------------------------------------------------------- root, list
 
     def server_info(self) -> dict[str, Any]:
-        """``GET /``: Kafka's ``ServerInfo``."""
-        return {"version": __version__, "commit": "unknown", "kafka_cluster_id": self.kafka_cluster_id}
+        """``GET /``: Kafka's ``ServerInfo``, for the Kafka Connect API level served, plus Kopycat's version.
+
+        Clients gate features on ``version`` (e.g. KIP-875 needs 3.5+), so it names the Kafka Connect
+        release whose REST API this one implements, not Kopycat's own release.
+        """
+        return {"version": CONNECT_API_VERSION, "commit": CONNECT_API_COMMIT,
+                "kafka_cluster_id": self.kafka_cluster_id, "kopycat_version": __version__}
 
     @_serialized
     def connectors(self, expand: Sequence[str] | None = None) -> list[str] | dict[str, dict[str, Any]]:
@@ -274,25 +254,25 @@ class RestHerder:
         """``POST /connectors``: Kafka's ``CreateConnectorRequest`` (``name``, ``config``, ``initial_state``)."""
         if not isinstance(request, Mapping):
             raise ConnectRestError.bad_request("The request must be a JSON object with 'name' and 'config'")
-        name = "" if request.get("name") is None else str(request["name"]).strip()
+        name = connector_name(request.get("name"))
         initial = request.get("initial_state")
         target = _INITIAL_STATES.get(str(initial).upper()) if initial is not None else None
         if initial is not None and target is None:
             raise ConnectRestError.bad_request(f"Invalid initial_state {initial!r}: use one of "
                                                f"{', '.join(_INITIAL_STATES)}")
-        return self._put_config(name, _strings(request.get("config"), "connector configuration"),
+        return self._put_config(name, config_strings(request.get("config"), "connector configuration"),
                                 allow_replace=False, target_state=target)[1]
 
     @_serialized
     def put_connector_config(self, name: str, config: Any) -> tuple[bool, dict[str, Any]]:
         """``PUT /connectors/{name}/config``: (created, ConnectorInfo)."""
-        return self._put_config(name, _strings(config, "connector configuration"), allow_replace=True)
+        return self._put_config(name, config_strings(config, "connector configuration"), allow_replace=True)
 
     @_serialized
     def patch_connector_config(self, name: str, patch: Any) -> dict[str, Any]:
         """``PATCH /connectors/{name}/config``: null values remove keys (Kafka's ``ConnectUtils.patchConfig``)."""
         patched: dict[str, str | None] = dict(self._config(name, self.config_store.snapshot()))
-        for key, value in _strings(patch, "connector configuration patch").items():
+        for key, value in config_strings(patch, "connector configuration patch").items():
             if value is None:
                 patched.pop(key, None)
             else:
@@ -349,7 +329,8 @@ class RestHerder:
         if status is None:
             raise ConnectRestError.not_found(f"No status found for task {name}-{task}")
         target = state.target_states.get(name, TargetState.STARTED)
-        return _state_json(_effective(status.state, target), status.worker_id, status.trace, id=task)
+        return state_json(effective_state(status.state, target), status.worker_id, status.trace,
+                          status.version or plugin_version(state.connector_configs[name]), id=task)
 
     @_serialized
     def restart_connector(self, name: str, *, include_tasks: bool = False, only_failed: bool = False
@@ -450,7 +431,7 @@ class RestHerder:
 
     def validate_plugin_config(self, plugin: str, config: Any) -> dict[str, Any]:
         """``PUT /connector-plugins/{plugin}/config/validate``: Kafka's ``ConfigInfos``, secrets hidden."""
-        props = _strings(config, "connector configuration")
+        props = config_strings(config, "connector configuration")
         included = props.get(CONNECTOR_CLASS_CONFIG)
         if included is not None and not _alias(included).endswith(_alias(plugin)):
             raise ConnectRestError.bad_request(f"Included connector type {included} does not match request type "

@@ -7,7 +7,15 @@ task configs, validate responses, error messages):
 - the keys the connector's full definition declares as ``ConfigType.PASSWORD``
   (:func:`kopycat.runtime.connector_config.connector_definition`: the connector's own keys,
   transforms and predicates);
-- any key whose name ends in ``password`` or ``secret`` (case-insensitive), defined or not.
+- the PASSWORD keys of Kafka's client configs (``SaslConfigs``, ``SslConfigs``: ``sasl.jaas.config``,
+  ``ssl.key.password``, ``ssl.keystore.key``...) and librdkafka's equivalents, under any prefix
+  (``producer.``, ``consumer.override.``, ``source.cluster.``...), and the converters' secrets
+  (``basic.auth.user.info`` under ``key.converter.``/``value.converter.``);
+- any key whose name says it holds a secret (``secret``, ``password``, ``passphrase``, ``token``,
+  ``credential``; case-insensitive, anywhere in the name), unless its last part names something
+  that is not one (``...token.endpoint.url``, ``...credentials.provider.class``).
+
+:func:`is_secret_name` decides for names, :func:`secret_keys` adds the definition's keys.
 
 Because a GET then shows ``[hidden]``, a config sent back unchanged would overwrite the secret
 with that text: :func:`restore_hidden` keeps the stored secret wherever a PUT or PATCH sends
@@ -30,12 +38,29 @@ __all__ = ["HIDDEN", "is_secret_name", "mask_config", "mask_text", "mask_validat
 log = logging.getLogger(__name__)
 
 HIDDEN: Final = Password.HIDDEN
-_SECRET_SUFFIXES: Final = ("password", "secret")
+_CLIENT_SECRETS: Final = frozenset({
+    "sasl.jaas.config", "ssl.key.password", "ssl.keystore.password", "ssl.truststore.password",
+    "ssl.keystore.key", "ssl.key.pem", "sasl.oauthbearer.config", "basic.auth.user.info",
+})
+"""Secrets of Kafka's (and librdkafka's) client and Schema Registry converter configs."""
+_SECRET_WORDS: Final = ("secret", "password", "passwd", "passphrase", "token", "credential")
+_NOT_SECRET_LAST: Final = frozenset({
+    "url", "uri", "urls", "endpoint", "file", "path", "location", "type", "class", "ms", "enable", "enabled",
+    "algorithm", "name", "method", "provider", "mechanism", "scope", "source", "header", "field", "format",
+})
+"""A name's last part that says the value is about a secret, not the secret itself."""
 
 
 def is_secret_name(key: str) -> bool:
-    """Whether a key's name says it holds a secret (``connection.password``, ``aws.secret``)."""
-    return key.lower().endswith(_SECRET_SUFFIXES)
+    """Whether a key's name says it holds a secret (module doc): the one rule for undeclared keys.
+
+    ``connection.password``, ``aws.secret.access.key``, ``producer.override.sasl.jaas.config``
+    and ``value.converter.basic.auth.user.info`` do; ``sasl.oauthbearer.token.endpoint.url`` does not.
+    """
+    lower = key.lower()
+    if any(lower == name or lower.endswith("." + name) for name in _CLIENT_SECRETS):
+        return True
+    return any(word in lower for word in _SECRET_WORDS) and lower.rsplit(".", 1)[-1] not in _NOT_SECRET_LAST
 
 
 def secret_keys(config: Mapping[str, Any]) -> frozenset[str]:

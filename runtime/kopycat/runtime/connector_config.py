@@ -172,6 +172,22 @@ def _topics_given(props: Mapping[str, Any]) -> None:
     if not topics and not regex:
         raise ConfigError(f"Must configure one of {TOPICS_CONFIG} or {TOPICS_REGEX_CONFIG}: the topics "
                           f"this sink consumes", key=TOPICS_CONFIG)
+    _topics_pattern(regex)
+
+
+def _topics_pattern(pattern: str) -> re.Pattern[str] | None:
+    """``topics.regex`` compiled; ConfigError naming it when it is no regular expression.
+
+    Checked with the other sink keys, so ``kopycat validate`` and the REST validate endpoint refuse
+    what a run would refuse when it lists the topics the pattern matches.
+    """
+    if not pattern:
+        return None
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise ConfigError.for_key(TOPICS_REGEX_CONFIG, pattern, f"not a valid regular expression ({exc})") \
+            from None
 
 
 SINK_CONNECTOR_CONFIG: Final = CONNECTOR_CONFIG.merge(
@@ -250,12 +266,7 @@ def sink_topics(props: Mapping[str, Any], existing: Iterable[str]) -> list[str]:
     Shared by the plan (end offsets) and the lag measure, so both see the same input.
     """
     topics = [t.strip() for t in str(props.get(TOPICS_CONFIG) or "").split(",") if t.strip()]
-    pattern = str(props.get(TOPICS_REGEX_CONFIG) or "").strip()
-    if pattern:
-        try:
-            regex = re.compile(pattern)
-        except re.error as exc:
-            raise ConfigError.for_key(TOPICS_REGEX_CONFIG, pattern, f"not a valid regular expression ({exc})") \
-                from None
+    regex = _topics_pattern(str(props.get(TOPICS_REGEX_CONFIG) or "").strip())
+    if regex is not None:
         topics += sorted(t for t in set(existing) - _INTERNAL_TOPICS if regex.fullmatch(t) and t not in topics)
     return topics

@@ -39,7 +39,7 @@ from kopycat.runtime.errors import (
 )
 from kopycat.storage.topic_admin import create_topic_if_missing
 
-__all__ = ["DLQ_PRODUCER_DEFAULTS", "DeadLetterQueueReporter", "LogReporter", "build_reporters",
+__all__ = ["DLQ_PRODUCER_DEFAULTS", "DeadLetterQueueReporter", "LogReporter", "build_reporters", "cause_chain",
            "dlq_context_headers"]
 
 log = logging.getLogger(__name__)
@@ -67,12 +67,31 @@ DLQ_PRODUCER_DEFAULTS: Final[Mapping[str, Any]] = MappingProxyType({
 _NO_OVERRIDES: Final[Mapping[str, Any]] = MappingProxyType({})
 
 
-class LogReporter(ErrorReporter):
-    """Logs each final failure at ERROR with its stack trace (Kafka's ``LogReporter``).
+def cause_chain(error: BaseException) -> str:
+    """``error`` and its causes in words on one line: ``DataError: bad json; caused by ValueError: ...``.
 
-    The record's coordinates (topic, partition, offset; or source partition and offset) are
-    always logged; its content (key, value, headers, timestamp) only with
-    ``errors.log.include.messages``, so data stays out of log files unless asked for.
+    Follows ``__cause__``, else an unsuppressed ``__context__`` (Python's order of "The above
+    exception was the direct cause of..."), outermost first; each class once per loop.
+    """
+    parts: list[str] = []
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        text = " ".join(str(current).split())
+        parts.append(f"{type(current).__name__}: {text}" if text else type(current).__name__)
+        current = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
+    return "; caused by ".join(parts)
+
+
+class LogReporter(ErrorReporter):
+    """Logs each final failure as one ERROR line (Kafka's ``LogReporter``), its traceback at DEBUG.
+
+    The line carries the record's coordinates (topic, partition, offset; or source partition and
+    offset), the stage and class, and the error's cause chain in words: a batch of bad records
+    reads as that many lines, not that many tracebacks. The record's content (key, value, headers,
+    timestamp) is logged only with ``errors.log.include.messages``, so data stays out of log files
+    unless asked for.
     """
 
     def __init__(self, connector_name: str, task_id: int, include_messages: bool = False) -> None:
@@ -84,7 +103,9 @@ class LogReporter(ErrorReporter):
     def report(self, context: ProcessingContext) -> None:
         if context.error is None:
             return
-        log.error("%s", self.message(context), exc_info=context.error)
+        log.error("%s Caused by: %s", self.message(context), cause_chain(context.error))
+        log.debug("Stack trace of the error in task %s-%s%s", self.connector_name, self.task_id,
+                  f" at {context.location()}" if context.location() else "", exc_info=context.error)
         self.errors_logged += 1
 
     def message(self, context: ProcessingContext) -> str:

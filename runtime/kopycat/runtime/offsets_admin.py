@@ -35,7 +35,7 @@ from kopycat.storage.worker_storage_config import OFFSET_STORAGE_FILE_FILENAME_C
 
 __all__ = [
     "KAFKA_OFFSET_KEY", "KAFKA_PARTITION_KEY", "KAFKA_TOPIC_KEY", "alter_offsets", "consumer_group_id",
-    "get_offsets", "offset_store_for", "parse_sink_offsets", "reset_offsets",
+    "get_offsets", "max_record_bytes", "offset_store_for", "parse_sink_offsets", "reset_offsets",
 ]
 
 log = logging.getLogger(__name__)
@@ -44,6 +44,12 @@ KAFKA_TOPIC_KEY: Final = "kafka_topic"
 KAFKA_PARTITION_KEY: Final = "kafka_partition"
 KAFKA_OFFSET_KEY: Final = "kafka_offset"
 _TIMEOUT_S: Final = 30.0
+_DEFAULT_MAX_RECORD_BYTES: Final = 1_000_000
+"""librdkafka's ``message.max.bytes`` default, below the broker's (1048588) and Java's (1048576)."""
+_INT_RANGE: Final = (0, 2**31 - 1)
+_LONG_RANGE: Final = (0, 2**63 - 1)
+_TOPIC_CHARS: Final = re.compile(r"[a-zA-Z0-9._-]+")
+_TOPIC_MAX_LENGTH: Final = 249
 _JAVA_INTEGER: Final = re.compile(r"[+-]?[0-9]+")
 _ZOMBIES: Final = ("Failed to {verb} consumer group offsets for connector {name} either because its tasks haven't "
                    "stopped completely yet or the connector was resumed before the request to {verb} its offsets "
@@ -61,6 +67,18 @@ def offset_store_for(worker_props: Mapping[str, Any]) -> OffsetBackingStore:
     if filename:
         return FileOffsetStore(str(filename))
     return KafkaOffsetStore.from_config(worker_props)
+
+
+def max_record_bytes(worker_props: Mapping[str, Any]) -> int:
+    """The largest record the worker's producer sends to its internal topics.
+
+    ``max.request.size`` (Java's name) or ``message.max.bytes`` (librdkafka's) among the
+    worker's top-level properties, else librdkafka's default.
+    """
+    for key in ("max.request.size", "message.max.bytes"):
+        if worker_props.get(key) not in (None, ""):
+            return int(worker_props[key])
+    return _DEFAULT_MAX_RECORD_BYTES
 
 
 def _admin(worker_props: Mapping[str, Any]) -> AdminClient:
@@ -120,20 +138,45 @@ def _entries(offsets: Sequence[Mapping[str, Any]]) -> list[tuple[Any, Any]]:
     """``(partition, offset)`` pairs of a PATCH body's ``offsets`` list, refused when malformed."""
     pairs = []
     for entry in offsets:
-        if not isinstance(entry, Mapping) or "partition" not in entry:
+        if not isinstance(entry, Mapping):
             raise ConfigError(f"Each entry of 'offsets' must be an object with a 'partition' and an 'offset', "
                               f"got {entry!r}")
-        pairs.append((entry["partition"], entry.get("offset")))
+        pairs.append((entry.get("partition"), entry.get("offset")))  # missing reads as null, as Jackson
     return pairs
 
 
-def _as_int(value: Any, what: str, kind: str) -> int:
-    """A JSON integer or numeric string, as Java's ``Long.parseLong(String.valueOf(value))`` reads it."""
+def _as_int(value: Any, what: str, key: str, bounds: tuple[int, int]) -> int:
+    """A JSON integer or numeric string, as Java's ``Integer``/``Long.parseLong(String.valueOf(value))``.
+
+    A number outside Java's range fails to parse there too, with the same message; a negative
+    one parses in Java but names no partition or offset, so it is refused naming ``key``.
+    """
     text = value if isinstance(value, str) else str(value) if type(value) is int else ""
-    if not _JAVA_INTEGER.fullmatch(text):
+    low, high = bounds
+    if not _JAVA_INTEGER.fullmatch(text) or int(text) > high or int(text) < -high - 1:
         raise ConfigError(f"Failed to parse the following Kafka {what} value in the provided offsets: "
-                          f"'{value}'. {what.capitalize()} values for sink connectors need to be {kind}.")
+                          f"'{value}'. {what.capitalize()} values for sink connectors need to be integers.")
+    if int(text) < low:
+        raise ConfigError(f"Invalid value {value} for {key} in the provided offsets: Kafka {what}s must be at "
+                          f"least {low} and at most {high}")
     return int(text)
+
+
+def _checked_topic(topic: str) -> str:
+    """``topic`` if Kafka accepts it as a topic name (Kafka's ``Topic.validate``, with its messages)."""
+    problem = None
+    if not topic:
+        problem = "Topic name is illegal, it can't be empty"
+    elif topic in (".", ".."):
+        problem = "Topic name cannot be \".\" or \"..\""
+    elif len(topic) > _TOPIC_MAX_LENGTH:
+        problem = f"Topic name is illegal, it can't be longer than {_TOPIC_MAX_LENGTH} characters"
+    elif not _TOPIC_CHARS.fullmatch(topic):
+        problem = (f"Topic name \"{topic}\" is illegal, it contains a character other than ASCII alphanumerics, "
+                   f"'.', '_' and '-'")
+    if problem:
+        raise ConfigError(f"Invalid value '{topic}' for {KAFKA_TOPIC_KEY} in the provided offsets: {problem}")
+    return topic
 
 
 def parse_sink_offsets(offsets: Sequence[Mapping[str, Any]]) -> dict[TopicPartition, int | None]:
@@ -154,15 +197,15 @@ def parse_sink_offsets(offsets: Sequence[Mapping[str, Any]]) -> dict[TopicPartit
             raise ConfigError("Kafka topic names must be valid strings and may not be null")
         if partition[KAFKA_PARTITION_KEY] is None:
             raise ConfigError("Kafka partitions must be valid numbers and may not be null")
-        tp = TopicPartition(str(partition[KAFKA_TOPIC_KEY]),
-                            _as_int(partition[KAFKA_PARTITION_KEY], "partition", "integers"))
+        tp = TopicPartition(_checked_topic(str(partition[KAFKA_TOPIC_KEY])),
+                            _as_int(partition[KAFKA_PARTITION_KEY], "partition", KAFKA_PARTITION_KEY, _INT_RANGE))
         if offset is None:
             parsed[tp] = None
         elif not isinstance(offset, Mapping) or KAFKA_OFFSET_KEY not in offset:
             raise ConfigError(f"The offset for a sink connector should either be null or contain the key "
                               f"'{KAFKA_OFFSET_KEY}'")
         else:
-            parsed[tp] = _as_int(offset[KAFKA_OFFSET_KEY], "offset", "integers")
+            parsed[tp] = _as_int(offset[KAFKA_OFFSET_KEY], "offset", KAFKA_OFFSET_KEY, _LONG_RANGE)
     return parsed
 
 
@@ -203,17 +246,32 @@ def _alter_source_offsets(connector: str, offsets: Sequence[Mapping[str, Any]] |
         else:
             pairs = _entries(offsets)
         for partition, offset in pairs:
+            if partition is None and offsets is not None:
+                raise ConfigError("Source partitions may not be null")
             if partition is not None and not isinstance(partition, Mapping) \
                     or offset is not None and not isinstance(offset, Mapping):
                 raise ConfigError(f"Source partitions and offsets must be JSON objects (or null), got "
                                   f"partition {partition!r} with offset {offset!r}")
         records = {encode_key(connector, p): encode_value(o) for p, o in pairs}  # DataError: bad values
+        _check_record_sizes(records, max_record_bytes(worker_props))
         handled = check({_json_text(p): o for p, o in pairs}) if check else False
         if records:
             store.set(records).result(60)
     log.info("%s %d source partition offsets of connector %s", "Reset" if offsets is None else "Altered",
              len(records), connector)
     return _modified(offsets is None, handled)
+
+
+def _check_record_sizes(records: Mapping[bytes, bytes | None], limit: int) -> None:
+    """Refuse, before anything is written, an offset record too large for one Kafka message."""
+    for key, value in records.items():
+        size = len(key) + len(value or b"")
+        if size > limit:
+            field = "partition" if len(key) >= len(value or b"") else "offset"
+            raise ConfigError(f"A source {field} in the provided offsets makes an offsets record of {size} bytes, "
+                              f"over the {limit}-byte limit on one Kafka message (the worker's "
+                              f"max.request.size / message.max.bytes): source partitions and offsets must be small "
+                              f"JSON objects")
 
 
 def _json_text(partition: Mapping[str, Any] | None) -> str:

@@ -43,8 +43,8 @@ from kopycat.storage.offset_backing_store import OffsetBackingStore
 from kopycat.transforms.chain import TransformationChain
 
 __all__ = [
-    "build_sink_runner", "build_source_runner", "build_task_parts", "exactly_once_enabled", "fence_source_tasks",
-    "sink_consumer_config", "with_converter_defaults",
+    "build_sink_runner", "build_source_runner", "build_task_parts", "check_task_parts", "exactly_once_enabled",
+    "fence_source_tasks", "sink_consumer_config", "with_converter_defaults",
 ]
 
 _DLQ_PREFIX = "errors.deadletterqueue."
@@ -65,6 +65,20 @@ def build_task_parts(task_id: TaskId, connector_props: Mapping[str, Any], worker
                                 producer_overrides=client_config({}, connector_props, "producer"))
     retry = RetryWithToleranceOperator.from_config(connector_props, reporters)
     return TaskParts(key_converter, value_converter, header_converter, transforms, retry)
+
+
+def check_task_parts(connector_props: Mapping[str, Any], worker_props: Mapping[str, Any] | None = None) -> None:
+    """Build, then close, the parts every task of this connector builds before it copies.
+
+    Converters with their ``*.converter.*`` keys, transformations and error handling (not the
+    dead letter queue, which needs the cluster): ``kopycat validate`` calls this so a config it
+    accepts is one a run accepts. Raises ConfigError naming the key, as the run would.
+    """
+    worker = worker_props or {}
+    key_converter, value_converter, header_converter = converters_for(worker, with_converter_defaults(connector_props))
+    parts = TaskParts(key_converter, value_converter, header_converter, TransformationChain.from_props(connector_props),
+                      RetryWithToleranceOperator.from_config(connector_props))
+    parts.close()
 
 
 def with_converter_defaults(connector_props: Mapping[str, Any]) -> Mapping[str, Any]:

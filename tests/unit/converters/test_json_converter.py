@@ -513,7 +513,7 @@ def test_a_value_of_the_wrong_type_is_a_data_error() -> None:
 
 
 def test_a_bad_config_names_the_key_the_value_and_what_is_allowed() -> None:
-    with pytest.raises(ConfigError, match=r"'HEX' for configuration decimal.format.*BASE64, NUMERIC"):
+    with pytest.raises(ConfigError, match=r"Invalid value HEX for configuration decimal.format.*BASE64, NUMERIC"):
         converter(decimal_format="HEX")
     with pytest.raises(ConfigError, match=r"schemas\.enable"):
         converter(schemas_enable="maybe")

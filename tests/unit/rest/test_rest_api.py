@@ -31,9 +31,10 @@ def is_kafka_error(response: Any, status: int) -> bool:
 
 # ------------------------------------------------------------------------------ root, create
 
-def test_root_shows_the_version_commit_and_kafka_cluster_id(client: TestClient) -> None:
-    assert client.get("/").json() == {"version": __version__, "commit": "unknown",
-                                      "kafka_cluster_id": "test-cluster"}
+def test_root_shows_the_kafka_connect_api_version_a_stable_commit_and_kopycats_version(
+        client: TestClient) -> None:
+    assert client.get("/").json() == {"version": "4.1.0", "commit": f"kopycat-{__version__}",
+                                      "kafka_cluster_id": "test-cluster", "kopycat_version": __version__}
 
 
 def test_creating_the_documentation_file_source_answers_201_with_its_info(
@@ -169,7 +170,7 @@ def test_unknown_paths_methods_and_bodies_answer_in_kafkas_shape(client: TestCli
 
 def test_a_stored_connector_without_status_is_unassigned(client: TestClient, file_source: str) -> None:
     assert client.get(f"/connectors/{file_source}/status").json() == {
-        "name": file_source, "connector": {"state": "UNASSIGNED", "worker_id": "127.0.0.1:8083"},
+        "name": file_source, "connector": {"state": "UNASSIGNED", "worker_id": "127.0.0.1:8083", "version": __version__},
         "tasks": [], "type": "source"}
 
 
@@ -179,12 +180,13 @@ def test_status_shows_stored_states_and_traces_of_failed_tasks(client: TestClien
     herder.status_store.put(ConnectorStatus(file_source, State.RUNNING, None, "airflow-1"))
     herder.status_store.put(TaskStatus(file_source, 0, State.FAILED, "Traceback: boom", "airflow-2"))
     assert client.get(f"/connectors/{file_source}/status").json() == {
-        "name": file_source, "connector": {"state": "RUNNING", "worker_id": "airflow-1"},
-        "tasks": [{"id": 0, "state": "FAILED", "worker_id": "airflow-2", "trace": "Traceback: boom"},
-                  {"id": 1, "state": "UNASSIGNED", "worker_id": "127.0.0.1:8083"}],
+        "name": file_source, "connector": {"state": "RUNNING", "worker_id": "airflow-1", "version": __version__},
+        "tasks": [{"id": 0, "state": "FAILED", "worker_id": "airflow-2", "trace": "Traceback: boom",
+                   "version": __version__},
+                  {"id": 1, "state": "UNASSIGNED", "worker_id": "127.0.0.1:8083", "version": __version__}],
         "type": "source"}
     assert client.get(f"/connectors/{file_source}/tasks/0/status").json() == {
-        "id": 0, "state": "FAILED", "worker_id": "airflow-2", "trace": "Traceback: boom"}
+        "id": 0, "state": "FAILED", "worker_id": "airflow-2", "trace": "Traceback: boom", "version": __version__}
     response = client.get(f"/connectors/{file_source}/tasks/7/status")
     assert is_kafka_error(response, 404)
     assert response.json()["message"] == f"No status found for task {file_source}-7"
@@ -236,9 +238,11 @@ def test_restart_of_only_failed_tasks_answers_202_with_the_plan(client: TestClie
     herder.status_store.put(TaskStatus(file_source, 1, State.FAILED, "boom", "w"))
     response = client.post(f"/connectors/{file_source}/restart?includeTasks=true&onlyFailed=true")
     assert response.status_code == 202
-    assert response.json() == {"name": file_source, "connector": {"state": "RUNNING", "worker_id": "w"},
-                               "tasks": [{"id": 0, "state": "RUNNING", "worker_id": "w"},
-                                         {"id": 1, "state": "RESTARTING", "worker_id": "w", "trace": "boom"}],
+    version = {"version": __version__}
+    assert response.json() == {"name": file_source, "connector": {"state": "RUNNING", "worker_id": "w", **version},
+                               "tasks": [{"id": 0, "state": "RUNNING", "worker_id": "w", **version},
+                                         {"id": 1, "state": "RESTARTING", "worker_id": "w", "trace": "boom",
+                                          **version}],
                                "type": "source"}
     assert herder.status_store.get_task(file_source, 1).state is State.RESTARTING  # type: ignore[union-attr]
     assert herder.status_store.get_connector(file_source).state is State.RUNNING  # type: ignore[union-attr]

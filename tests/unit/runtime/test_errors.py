@@ -302,7 +302,7 @@ def test_a_bad_tolerance_value_is_refused_naming_the_key() -> None:
         RetryWithToleranceOperator.from_config({"errors.tolerance": "some"})
 
     assert raised.value.key == "errors.tolerance"
-    assert str(raised.value) == ("Invalid value 'some' for configuration errors.tolerance: String must be "
+    assert str(raised.value) == ("Invalid value some for configuration errors.tolerance: String must be "
                                  "one of (case insensitive): NONE, ALL")
 
 
@@ -317,8 +317,35 @@ def test_log_reporter_logs_stage_class_and_coordinates_but_not_content_by_defaul
     assert entry.levelno == logging.ERROR
     assert entry.getMessage() == (
         "Error encountered in task orders-sink-2. Executing stage 'VALUE_CONVERTER' with class "
-        f"'{CLASS_NAME}', where consumed record is {{topic='orders', partition=3, offset=42}}.")
-    assert entry.exc_info is not None and entry.exc_info[1] is failed.error
+        f"'{CLASS_NAME}', where consumed record is {{topic='orders', partition=3, offset=42}}. "
+        "Caused by: DataError: bad json")
+    assert entry.exc_info is None
+
+
+def test_log_reporter_logs_one_line_with_the_cause_chain_and_the_traceback_only_at_debug(
+        caplog: pytest.LogCaptureFixture) -> None:
+    try:
+        try:
+            raise ValueError("Expecting value:\n line 1 column 2")
+        except ValueError as exc:
+            raise DataError("Converting byte[] to Kafka Connect data failed") from exc
+    except DataError as exc:
+        failed = ProcessingContext(Stage.VALUE_CONVERTER, JsonishConverter, exc, RECORD)
+
+    with caplog.at_level(logging.ERROR, logger="kopycat.runtime.error_reporters"):
+        LogReporter("orders-sink", 2).report(failed)
+    [line] = caplog.records
+    assert "\n" not in line.getMessage() and line.exc_info is None
+    assert line.getMessage().endswith(
+        "topic='orders', partition=3, offset=42}. Caused by: DataError: Converting byte[] to Kafka Connect data "
+        "failed; caused by ValueError: Expecting value: line 1 column 2")
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger="kopycat.runtime.error_reporters"):
+        LogReporter("orders-sink", 2).report(failed)
+    error, trace = caplog.records
+    assert error.levelno == logging.ERROR and trace.levelno == logging.DEBUG
+    assert trace.exc_info is not None and trace.exc_info[1] is failed.error
+    assert "topic 'orders', partition 3, offset 42" in trace.getMessage()
 
 
 def test_log_reporter_includes_key_value_and_headers_only_when_asked(caplog: pytest.LogCaptureFixture) -> None:
@@ -334,9 +361,9 @@ def test_log_reporter_includes_key_value_and_headers_only_when_asked(caplog: pyt
     sink_line, source_line, source_content = (r.getMessage() for r in caplog.records)
     assert sink_line.endswith(
         "where consumed record is {topic='orders', partition=3, offset=42, timestamp=1700000000000, "
-        "key=b'k1', value=b'{not json', headers=[('trace', b'abc')]}.")
+        "key=b'k1', value=b'{not json', headers=[('trace', b'abc')]}. Caused by: DataError: bad json")
     assert source_line.endswith("where source record is {source_partition={'table': 'a'}, "
-                                "source_offset={'id': 9}}.")
+                                "source_offset={'id': 9}}. Caused by: ValueError: x")
     assert "secret" not in source_line
     assert "where source record is = SourceRecord(" in source_content and "'secret'" in source_content
 

@@ -119,7 +119,7 @@ def test_an_unknown_class_names_the_key_the_value_and_the_known_transformations(
     with pytest.raises(ConfigError) as info:
         TransformationChain.from_props({"transforms": "a", "transforms.a.type": "uninstantiable"})
     message = str(info.value)
-    assert "Invalid value 'uninstantiable' for configuration transforms.a.type" in message
+    assert "Invalid value uninstantiable for configuration transforms.a.type" in message
     assert "Class uninstantiable could not be found" in message
     assert "org.apache.kafka.connect.transforms.<name>" in message and "Cast$Key" in message
 

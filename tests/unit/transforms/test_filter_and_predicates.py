@@ -23,7 +23,7 @@ def test_has_header_key_requires_a_non_empty_name():
     with pytest.raises(ConfigError, match="String must be non-empty"):
         HasHeaderKey().configure({"name": ""})
     errors = HasHeaderKey().config().validate({"name": ""})[0].errors
-    assert errors == ["Invalid value '' for configuration name: String must be non-empty"]
+    assert errors == ["Invalid value  for configuration name: String must be non-empty"]
 
 
 def with_headers(*keys: str) -> SourceRecord:

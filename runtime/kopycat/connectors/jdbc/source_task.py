@@ -74,12 +74,15 @@ MAX_WAIT_S: Final = 0.2
 
 
 def engine_for(settings: SourceSettings) -> Engine:
-    """An engine on connection.url; SQLite connections may be closed from stop()'s thread."""
+    """An engine on connection.url; SQLite connections may be closed from stop()'s thread.
+
+    A source reads an existing database: a SQLite file that does not exist is refused, not created.
+    """
     url = str(settings.values["connection.url"])
     kwargs: dict[str, Any] = {}
     if url.startswith(("sqlite", "jdbc:sqlite")):
         kwargs["connect_args"] = {"check_same_thread": False}
-    return connect_engine(settings.values, **kwargs)
+    return connect_engine(settings.values, create_sqlite_file=False, **kwargs)
 
 
 @dataclass(frozen=True)

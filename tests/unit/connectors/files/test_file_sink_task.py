@@ -269,7 +269,7 @@ def test_parquet_refuses_schemaless_values_with_the_fix(tmp_path: Path) -> None:
     ({"format.class": "orc"}, r"'orc' for configuration format.class"),
     ({"flush.size": "0"}, r"flush.size"),
     ({"schema.compatibility": "SIDEWAYS"},
-     r"'SIDEWAYS' for configuration schema.compatibility: .*NONE, BACKWARD, FORWARD, FULL"),
+     r"Invalid value SIDEWAYS for configuration schema.compatibility: .*NONE, BACKWARD, FORWARD, FULL"),
     ({"rotate.schedule.interval.ms": "60000", "timezone": ""}, r"timezone"),
 ])
 def test_bad_configs_name_the_key_the_value_and_the_fix(tmp_path: Path, props: dict[str, str],

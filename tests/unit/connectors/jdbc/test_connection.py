@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+from pathlib import Path
+
 import pytest
 
 from kopycat.api.errors import ConfigError, ConnectError
@@ -47,3 +50,32 @@ def test_a_failed_connection_names_the_keys_to_check_without_the_password() -> N
     with pytest.raises(ConnectError, match="connection.url") as caught:
         connect_engine(values)
     assert "s3cret" not in str(caught.value)
+
+
+@pytest.mark.parametrize("url", ["postgresql://127.0.0.1:1/shop?user=kopycat&password=s3cret",
+                                 "jdbc:postgresql://127.0.0.1:1/shop?user=kopycat&password=s3cret&sslmode=disable"])
+def test_a_password_in_the_urls_query_string_is_hidden_like_one_before_the_host(url: str) -> None:
+    values = _values(connection_url=url, connection_attempts="1")
+    assert "s3cret" not in redacted_url(values) and "password=***" in redacted_url(values)
+    with pytest.raises(ConnectError) as caught:
+        connect_engine(values)
+    assert "s3cret" not in str(caught.value) and "user=kopycat" in str(caught.value)
+
+
+def test_an_unparseable_url_hides_a_query_string_password() -> None:
+    with pytest.raises(ConfigError) as caught:
+        database_url(_values(connection_url="jdbc:oracle:thin:@db:1521:x?password=s3cret"))
+    assert "s3cret" not in str(caught.value)
+
+
+def test_a_missing_sqlite_file_is_refused_with_its_path_unless_the_caller_may_create_it(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    missing = tmp_path / "shop.db"
+    values = _values(connection_url=f"sqlite:///{missing}")
+    with pytest.raises(ConfigError) as caught:
+        connect_engine(values, create_sqlite_file=False)
+    assert str(missing) in str(caught.value) and "does not exist" in str(caught.value)
+    assert not missing.exists()
+    with caplog.at_level(logging.INFO, logger="kopycat.connectors.jdbc.connection"):
+        connect_engine(values).dispose()
+    assert missing.exists() and f"Created the SQLite database {missing}" in caplog.text

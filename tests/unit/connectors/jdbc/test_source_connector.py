@@ -163,3 +163,11 @@ def test_offsets_set_through_the_rest_api_must_have_confluents_fields() -> None:
         connector.alter_offsets({}, {str(partition): {"position": 5}})
     with pytest.raises(ConfigError, match="not a JDBC source offset"):
         connector.alter_offsets({}, {str(partition): {"incrementing": "5"}})
+
+
+def test_a_source_on_a_sqlite_file_that_does_not_exist_refuses_naming_the_path(tmp_path: Path) -> None:
+    missing = tmp_path / "typo.db"
+    with pytest.raises(ConfigError) as caught:
+        plan({"connection.url": f"sqlite:///{missing}", "mode": "bulk", "table.poll.interval.ms": "0"}, max_tasks=1)
+    assert str(missing) in str(caught.value) and "does not exist" in str(caught.value)
+    assert not missing.exists()  # not created empty, which would read as "No tables were found"
