@@ -14,11 +14,12 @@ buffered offset is safe. If a flush times out nothing is committed and the offse
 the next commit. A crash re-sends the records after the last commit: duplicates only from that
 window, never a loss.
 
-Columnar batches (DESIGN.md §2): a task that overrides ``poll_batch`` gets it called instead of
-``poll`` when nothing needs records one by one (no transform, no acknowledgements, not
-exactly-once). Each :class:`SourceRecordBatch` is encoded a column at a time by the converters'
-``from_arrow_array`` and produced value by value with no record object; a converter that answers
-None (or fails) sends that batch down the record path instead, as ``batch.records()``.
+Columnar batches (DESIGN.md §2): ``poll`` returns records and :class:`SourceRecordBatch` items in
+any mix, and the runner chooses per item, as dlt's extractor does for objects and Arrow tables.
+When nothing needs records one by one (no transform, no acknowledgements, not exactly-once) a
+batch is encoded a column at a time by the converters' ``from_arrow_array`` and produced value by
+value with no record object; otherwise, or when a converter answers None (or fails), the batch
+goes down the record path as ``batch.records()``, in order with the records around it.
 
 Tasks that override ``commit_record`` or ``commit_records`` get per-record delivery reports
 instead (as in Kafka): :mod:`kopycat.runtime.source_delivery` gathers them and, after every
@@ -40,7 +41,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from itertools import groupby
 from typing import Any, ClassVar
 
 import orjson
@@ -50,7 +52,7 @@ from kopycat.api.bounded import RunComplete
 from kopycat.api.errors import ConnectError, RetriableError
 from kopycat.api.record_batch import SourceRecordBatch
 from kopycat.api.records import SourceRecord
-from kopycat.api.task import OffsetStorageReader, SourceTask, SourceTaskContext, TransactionContext
+from kopycat.api.task import OffsetStorageReader, SourceItem, SourceTask, SourceTaskContext, TransactionContext
 from kopycat.interpreter_settings import gc_paused
 from kopycat.runtime.bounds import Bounds, StopReason, StopWatch
 from kopycat.runtime.errors import ProcessingContext, Stage
@@ -74,10 +76,11 @@ class WorkerSourceTaskContext(SourceTaskContext):
     """What a running source task sees (Kafka's ``WorkerSourceTaskContext``)."""
 
     def __init__(self, configs: Mapping[str, str], reader: OffsetStorageReader,
-                 transactions: TransactionContext | None = None) -> None:
+                 transactions: TransactionContext | None = None, takes_columns: bool = True) -> None:
         self._configs = configs
         self._reader = reader
         self._transactions = transactions
+        self._takes_columns = takes_columns
 
     @property
     def configs(self) -> Mapping[str, str]:
@@ -90,6 +93,10 @@ class WorkerSourceTaskContext(SourceTaskContext):
     @property
     def transaction_context(self) -> TransactionContext | None:
         return self._transactions
+
+    @property
+    def takes_columns(self) -> bool:
+        return self._takes_columns
 
 
 def partition_text(partition: Mapping[str, Any] | None) -> str:
@@ -128,8 +135,7 @@ class SourceTaskRunner(WorkerTask):
         self.reports = DeliveryReports(task_id, task, parts, self.summary)
         self.wants_acks = (type(task).commit_record is not SourceTask.commit_record
                            or type(task).commit_records is not SourceTask.commit_records)
-        self.takes_batches = (self.columnar and type(task).poll_batch is not SourceTask.poll_batch
-                              and not len(parts.transforms) and not self.wants_acks)
+        self.takes_columns = self.columnar and not len(parts.transforms) and not self.wants_acks
         self.transaction_context = transaction_context
         self.producer_config = self._with_delivery_reports(dict(producer_config))
         self.producer: Producer | None = None
@@ -161,7 +167,8 @@ class SourceTaskRunner(WorkerTask):
         self.producer = Producer(self.producer_config)
         self.prepare_to_initialize_task()
         self._before = self.committed_offsets()
-        self.task.initialize(WorkerSourceTaskContext(self.task_props, self.reader, self.transaction_context))
+        self.task.initialize(WorkerSourceTaskContext(self.task_props, self.reader, self.transaction_context,
+                                                     self.takes_columns))
         self.task.start(self.task_props)
         log.info("Task %s started (%s)", self.id, type(self.task).__name__)
 
@@ -222,16 +229,7 @@ class SourceTaskRunner(WorkerTask):
         producer = self.producer
         assert producer is not None
         while not self.stopping.is_set():
-            if self.takes_batches:
-                batches: list[SourceRecordBatch] = self._poll(self.task.poll_batch)
-                count = sum(map(len, batches))
-                if count:
-                    self._send_batches(batches)
-            else:
-                records: list[SourceRecord] = self._poll(self.task.poll)
-                count = len(records)
-                if records:
-                    self.dispatch_records(records)
+            count = self._dispatch(self._poll())
             if count:
                 self.batch_dispatched()
             producer.poll(0)
@@ -246,18 +244,49 @@ class SourceTaskRunner(WorkerTask):
                 next_commit = time.monotonic() + self.flush_interval_s
         return StopReason.STOPPED
 
-    def _poll(self, poll: Callable[[], Sequence[Any] | None]) -> list[Any]:
-        """What ``poll`` (the task's poll or poll_batch) returned, as a list; [] for nothing."""
+    def _poll(self) -> Sequence[SourceItem]:
+        """What the task's ``poll`` returned; [] for nothing."""
         try:
             with gc_paused():  # tasks build a batch of records here: no cycles, many allocations
-                records = poll()
+                items = self.task.poll()
         except RetriableError as exc:
             log.warning("Task %s: poll() raised a retriable error, polling again: %s", self.id, exc)
             return []
         except RunComplete:
             self._complete = self.bounds.bounded
             return []
-        return list(records) if records else []
+        return items or []
+
+    def _dispatch(self, items: Sequence[SourceItem]) -> int:
+        """Send one poll's items in order, each batch as columns where it can be; the record count.
+
+        Records (and batches that go the record path) gather into one list, handed to
+        :meth:`dispatch_records` before the next columnar batch and at the end. Items are grouped
+        by ``type`` in C, so a poll of records costs no Python step per record here.
+        """
+        pending: list[SourceRecord] = []
+        count = 0
+        for kind, group in groupby(items, type):
+            if not issubclass(kind, SourceRecordBatch):
+                before = len(pending)
+                pending += group
+                count += len(pending) - before
+                continue
+            for batch in group:
+                if not len(batch):
+                    continue
+                count += len(batch)
+                encoded = self.conversion.encode_batch(batch) if self.takes_columns else None
+                if encoded is None:
+                    pending += batch.records()
+                    continue
+                if pending:
+                    self.dispatch_records(pending)
+                    pending = []
+                self._send_columns(batch, *encoded)
+        if pending:
+            self.dispatch_records(pending)
+        return count
 
     def send_records(self, records: Sequence[SourceRecord]) -> None:
         """Transform, convert and produce records, then note their offsets for the next commit.
@@ -279,22 +308,14 @@ class SourceTaskRunner(WorkerTask):
         if not self.at_most_once:
             self._note_offsets(records)
 
-    def _send_batches(self, batches: Sequence[SourceRecordBatch]) -> None:
-        """Encode and produce each batch column by column, or send it as records when a converter
-        cannot; then note its offset for the next commit."""
-        for batch in batches:
-            if not len(batch):
-                continue
-            encoded = self.conversion.encode_batch(batch)
-            if encoded is None:
-                self.dispatch_records(batch.records())
-                continue
-            if self.at_most_once:
-                self._note_offset(batch.source_partition, batch.source_offset)
-                self._store_offsets_first()
-            self._produce_batch(batch, *encoded)
-            if not self.at_most_once:
-                self._note_offset(batch.source_partition, batch.source_offset)
+    def _send_columns(self, batch: SourceRecordBatch, keys: Any, values: Any) -> None:
+        """Produce a batch its converters encoded, then note its offset for the next commit."""
+        if self.at_most_once:
+            self._note_offset(batch.source_partition, batch.source_offset)
+            self._store_offsets_first()
+        self._produce_batch(batch, keys, values)
+        if not self.at_most_once:
+            self._note_offset(batch.source_partition, batch.source_offset)
 
     def _store_offsets_first(self) -> None:
         """At-most-once: the batch's offsets are stored before it is produced, or it is not produced."""

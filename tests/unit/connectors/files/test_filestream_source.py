@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kopycat.api.data import Schema
 from kopycat.api.errors import ConfigError, ConnectError
+from kopycat.api.record_batch import SourceRecordBatch
 from kopycat.api.records import SourceRecord
 from kopycat.api.task import OffsetStorageReader, SourceTaskContext
 from kopycat.connectors.files import tailed_file
@@ -84,14 +85,25 @@ def harness() -> Any:
     running.close()
 
 
+def records_of(items: Iterable[SourceRecord | SourceRecordBatch]) -> list[SourceRecord]:
+    """Polled items as records: each batch as the records it holds, each with its line's position."""
+    return [r for item in items for r in (item.records() if isinstance(item, SourceRecordBatch) else [item])]
+
+
+def poll_records(task: FileStreamSourceTask) -> list[SourceRecord] | None:
+    """One poll's records (batches opened into theirs); None when the poll returned None."""
+    items = task.poll()
+    return None if items is None else records_of(items)
+
+
 def drain(task: FileStreamSourceTask, polls: int = 50, batches: bool = False) -> list[Any]:
-    """Poll (or poll_batch) until a poll returns nothing; everything polled, in order."""
+    """Poll until a poll returns nothing; every record (with ``batches`` every item as polled), in order."""
     polled: list[Any] = []
     for _ in range(polls):
-        batch = task.poll_batch() if batches else task.poll()
-        if not batch:
+        items = task.poll()
+        if not items:
             return polled
-        polled += batch
+        polled += items if batches else records_of(items)
     raise AssertionError(f"still reading after {polls} polls")
 
 
@@ -158,7 +170,7 @@ def test_restart_resumes_right_after_the_last_committed_line(harness: Harness, t
     path = tmp_path / "app.log"
     path.write_text("".join(f"line {n}\n" for n in range(10)))
     first = harness.start(file=path, batch_size=4)
-    batch = first.poll()
+    batch = poll_records(first)
     assert batch is not None and [r.value for r in batch] == [f"line {n}" for n in range(4)]
     harness.commit(batch)
     first.poll()  # read but never committed: must come again
@@ -256,7 +268,7 @@ def test_batch_size_caps_each_poll_and_files_take_turns(harness: Harness, tmp_pa
     for name in ("a", "b"):
         (tmp_path / f"{name}.log").write_text("".join(f"{name}{n}\n" for n in range(5)))
     task = harness.start(files=f"{tmp_path}/*.log", batch_size=3)
-    batches = [task.poll() for _ in range(4)]
+    batches = [poll_records(task) for _ in range(4)]
     assert [len(b or []) for b in batches] == [3, 3, 3, 1]
     values = [r.value for b in batches for r in b or []]
     assert sorted(values) == sorted(f"{x}{n}" for x in "ab" for n in range(5))

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kopycat.api.connector import ConnectorContext
+from kopycat.api.record_batch import SourceRecordBatch
 from kopycat.api.records import SourceRecord
 from kopycat.api.task import OffsetStorageReader, SourceTaskContext
 from kopycat.connectors.jdbc.source_connector import JdbcSourceConnector
@@ -77,14 +78,25 @@ def start_task(props: Mapping[str, str], reader: OffsetStorageReader | None = No
     return task
 
 
+def records_of(items: Iterable[SourceRecord | SourceRecordBatch]) -> list[SourceRecord]:
+    """Polled items as records: each batch as the records it holds, each with its row's offset."""
+    return [r for item in items for r in (item.records() if isinstance(item, SourceRecordBatch) else [item])]
+
+
+def poll_records(task: JdbcSourceTask) -> list[SourceRecord] | None:
+    """One poll's records (batches opened into theirs); None when the poll returned None."""
+    items = task.poll()
+    return None if items is None else records_of(items)
+
+
 def drain(task: JdbcSourceTask, polls: int = 50, batches: bool = False) -> list[Any]:
-    """Every record (or with ``batches`` every SourceRecordBatch) until a poll comes back empty."""
+    """Every record (or with ``batches`` every item as polled) until a poll comes back empty."""
     polled: list[Any] = []
     for _ in range(polls):
-        batch = task.poll_batch() if batches else task.poll()
-        if not batch:
+        items = task.poll()
+        if not items:
             return polled
-        polled += batch
+        polled += items if batches else records_of(items)
     raise AssertionError(f"still returning records after {polls} polls")
 
 

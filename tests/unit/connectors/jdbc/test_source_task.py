@@ -17,6 +17,7 @@ from tests.unit.connectors.jdbc.source_helpers import (
     Database,
     MemoryReader,
     drain,
+    poll_records,
     plan,
     start_task,
     values,
@@ -97,7 +98,7 @@ def test_batches_hold_the_rows_poll_returns_each_ending_at_its_last_rows_offset(
 def test_batch_max_rows_limits_each_poll_and_the_result_stays_open_between_polls(db: Database) -> None:
     add(db, *[(i, f"i{i}", i) for i in range(1, 8)])
     task = start_task(task_props(db, "incrementing", batch_max_rows="3"))
-    sizes = [len(task.poll() or []) for _ in range(4)]
+    sizes = [len(poll_records(task) or []) for _ in range(4)]
     assert sizes == [3, 3, 1, 0]
 
 
@@ -237,5 +238,5 @@ def test_the_first_poll_gives_every_due_table_a_turn(tmp_path: Path) -> None:
     db.run("INSERT INTO b VALUES (?)", [(1,), (2,)])
     props = {"connection.url": db.url, "mode": "incrementing", "poll.interval.ms": "60000"}
     task = start_task(plan(props)[1][0])
-    first = task.poll()
+    first = poll_records(task)
     assert first is not None and [r.topic for r in first] == ["b", "b"]
