@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -15,7 +15,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kopycat.api.data import Schema
 from kopycat.api.errors import ConfigError, ConnectError
-from kopycat.api.record_batch import SourceRecordBatch
 from kopycat.api.records import SourceRecord
 from kopycat.api.task import OffsetStorageReader, SourceTaskContext
 from kopycat.connectors.files import tailed_file
@@ -28,6 +27,7 @@ from kopycat.connectors.files.filestream_source import (
 from kopycat.storage.offset_codec import encode_key
 from kopycat.storage.offset_storage import OffsetStorageReaderImpl, OffsetStorageWriter
 from kopycat.storage.offset_store import MemoryOffsetStore
+from tests.support.source_items import poll_records, records_of
 
 CONNECTOR = "file-source"
 
@@ -83,17 +83,6 @@ def harness() -> Any:
     running = Harness()
     yield running
     running.close()
-
-
-def records_of(items: Iterable[SourceRecord | SourceRecordBatch]) -> list[SourceRecord]:
-    """Polled items as records: each batch as the records it holds, each with its line's position."""
-    return [r for item in items for r in (item.records() if isinstance(item, SourceRecordBatch) else [item])]
-
-
-def poll_records(task: FileStreamSourceTask) -> list[SourceRecord] | None:
-    """One poll's records (batches opened into theirs); None when the poll returned None."""
-    items = task.poll()
-    return None if items is None else records_of(items)
 
 
 def drain(task: FileStreamSourceTask, polls: int = 50, batches: bool = False) -> list[Any]:

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from kopycat.api.connector import ConnectorContext
-from kopycat.api.record_batch import SourceRecordBatch
 from kopycat.api.records import SourceRecord
 from kopycat.api.task import OffsetStorageReader, SourceTaskContext
 from kopycat.connectors.jdbc.source_connector import JdbcSourceConnector
 from kopycat.connectors.jdbc.source_task import JdbcSourceTask
+from tests.support.source_items import records_of
 
 
 class MemoryReader(OffsetStorageReader):
@@ -76,17 +76,6 @@ def start_task(props: Mapping[str, str], reader: OffsetStorageReader | None = No
     task.initialize(Context(reader or MemoryReader()))
     task.start(props)
     return task
-
-
-def records_of(items: Iterable[SourceRecord | SourceRecordBatch]) -> list[SourceRecord]:
-    """Polled items as records: each batch as the records it holds, each with its row's offset."""
-    return [r for item in items for r in (item.records() if isinstance(item, SourceRecordBatch) else [item])]
-
-
-def poll_records(task: JdbcSourceTask) -> list[SourceRecord] | None:
-    """One poll's records (batches opened into theirs); None when the poll returned None."""
-    items = task.poll()
-    return None if items is None else records_of(items)
 
 
 def drain(task: JdbcSourceTask, polls: int = 50, batches: bool = False) -> list[Any]:

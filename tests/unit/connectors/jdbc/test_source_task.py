@@ -13,11 +13,11 @@ from kopycat.api.errors import ConfigError
 from kopycat.api.window import TimeWindow
 from kopycat.connectors.jdbc.source_offsets import Instant
 
+from tests.support.source_items import poll_records
 from tests.unit.connectors.jdbc.source_helpers import (
     Database,
     MemoryReader,
     drain,
-    poll_records,
     plan,
     start_task,
     values,
