@@ -79,7 +79,7 @@ def test_incrementing_returns_exactly_the_rows_inserted_between_polls(db: Databa
 
 @pytest.mark.parametrize("mode", ["bulk", "incrementing", "timestamp", "timestamp+incrementing"])
 def test_batches_hold_the_rows_poll_returns_each_ending_at_its_last_rows_offset(db: Database, mode: str) -> None:
-    """poll_batch() (the columnar path) reads what poll() reads; a batch's offset is the offset of
+    """A batch (the columnar path) holds the rows its records hold; a batch's offset is the offset of
     its last row, so committing it commits that row. Six rows in reads of three end on an empty read."""
     add(db, *[(i, f"i{i}", i // 2) for i in range(1, 7)])
     records = drain(start_task(task_props(db, mode, batch_max_rows="3", poll_interval_ms="60000")))
