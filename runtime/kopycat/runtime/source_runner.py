@@ -186,9 +186,11 @@ class SourceTaskRunner(WorkerTask):
         (Kafka's ``prepareToInitializeTask``). Default: nothing."""
 
     def dispatch_records(self, records: Sequence[SourceRecord]) -> None:
-        """Hook: send one poll's records, in order, through :meth:`send_records` (called once per
-        poll that returned records). Default: one call. A runner that wraps sends (in
-        transactions) or splits them (at the boundaries a task asks for) does it here."""
+        """Hook: send records of one poll, in order, through :meth:`send_records` (Kafka's
+        ``prepareToSendRecord``/``recordDispatched`` around each send). Called for each run of
+        records between the poll's columnar batches: once per poll when the run takes no columns.
+        Default: one call. A runner that wraps sends (in transactions) or splits them (at the
+        boundaries a task asks for) does it here."""
         self.send_records(records)
 
     def batch_dispatched(self) -> None:
