@@ -1,8 +1,8 @@
 """The columnar source path against a real broker: the same messages and offsets as the record path.
 
-Each source runs twice on the same data: once as it runs by default (``poll_batch``: Arrow columns
+Each source runs twice on the same data: once as it runs by default (the batches ``poll`` returns,
 encoded a column at a time) and once with a no-op transform, which turns columns off and sends
-every record through ``poll``. Both topics must hold the same keys and values, byte for byte and
+each batch as its records. Both topics must hold the same keys and values, byte for byte and
 in order, and both connectors must store the same offsets. A spy proves the first run took the
 columnar path.
 """

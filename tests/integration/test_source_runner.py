@@ -7,14 +7,19 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import pyarrow as pa
 import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from kopycat.api.bounded import RunComplete
+from kopycat.api.data import Schema
 from kopycat.api.errors import ConfigError, ConnectError
+from kopycat.api.record_batch import SourceRecordBatch
 from kopycat.api.records import RecordMetadata, SourceRecord
+from kopycat.api.task import SourceItem, SourceTask
+from kopycat.converters.string import StringConverter
 from kopycat.runtime.bounded_plan import plan_bounded_run
 from kopycat.runtime.bounds import Bounds, StopReason
 from kopycat.runtime.task_factory import build_source_runner
@@ -22,6 +27,7 @@ from kopycat.runtime.task_parts import TaskId
 from kopycat.storage.kafka_offset_store import KafkaOffsetStore
 from kopycat.storage.offset_backing_store import MemoryOffsetStore
 from kopycat.storage.offset_storage_reader_writer import OffsetStorageReaderImpl
+from tests.integration.test_columnar_sink import NO_OP_TRANSFORM
 from tests.support.boundaries import BoundaryDefiningTask
 from tests.support.counting import CountingSourceTask
 from tests.support.kafka import consume_all as support_consume_all
@@ -164,6 +170,49 @@ def test_a_task_that_raises_run_complete_ends_its_bounded_run_caught_up_and_comm
     assert summary.records == 2000 and len(consume_all(bootstrap_servers, created_topic)) == 2000
     assert {text: entry["after"] for text, entry in summary.offsets.items()} == {
         '{"p":0}': {"i": 999}, '{"p":1}': {"i": 999}}
+
+class MixedItemsTask(SourceTask):
+    """One poll of records and string batches of one source partition, mixed, then RunComplete."""
+
+    def start(self, props: Mapping[str, str]) -> None:
+        self.topic, self.polled = props["topic"], False
+
+    def poll(self) -> list[SourceItem] | None:
+        if self.polled:
+            raise RunComplete
+        self.polled = True
+
+        def record(i: int) -> SourceRecord:
+            return SourceRecord.of({"p": 0}, {"i": i}, self.topic, None, None, None, Schema.STRING_SCHEMA, f"v{i}")
+
+        def batch(first: int, rows: int) -> SourceRecordBatch:
+            return SourceRecordBatch({"p": 0}, {"i": first + rows - 1}, self.topic, Schema.STRING_SCHEMA,
+                                     pa.array([f"v{i}" for i in range(first, first + rows)], pa.string()))
+        return [record(0), batch(1, 3), record(4), record(5), batch(6, 0), batch(6, 2), record(8)]
+
+    def stop(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("transform", [False, True], ids=["columns", "records"])
+def test_records_and_batches_of_one_poll_arrive_in_order_as_columns_or_as_records(
+        bootstrap_servers: str, topic_name: str, monkeypatch: pytest.MonkeyPatch, transform: bool) -> None:
+    encoded: list[int] = []
+    original = StringConverter.from_arrow_array
+
+    def spy(self: Any, topic: str, schema: Any, values: Any) -> Any:
+        result = original(self, topic, schema, values)
+        encoded.append(len(values) if result is not None else -1)
+        return result
+    monkeypatch.setattr(StringConverter, "from_arrow_array", spy)
+    topic = create_topic(bootstrap_servers, topic_name, 1)
+    props = connector_props(topic, **(NO_OP_TRANSFORM if transform else {}))
+    summary = run(bootstrap_servers, props, MemoryOffsetStore(), Bounds(max_seconds=300), task_class=MixedItemsTask)
+    assert encoded == ([] if transform else [3, 2])
+    assert summary.stop_reason is StopReason.CAUGHT_UP and summary.records == 9
+    assert consume_all(bootstrap_servers, topic) == [f"v{i}" for i in range(9)]
+    assert {text: entry["after"] for text, entry in summary.offsets.items()} == {'{"p":0}': {"i": 8}}
+
 
 class BadValueTask(CountingSourceTask):
     """Record 42 of partition 0 carries an int where its schema says string."""

@@ -13,11 +13,15 @@ A batch holds what a columnar writer needs: the value schema and the values, row
 record at ``offsets[i]``, and each record's Kafka timestamp. Keys were converted (a bad key still
 fails or is tolerated as on the record path) but are not kept, nor are headers: a task that needs
 them takes no batches.
+
+On the source side the same holds the other way round: a source task may return
+:class:`SourceRecordBatch` items from ``poll()`` among its records, and the engine encodes each
+a column at a time when the run allows, or sends it as records, in order either way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,10 +67,12 @@ class SourceRecordBatch:
     """Consecutive records of one source partition for one topic, as Arrow columns.
 
     The source-side half of the columnar fast path (DESIGN.md §2): a task that reads columns
-    (a database result, a file's lines) returns these from :meth:`SourceTask.poll_batch
-    <kopycat.api.task.SourceTask.poll_batch>` and the engine encodes them a column at a time
-    (:meth:`Converter.from_arrow_array <kopycat.api.converter.Converter.from_arrow_array>`),
-    with no Python object per record.
+    (a database result, a file's lines) returns these from :meth:`SourceTask.poll
+    <kopycat.api.task.SourceTask.poll>`, alone or between records, and the engine encodes them a
+    column at a time (:meth:`Converter.from_arrow_array <kopycat.api.converter.Converter.from_arrow_array>`),
+    with no Python object per record. When the run needs records one by one (a transform,
+    acknowledgements, exactly-once) or a converter cannot encode the columns, the engine sends
+    :meth:`records` instead, in the same place among the task's other items.
 
     ``values`` is a ``pyarrow.Array`` of :func:`kopycat.api.arrow.to_arrow_type` of ``value_schema``
     (a ``StructArray`` for a STRUCT), row i being record i's value; ``keys`` likewise for
@@ -75,8 +81,11 @@ class SourceRecordBatch:
     batches since the last commit, as the record path re-sends its records. ``timestamp`` (ms)
     stamps every record; None lets the producer stamp them.
 
-    Rows a task cannot put in columns (a value of an unexpected class) travel as a batch made by
-    :meth:`of_records`: the engine sends those down the record path, in order with the others.
+    ``record_factory``, when given, builds the task's own records for these rows, in order: each
+    with its row's own source offset (the last one ``source_offset``), values as the task's record
+    path makes them. It must describe the same rows (the same bytes once converted); the engine
+    calls it only for :meth:`records`, so the columnar path does not pay for it. Without it the
+    records are read back from the columns, each carrying ``source_offset``.
     """
 
     source_partition: Mapping[str, Any] | None
@@ -88,26 +97,19 @@ class SourceRecordBatch:
     keys: Any = None
     kafka_partition: int | None = None
     timestamp: int | None = None
-    record_list: Sequence[SourceRecord] | None = None
-
-    @classmethod
-    def of_records(cls, records: Sequence[SourceRecord]) -> SourceRecordBatch:
-        """Records that could not be made columns, as one batch (the engine sends them as records)."""
-        last = records[-1]
-        return cls(last.source_partition, last.source_offset, last.topic, last.value_schema, None,
-                   record_list=records)
+    record_factory: Callable[[], Sequence[SourceRecord]] | None = None
 
     def __len__(self) -> int:
-        return len(self.values) if self.record_list is None else len(self.record_list)
+        return len(self.values)
 
     def records(self) -> list[SourceRecord]:
         """The same records one by one, for the record path (a converter without columns, a
-        transform): values as :func:`kopycat.api.arrow_values.from_arrow_array` reads them, each
-        record carrying the batch's offset."""
+        transform): the ``record_factory``'s, else values as
+        :func:`kopycat.api.arrow_values.from_arrow_array` reads them, each carrying the batch's offset."""
+        if self.record_factory is not None:
+            return list(self.record_factory())
         from kopycat.api.arrow_values import from_arrow_array  # pyarrow only where batches are used
 
-        if self.record_list is not None:
-            return list(self.record_list)
         values = from_arrow_array(self.value_schema, self.values)
         keys = [None] * len(values) if self.keys is None else from_arrow_array(self.key_schema, self.keys)
         new = SourceRecord.of

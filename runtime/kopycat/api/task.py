@@ -21,8 +21,11 @@ from kopycat.api.data import Type
 from kopycat.api.record_batch import SinkRecordBatch, SourceRecordBatch
 from kopycat.api.records import RecordMetadata, SinkRecord, SourceRecord, TopicPartition
 
+SourceItem = SourceRecord | SourceRecordBatch
+"""What a source task's poll() returns items of: a record, or consecutive records as Arrow columns."""
+
 __all__ = [
-    "OffsetStorageReader", "SinkTask", "SinkTaskContext", "SourceTask", "SourceTaskContext",
+    "OffsetStorageReader", "SinkTask", "SinkTaskContext", "SourceItem", "SourceTask", "SourceTaskContext",
     "Task", "TransactionContext",
 ]
 
@@ -73,6 +76,18 @@ class SourceTaskContext(ABC):
     def transaction_context(self) -> TransactionContext | None:
         """Set only when exactly-once is on and the connector defines transaction boundaries."""
         return None
+
+    @property
+    def takes_columns(self) -> bool:
+        """Whether this run sends the :class:`SourceRecordBatch` items poll() returns as columns.
+
+        Beyond Kafka Connect. False when something needs records one by one (a transform,
+        ``commit_record`` acknowledgements, exactly-once): each batch is then sent as
+        ``batch.records()``. A task may use it to choose how it reads (reading a table straight
+        into Arrow pays off only when the batch stays columns); what it returns stays the same.
+        Default: True.
+        """
+        return True
 
 
 class SinkTaskContext(ABC):
@@ -136,23 +151,24 @@ class SourceTask(Task):
         self.context = context
 
     @abstractmethod
-    def poll(self) -> list[SourceRecord] | None:
-        """Return the next batch, or None when nothing is ready.
+    def poll(self) -> list[SourceItem] | None:
+        """Return the next records, or None when nothing is ready.
+
+        Items are :class:`SourceRecord` s and, beyond Kafka Connect, :class:`SourceRecordBatch` es
+        (consecutive records of one source partition as Arrow columns), in any mix: the engine
+        keeps their order, a batch's records in place between the records around it. It encodes
+        a batch a column at a time when it can (no transform, no acknowledgements, not
+        exactly-once, a converter that encodes Arrow) and sends ``batch.records()`` otherwise, so
+        the same rows reach Kafka as the same bytes either way. A task that cannot put some rows
+        in columns returns those as records between its batches.
+
+        Offsets: a record's ``source_offset`` is committed once it and everything before it was
+        acknowledged; a batch commits as a whole, at its ``source_offset`` (its last row's).
 
         May block, but must return regularly so the worker can pause or stop the task.
         stop() is called from another thread; poll() should then return promptly.
         Raises RetriableError to have the worker back off and call poll() again.
         """
-
-    def poll_batch(self) -> list[SourceRecordBatch] | None:
-        """The next records as Arrow columns, or None when nothing is ready; same contract as poll().
-
-        Optional, beyond Kafka Connect (the columnar fast path). The engine calls this instead of
-        poll() for the whole run when the task overrides it and nothing needs records one by one
-        (no transform, no ``commit_record`` acknowledgements, not exactly-once); what it returns
-        must equal what poll() would have returned, record for record.
-        """
-        raise NotImplementedError(f"{type(self).__name__} does not implement poll_batch()")
 
     def commit(self) -> None:
         """Offsets up to the last acknowledged records were committed (optional hook).

@@ -16,13 +16,20 @@ connector must say it can define boundaries (``can_define_transaction_boundaries
 
 Any failure inside a transaction aborts it and fails the task; nothing of it becomes visible,
 and the restarted task re-reads from the last committed offsets.
+
+The runner fills in :class:`~kopycat.runtime.source_runner.SourceTaskRunner`'s hooks as Kafka's
+``ExactlyOnceWorkerSourceTask`` fills in ``AbstractWorkerSourceTask``'s: ``prepare_to_initialize_task``
+fences, ``dispatch_records`` sends inside transactions (split where the task asked),
+``batch_dispatched`` ends a poll's transaction, ``commit_offsets`` and ``final_offset_commit``
+commit or abort the open one. It sends records only (``columnar`` is False): transactions and
+the boundaries a task asks for split record lists.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from confluent_kafka import KafkaException, Producer
 
@@ -30,7 +37,7 @@ from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.api.records import SourceRecord
 from kopycat.api.task import SourceTask
 from kopycat.runtime.bounds import Bounds
-from kopycat.runtime.source_runner import SourceTaskRunner, WorkerSourceTaskContext
+from kopycat.runtime.source_runner import SourceTaskRunner
 from kopycat.runtime.task_parts import TaskId, TaskParts
 from kopycat.runtime.topic_creation import TopicCreator
 from kopycat.runtime.transaction_context import WorkerTransactionContext
@@ -72,6 +79,8 @@ def fence_zombies(producer_config: Mapping[str, Any], group_id: str, connector: 
 class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
     """A :class:`SourceTaskRunner` whose commits are Kafka transactions. Same threading rules."""
 
+    columnar: ClassVar[bool] = False
+
     def __init__(self, task_id: TaskId, task: SourceTask, task_props: Mapping[str, str], parts: TaskParts,
                  *, producer_config: Mapping[str, Any], offset_store: KafkaOffsetStore, group_id: str,
                  transaction_boundary: str = "poll", transaction_interval_ms: int | None = None,
@@ -87,37 +96,29 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
                                       "one of poll, interval, connector")
         self.transactional_id = transactional_id(group_id, task_id)
         config = {**producer_config, "transactional.id": self.transactional_id}
+        self.transactions = WorkerTransactionContext() if boundary == "connector" else None
         super().__init__(task_id, task, task_props, parts, producer_config=config, offset_store=offset_store,
                          offset_flush_interval_ms=(transaction_interval_ms or offset_flush_interval_ms
                                                    if boundary == "interval" else offset_flush_interval_ms),
                          offset_flush_timeout_ms=offset_flush_timeout_ms, bounds=bounds,
-                         topic_creator=topic_creator)
+                         topic_creator=topic_creator, transaction_context=self.transactions)
         self.kafka_store = offset_store
         self.per_poll = boundary == "poll"
-        self.transactions = WorkerTransactionContext() if boundary == "connector" else None
         self._in_transaction = False
         self._records_in_transaction = 0
         self.transaction_timeout_s = max(self.flush_timeout_s, 60.0)
 
-    def _create_producer(self) -> Producer:
+    def prepare_to_initialize_task(self) -> None:
         """Fence zombies first: the old instance's transaction completes before offsets are read."""
-        producer = Producer(self._producer_config)
-        producer.init_transactions(self.transaction_timeout_s)
+        assert self.producer is not None
+        self.producer.init_transactions(self.transaction_timeout_s)
         log.info("Task %s: transactional producer %r initialized", self.id, self.transactional_id)
-        return producer
 
-    def _task_context(self) -> WorkerSourceTaskContext:
-        return WorkerSourceTaskContext(self.task_props, self.reader, self.transactions)
-
-    def _takes_batches(self) -> bool:
-        """Records only: transactions (and the boundaries a connector asks for) split record lists."""
-        return False
-
-    def _send(self, records: Sequence[SourceRecord]) -> None:
+    def dispatch_records(self, records: Sequence[SourceRecord]) -> None:
+        """Send inside the open transaction (begun if none is); with connector boundaries, end it
+        after each record the task named."""
         if self.transactions is None:
             self._send_in_transaction(records)
-            if self.per_poll:
-                self._commit_transaction()
             return
         start = 0
         if self.transactions.has_record_requests:  # a transaction may end inside this batch
@@ -129,6 +130,14 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
                     start = index + 1
         if start < len(records):
             self._send_in_transaction(records[start:])
+
+    def batch_dispatched(self) -> None:
+        """End the poll's transaction: always with poll boundaries; with connector boundaries, as
+        the task asked for the batch."""
+        if self.transactions is None:
+            if self.per_poll:
+                self._commit_transaction()
+            return
         request = self.transactions.batch_request()
         if request is not None:
             self._end_transaction(request)
@@ -136,7 +145,7 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
     def _send_in_transaction(self, records: Sequence[SourceRecord]) -> None:
         self._begin()
         try:
-            super()._send(records)
+            self.send_records(records)
         except BaseException:
             self._abort()
             raise
@@ -144,8 +153,8 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
 
     def _begin(self) -> None:
         if not self._in_transaction:
-            assert self._producer is not None
-            self._producer.begin_transaction()
+            assert self.producer is not None
+            self.producer.begin_transaction()
             self._in_transaction = True
             self._records_in_transaction = 0
 
@@ -160,28 +169,28 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
         self._commit_transaction()
 
     def _abort_as_asked(self) -> None:
-        producer = self._producer
+        producer = self.producer
         assert producer is not None
         producer.flush(self.transaction_timeout_s)  # nothing left queued: no purge errors to report
-        self._check_delivery_errors()
+        self.check_delivery_errors()
         producer.abort_transaction(self.transaction_timeout_s)
         self._in_transaction = False
         self.summary.records -= self._records_in_transaction
         log.info("Task %s: aborted a transaction of %d record(s), as the task asked; their offsets are "
                  "committed", self.id, self._records_in_transaction)
 
-    def _commit(self, *, final: bool = False) -> bool:
+    def commit_offsets(self, *, final: bool = False) -> bool:
         """The periodic and final commits; with connector boundaries only the task commits (an open
         transaction at the end is aborted when the runner closes, and its records are read again)."""
         if self._in_transaction and self.transactions is None:
             self._commit_transaction()
         if final:
-            self._summarize_offsets()
+            self.summarize_offsets()
         return True
 
     def _commit_transaction(self) -> None:
         """Offsets into the open transaction, commit it; any failure aborts and fails the task."""
-        producer = self._producer
+        producer = self.producer
         assert producer is not None
         serialized: dict[bytes, bytes | None] = {}
         self._begin()  # after a requested abort, the offsets go in a transaction of their own
@@ -192,7 +201,7 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
                     producer.produce(record.topic, key=record.key, value=record.value,
                                      partition=record.partition)
             producer.commit_transaction(self.transaction_timeout_s)
-            self._check_delivery_errors()
+            self.check_delivery_errors()
         except (KafkaException, ConnectError) as exc:
             self._abort()
             raise ConnectError(f"Task {self.id}: the transaction could not be committed, so none of its "
@@ -202,15 +211,15 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
         if serialized:
             self.writer.finish_flush(None)
             self.kafka_store.record_committed(serialized)
-        self._after_commit(final=False)
+        self.commit_source_task()
 
     def _abort(self) -> None:
         self.writer.cancel_flush()
-        if not self._in_transaction or self._producer is None:
+        if not self._in_transaction or self.producer is None:
             return
         self._in_transaction = False
         try:
-            self._producer.abort_transaction(self.transaction_timeout_s)
+            self.producer.abort_transaction(self.transaction_timeout_s)
         except KafkaException as exc:
             log.error("Task %s: aborting the transaction failed (the broker aborts it when it times "
                       "out, or the next instance fences it): %s", self.id, exc)

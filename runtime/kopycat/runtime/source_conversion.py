@@ -108,8 +108,6 @@ class SourceRecordConverter:
         """The batch's key and value bytes as Arrow binary arrays (keys None without keys), or None
         when a converter answers None or fails: the record path then converts (and reports) them."""
         parts = self.parts
-        if batch.record_list is not None:
-            return None
         try:
             values = parts.value_converter.from_arrow_array(batch.topic, batch.value_schema, batch.values)
             if values is None or batch.keys is None:

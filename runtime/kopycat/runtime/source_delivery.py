@@ -28,6 +28,12 @@ Ack = tuple[SourceRecord, KafkaError | None, Message | None]
 _new_metadata = tuple.__new__  # RecordMetadata without NamedTuple's Python-level __new__
 
 
+def _partition(message: Message) -> int:
+    """The partition a report names; -1 when the record was refused before one was chosen."""
+    partition = message.partition()
+    return -1 if partition is None else partition
+
+
 class DeliveryReports:
     """One task's gathered acknowledgements and refusals; used on the runner's thread only."""
 
@@ -42,7 +48,7 @@ class DeliveryReports:
     def on_delivery_error(self, error: KafkaError | None, message: Message) -> None:
         """The producer's callback when only failures are reported."""
         if error is not None:
-            self.errors.append((error, message.topic() or "", message.partition() or -1))
+            self.errors.append((error, message.topic() or "", _partition(message)))
 
     def deliver_acks(self) -> None:
         """Give the task the acknowledgements gathered so far, in one ``commit_records`` call."""
@@ -55,7 +61,7 @@ class DeliveryReports:
         for record, error, message in acks:
             if error is not None:
                 assert message is not None
-                self.errors.append((error, message.topic() or "", message.partition() or -1))
+                self.errors.append((error, message.topic() or "", _partition(message)))
                 continue
             records.append(record)
             if message is None:  # dropped by a transform or a tolerated conversion error

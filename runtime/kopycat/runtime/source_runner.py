@@ -14,19 +14,24 @@ buffered offset is safe. If a flush times out nothing is committed and the offse
 the next commit. A crash re-sends the records after the last commit: duplicates only from that
 window, never a loss.
 
-Columnar batches (DESIGN.md §2): a task that overrides ``poll_batch`` gets it called instead of
-``poll`` when nothing needs records one by one (no transform, no acknowledgements, not
-exactly-once). Each :class:`SourceRecordBatch` is encoded a column at a time by the converters'
-``from_arrow_array`` and produced value by value with no record object; a converter that answers
-None (or fails) sends that batch down the record path instead, as ``batch.records()``.
+Columnar batches (DESIGN.md §2): ``poll`` returns records and :class:`SourceRecordBatch` items in
+any mix, and the runner chooses per item, as dlt's extractor does for objects and Arrow tables.
+When nothing needs records one by one (no transform, no acknowledgements, not exactly-once) a
+batch is encoded a column at a time by the converters' ``from_arrow_array`` and produced value by
+value with no record object; otherwise, or when a converter answers None (or fails), the batch
+goes down the record path as ``batch.records()``, in order with the records around it.
 
 Tasks that override ``commit_record`` or ``commit_records`` get per-record delivery reports
 instead (as in Kafka): :mod:`kopycat.runtime.source_delivery` gathers them and, after every
 ``poll`` of the producer (and before each ``commit``), hands them to the task in one
 ``commit_records`` call, on this runner's thread.
 
-Records go to ``Producer.produce`` as positional arguments: confluent-kafka parses keywords
-through a slow path that cost 2 µs per record (a third of the producing side) when measured.
+Extension points (Kafka's ``AbstractWorkerSourceTask`` declares the same): a runner that commits
+differently, as :mod:`kopycat.runtime.exactly_once_source_runner` does with transactions, passes a
+``transaction_context`` for its task and implements the hooks :meth:`~SourceTaskRunner.prepare_to_initialize_task`,
+:meth:`~SourceTaskRunner.dispatch_records`, :meth:`~SourceTaskRunner.batch_dispatched`,
+:meth:`~SourceTaskRunner.commit_offsets` and :meth:`~SourceTaskRunner.final_offset_commit`; the loop,
+conversion and producing stay here. Producing itself is :mod:`kopycat.runtime.source_produce`.
 
 Thread-safety: ``run`` executes on one thread; ``stop`` may be called from any other.
 """
@@ -36,11 +41,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import deque
-from collections.abc import Callable, Mapping, Sequence
-from itertools import repeat
-from operator import length_hint
-from typing import Any
+from collections.abc import Mapping, Sequence
+from itertools import groupby
+from typing import Any, ClassVar
 
 import orjson
 from confluent_kafka import Producer
@@ -49,12 +52,13 @@ from kopycat.api.bounded import RunComplete
 from kopycat.api.errors import ConnectError, RetriableError
 from kopycat.api.record_batch import SourceRecordBatch
 from kopycat.api.records import SourceRecord
-from kopycat.api.task import OffsetStorageReader, SourceTask, SourceTaskContext, TransactionContext
+from kopycat.api.task import OffsetStorageReader, SourceItem, SourceTask, SourceTaskContext, TransactionContext
 from kopycat.interpreter_settings import gc_paused
 from kopycat.runtime.bounds import Bounds, StopReason, StopWatch
 from kopycat.runtime.errors import ProcessingContext, Stage
 from kopycat.runtime.source_conversion import Run, SourceRecordConverter
 from kopycat.runtime.source_delivery import DeliveryReports
+from kopycat.runtime.source_produce import PARTITION_ANY, TIMESTAMP_NOW, byte_count, produce_all, produce_when_room
 from kopycat.runtime.task_parts import TaskId, TaskParts
 from kopycat.runtime.topic_creation import TopicCreator
 from kopycat.runtime.worker_task import WorkerTask
@@ -65,20 +69,18 @@ __all__ = ["SourceTaskRunner", "WorkerSourceTaskContext"]
 
 log = logging.getLogger(__name__)
 
-_MAX_BLOCK_S = 60.0  # the Java producer's max.block.ms
 _FINAL_COMMIT_S = 60.0
-_PARTITION_ANY = -1  # librdkafka's RD_KAFKA_PARTITION_UA: the partitioner chooses
-_TIMESTAMP_NOW = 0   # confluent-kafka's "no timestamp given": the producer stamps the record
 
 
 class WorkerSourceTaskContext(SourceTaskContext):
     """What a running source task sees (Kafka's ``WorkerSourceTaskContext``)."""
 
     def __init__(self, configs: Mapping[str, str], reader: OffsetStorageReader,
-                 transactions: TransactionContext | None = None) -> None:
+                 transactions: TransactionContext | None = None, takes_columns: bool = True) -> None:
         self._configs = configs
         self._reader = reader
         self._transactions = transactions
+        self._takes_columns = takes_columns
 
     @property
     def configs(self) -> Mapping[str, str]:
@@ -92,12 +94,9 @@ class WorkerSourceTaskContext(SourceTaskContext):
     def transaction_context(self) -> TransactionContext | None:
         return self._transactions
 
-
-def _byte_count(values: Any) -> int:
-    """Bytes in a binary Arrow array's values."""
-    import pyarrow.compute as pc  # only runs that take batches need pyarrow
-
-    return int(pc.sum(pc.binary_length(values)).as_py() or 0)
+    @property
+    def takes_columns(self) -> bool:
+        return self._takes_columns
 
 
 def partition_text(partition: Mapping[str, Any] | None) -> str:
@@ -106,13 +105,21 @@ def partition_text(partition: Mapping[str, Any] | None) -> str:
 
 
 class SourceTaskRunner(WorkerTask):
-    """Drives one :class:`SourceTask` until stopped, failed or a :class:`Bounds` condition holds."""
+    """Drives one :class:`SourceTask` until stopped, failed or a :class:`Bounds` condition holds.
+
+    ``transaction_context`` is what the task sees as ``context.transaction_context`` (set by a
+    runner whose task may define transaction boundaries).
+    """
+
+    columnar: ClassVar[bool] = True
+    """Whether this runner may send a task's batches as columns when nothing needs records one by
+    one (no transform, no acknowledgements); a runner that must see every record says False."""
 
     def __init__(self, task_id: TaskId, task: SourceTask, task_props: Mapping[str, str], parts: TaskParts,
                  *, producer_config: Mapping[str, Any], offset_store: OffsetBackingStore,
                  offset_flush_interval_ms: int = 60_000, offset_flush_timeout_ms: int = 5_000,
                  bounds: Bounds | None = None, topic_creator: TopicCreator | None = None,
-                 at_most_once: bool = False) -> None:
+                 at_most_once: bool = False, transaction_context: TransactionContext | None = None) -> None:
         super().__init__(task_id, bounds)
         self.at_most_once = at_most_once
         self.task = task
@@ -128,9 +135,10 @@ class SourceTaskRunner(WorkerTask):
         self.reports = DeliveryReports(task_id, task, parts, self.summary)
         self.wants_acks = (type(task).commit_record is not SourceTask.commit_record
                            or type(task).commit_records is not SourceTask.commit_records)
-        self.takes_batches = self._takes_batches()
-        self._producer_config = self._with_delivery_reports(dict(producer_config))
-        self._producer: Producer | None = None
+        self.takes_columns = self.columnar and not len(parts.transforms) and not self.wants_acks
+        self.transaction_context = transaction_context
+        self.producer_config = self._with_delivery_reports(dict(producer_config))
+        self.producer: Producer | None = None
         self._complete = False  # the task raised RunComplete in a bounded run
         self._task_stopped = False
         self._task_lock = threading.Lock()
@@ -156,29 +164,58 @@ class SourceTaskRunner(WorkerTask):
             log.exception("Task %s failed to stop cleanly", self.id)
 
     def initialize_and_start(self) -> None:
-        self._producer = self._create_producer()
+        self.producer = Producer(self.producer_config)
+        self.prepare_to_initialize_task()
         self._before = self.committed_offsets()
-        self.task.initialize(self._task_context())
+        self.task.initialize(WorkerSourceTaskContext(self.task_props, self.reader, self.transaction_context,
+                                                     self.takes_columns))
         self.task.start(self.task_props)
         log.info("Task %s started (%s)", self.id, type(self.task).__name__)
 
-    def _task_context(self) -> WorkerSourceTaskContext:
-        return WorkerSourceTaskContext(self.task_props, self.reader)
-
-    def _create_producer(self) -> Producer:
-        return Producer(self._producer_config)
-
     def close(self) -> None:
         self._stop_task()
-        if self._producer is not None:
-            self._producer.flush(self.flush_timeout_s)
-            self._producer = None  # destroys the client: its callbacks hold this runner
+        if self.producer is not None:
+            self.producer.flush(self.flush_timeout_s)
+            self.producer = None  # destroys the client: its callbacks hold this runner
         self.parts.close()
 
-    def _takes_batches(self) -> bool:
-        """Whether the run polls columnar batches: the task has them and nothing needs records."""
-        return (type(self.task).poll_batch is not SourceTask.poll_batch and not len(self.parts.transforms)
-                and not self.wants_acks)
+    # ------------------------------------------------------------------ hooks (Kafka's AbstractWorkerSourceTask)
+
+    def prepare_to_initialize_task(self) -> None:
+        """Hook: the producer exists; the committed offsets are read and the task started next
+        (Kafka's ``prepareToInitializeTask``). Default: nothing."""
+
+    def dispatch_records(self, records: Sequence[SourceRecord]) -> None:
+        """Hook: send records of one poll, in order, through :meth:`send_records` (Kafka's
+        ``prepareToSendRecord``/``recordDispatched`` around each send). Called for each run of
+        records between the poll's columnar batches: once per poll when the run takes no columns.
+        Default: one call. A runner that wraps sends (in transactions) or splits them (at the
+        boundaries a task asks for) does it here."""
+        self.send_records(records)
+
+    def batch_dispatched(self) -> None:
+        """Hook: everything one poll returned was handed to the producer (Kafka's
+        ``batchDispatched``); not called after a poll that returned nothing. Default: nothing."""
+
+    def commit_offsets(self, *, final: bool = False) -> bool:
+        """Hook: the periodic commit (every ``offset.flush.interval.ms``) and, with ``final``, the
+        one before stopping, retried while it answers False. Default: the flush barrier, then the
+        buffered offsets; False when either timed out."""
+        producer = self.producer
+        assert producer is not None
+        left = producer.flush(self.flush_timeout_s)
+        self.check_delivery_errors()
+        if left:
+            log.warning("Task %s: %d records not yet acknowledged after %.1f s; committing offsets "
+                        "at the next interval", self.id, left, self.flush_timeout_s)
+            return False
+        self.parts.retry.flush(self.flush_timeout_s)
+        if not self.writer.flush(self.flush_timeout_s):
+            return False
+        self.commit_source_task()
+        if final:
+            self.summarize_offsets()
+        return True
 
     def _with_delivery_reports(self, config: dict[str, Any]) -> dict[str, Any]:
         if self.wants_acks:
@@ -191,46 +228,72 @@ class SourceTaskRunner(WorkerTask):
 
     def execute(self, watch: StopWatch) -> StopReason:
         next_commit = time.monotonic() + self.flush_interval_s
-        producer = self._producer
+        producer = self.producer
         assert producer is not None
         while not self.stopping.is_set():
-            if self.takes_batches:
-                batches: list[SourceRecordBatch] = self._poll(self.task.poll_batch)
-                count = sum(map(len, batches))
-                if count:
-                    self._send_batches(batches)
-            else:
-                records: list[SourceRecord] = self._poll(self.task.poll)
-                count = len(records)
-                if records:
-                    self._send(records)
+            count = self._dispatch(self._poll())
+            if count:
+                self.batch_dispatched()
             producer.poll(0)
-            self._check_delivery_errors()
+            self.check_delivery_errors()
             reason = watch.after_batch(count)
             if reason is not None:
                 return reason
             if self._complete:
                 return StopReason.CAUGHT_UP
             if time.monotonic() >= next_commit:
-                self._commit()
+                self.commit_offsets()
                 next_commit = time.monotonic() + self.flush_interval_s
         return StopReason.STOPPED
 
-    def _poll(self, poll: Callable[[], Sequence[Any] | None]) -> list[Any]:
-        """What ``poll`` (the task's poll or poll_batch) returned, as a list; [] for nothing."""
+    def _poll(self) -> Sequence[SourceItem]:
+        """What the task's ``poll`` returned; [] for nothing."""
         try:
             with gc_paused():  # tasks build a batch of records here: no cycles, many allocations
-                records = poll()
+                items = self.task.poll()
         except RetriableError as exc:
             log.warning("Task %s: poll() raised a retriable error, polling again: %s", self.id, exc)
             return []
         except RunComplete:
             self._complete = self.bounds.bounded
             return []
-        return list(records) if records else []
+        return items or []
 
-    def _send(self, records: Sequence[SourceRecord]) -> None:
-        """Transform, convert and produce a batch, then note its offsets for the next commit."""
+    def _dispatch(self, items: Sequence[SourceItem]) -> int:
+        """Send one poll's items in order, each batch as columns where it can be; the record count.
+
+        Records (and batches that go the record path) gather into one list, handed to
+        :meth:`dispatch_records` before the next columnar batch and at the end. Items are grouped
+        by ``type`` in C, so a poll of records costs no Python step per record here.
+        """
+        pending: list[SourceRecord] = []
+        count = 0
+        for kind, group in groupby(items, type):
+            if not issubclass(kind, SourceRecordBatch):
+                before = len(pending)
+                pending += group
+                count += len(pending) - before
+                continue
+            for batch in group:
+                if not len(batch):
+                    continue
+                count += len(batch)
+                encoded = self.conversion.encode_batch(batch) if self.takes_columns else None
+                if encoded is None:
+                    pending += batch.records()
+                    continue
+                if pending:
+                    self.dispatch_records(pending)
+                    pending = []
+                self._send_columns(batch, *encoded)
+        if pending:
+            self.dispatch_records(pending)
+        return count
+
+    def send_records(self, records: Sequence[SourceRecord]) -> None:
+        """Transform, convert and produce records, then note their offsets for the next commit.
+
+        The machinery :meth:`dispatch_records` calls; not a hook."""
         origin: dict[int, SourceRecord] | None = None
         if self.wants_acks and len(self.parts.transforms):
             outgoing, origin = self._transform_tracked(records)
@@ -247,22 +310,14 @@ class SourceTaskRunner(WorkerTask):
         if not self.at_most_once:
             self._note_offsets(records)
 
-    def _send_batches(self, batches: Sequence[SourceRecordBatch]) -> None:
-        """Encode and produce each batch column by column, or send it as records when a converter
-        cannot; then note its offset for the next commit."""
-        for batch in batches:
-            if not len(batch):
-                continue
-            encoded = self.conversion.encode_batch(batch)
-            if encoded is None:
-                self._send(batch.records())
-                continue
-            if self.at_most_once:
-                self._note_offset(batch.source_partition, batch.source_offset)
-                self._store_offsets_first()
-            self._produce_batch(batch, *encoded)
-            if not self.at_most_once:
-                self._note_offset(batch.source_partition, batch.source_offset)
+    def _send_columns(self, batch: SourceRecordBatch, keys: Any, values: Any) -> None:
+        """Produce a batch its converters encoded, then note its offset for the next commit."""
+        if self.at_most_once:
+            self._note_offset(batch.source_partition, batch.source_offset)
+            self._store_offsets_first()
+        self._produce_batch(batch, keys, values)
+        if not self.at_most_once:
+            self._note_offset(batch.source_partition, batch.source_offset)
 
     def _store_offsets_first(self) -> None:
         """At-most-once: the batch's offsets are stored before it is produced, or it is not produced."""
@@ -316,7 +371,7 @@ class SourceTaskRunner(WorkerTask):
 
     def _produce(self, runs: Sequence[Run], origin: Mapping[int, SourceRecord] | None) -> None:
         """Hand every converted record to the producer; with acks, each carries its original."""
-        producer = self._producer
+        producer = self.producer
         assert producer is not None
         self._ensure_topics({topic for topic, _ in runs})
         send, acks, wants_acks = producer.produce, self.reports.acks.append, self.wants_acks
@@ -330,15 +385,15 @@ class SourceTaskRunner(WorkerTask):
                     callback = lambda error, message, original=original: acks((original, error, message))  # noqa: E731
                 partition = record.kafka_partition
                 if partition is None:
-                    partition = _PARTITION_ANY
+                    partition = PARTITION_ANY
                 if headers:
-                    args = (topic, value, key, partition, callback, None, record.timestamp or _TIMESTAMP_NOW, headers)
+                    args = (topic, value, key, partition, callback, None, record.timestamp or TIMESTAMP_NOW, headers)
                 else:
-                    args = (topic, value, key, partition, callback, None, record.timestamp or _TIMESTAMP_NOW)
+                    args = (topic, value, key, partition, callback, None, record.timestamp or TIMESTAMP_NOW)
                 try:
                     send(*args)
                 except BufferError:
-                    self._produce_when_room(producer, args)
+                    produce_when_room(producer, args, self.id)
                 if key:
                     size += len(key)
                 if value:
@@ -354,51 +409,20 @@ class SourceTaskRunner(WorkerTask):
 
     def _produce_batch(self, batch: SourceRecordBatch, keys: Any, values: Any) -> None:
         """Hand an encoded batch to the producer, value by value (librdkafka batches them)."""
-        producer = self._producer
+        producer = self.producer
         assert producer is not None
         topic = batch.topic
         self._ensure_topics({topic})
-        partition = _PARTITION_ANY if batch.kafka_partition is None else batch.kafka_partition
-        timestamp = batch.timestamp or _TIMESTAMP_NOW
+        partition = PARTITION_ANY if batch.kafka_partition is None else batch.kafka_partition
+        timestamp = batch.timestamp or TIMESTAMP_NOW
         value_bytes = values.to_pylist()
-        if keys is None and partition == _PARTITION_ANY and timestamp == _TIMESTAMP_NOW:
-            self._produce_all(producer, topic, value_bytes)  # two arguments: five defaults cost 15% of a call
+        if keys is None and partition == PARTITION_ANY and timestamp == TIMESTAMP_NOW:
+            produce_all(producer, self.id, topic, value_bytes)
         else:
             key_bytes = [None] * len(value_bytes) if keys is None else keys.to_pylist()
-            self._produce_all(producer, topic, value_bytes, key_bytes, partition, None, None, timestamp)
+            produce_all(producer, self.id, topic, value_bytes, key_bytes, partition, None, None, timestamp)
         self.summary.records += len(value_bytes)
-        self.summary.bytes += _byte_count(values) + (0 if keys is None else _byte_count(keys))
-
-    def _produce_all(self, producer: Producer, topic: str, values: list[bytes | None],
-                     keys: list[bytes | None] | None = None, *rest: Any) -> None:
-        """``produce(topic, value[, key, *rest])`` for every value, iterated by ``map`` in C: no Python
-        frame per record (13% of a call). A full queue stops the map; the value it stopped at is
-        found from the iterator's remaining length, waits for room, and the map goes on."""
-        send, remaining = producer.produce, iter(values)
-        key_iter = iter(keys) if keys is not None else None
-        more = [key_iter, *map(repeat, rest)] if key_iter is not None else []
-        while True:
-            try:
-                deque(map(send, repeat(topic), remaining, *more), 0)
-                return
-            except BufferError:
-                index = len(values) - length_hint(remaining) - 1
-                args = (topic, values[index]) if keys is None else (topic, values[index], keys[index], *rest)
-                self._produce_when_room(producer, args)
-
-    def _produce_when_room(self, producer: Producer, args: tuple[Any, ...]) -> None:
-        """The local queue is full: serve delivery reports until it takes the record, for up to
-        the Java producer's max.block.ms (the clock is read only on this slow path)."""
-        deadline = time.monotonic() + _MAX_BLOCK_S
-        while True:
-            producer.poll(0.05)
-            try:
-                producer.produce(*args)
-                return
-            except BufferError:
-                if time.monotonic() > deadline:
-                    raise ConnectError(f"Task {self.id}: the producer queue stayed full for "
-                                       f"{_MAX_BLOCK_S:.0f} s; is Kafka reachable?") from None
+        self.summary.bytes += byte_count(values) + (0 if keys is None else byte_count(keys))
 
     def _note_offsets(self, records: Sequence[SourceRecord]) -> None:
         """The last offset of each source partition in the batch goes to the writer."""
@@ -416,28 +440,12 @@ class SourceTaskRunner(WorkerTask):
         if text not in self._touched:
             self._touched[text] = partition
 
-    def _check_delivery_errors(self) -> None:
+    def check_delivery_errors(self) -> None:
         """Acknowledgements to the task, then records Kafka refused through error handling
         (:meth:`DeliveryReports.check`); every commit does this after its flush."""
         self.reports.check()
 
     # ------------------------------------------------------------------ commits
-
-    def _commit(self, *, final: bool = False) -> bool:
-        """Flush barrier, then write the buffered offsets; False when either timed out."""
-        producer = self._producer
-        assert producer is not None
-        left = producer.flush(self.flush_timeout_s)
-        self._check_delivery_errors()
-        if left:
-            log.warning("Task %s: %d records not yet acknowledged after %.1f s; committing offsets "
-                        "at the next interval", self.id, left, self.flush_timeout_s)
-            return False
-        self.parts.retry.flush(self.flush_timeout_s)
-        if not self.writer.flush(self.flush_timeout_s):
-            return False
-        self._after_commit(final)
-        return True
 
     def final_offset_commit(self, failed: bool) -> None:
         """Commit before stopping, retrying for up to a minute: a run that ends uncommitted would
@@ -447,32 +455,33 @@ class SourceTaskRunner(WorkerTask):
             self._commit_acknowledged()
             return
         deadline = time.monotonic() + max(_FINAL_COMMIT_S, self.flush_timeout_s)
-        while not self._commit(final=True):
+        while not self.commit_offsets(final=True):
             if time.monotonic() > deadline:
                 raise ConnectError(f"Task {self.id} could not commit its offsets before stopping: the "
                                    f"records it copied since the last commit will be sent again")
             log.info("Task %s: retrying the final offset commit", self.id)
 
-    def _after_commit(self, final: bool) -> None:
+    def commit_source_task(self) -> None:
+        """Tell the task its offsets were committed (Kafka's ``commitSourceTask``); a failing
+        ``commit()`` is logged and the run carries on, as in Kafka."""
         try:
             self.task.commit()
         except Exception:  # noqa: BLE001 - Kafka logs a failing commit() hook and carries on
             log.exception("Task %s: commit() failed", self.id)
-        if final:
-            self._summarize_offsets()
 
     def _commit_acknowledged(self) -> None:
         """Commit what was acknowledged before the failure, if that can be known (Kafka does too)."""
-        if self._producer is None:
+        if self.producer is None:
             return
-        if self._producer.flush(self.flush_timeout_s) != 0:
+        if self.producer.flush(self.flush_timeout_s) != 0:
             return
         self.reports.deliver_acks()
         if not self.reports.errors:
             self.writer.flush(self.flush_timeout_s)
-            self._summarize_offsets()
+            self.summarize_offsets()
 
-    def _summarize_offsets(self) -> None:
+    def summarize_offsets(self) -> None:
+        """The run summary's offsets: before and after this run, for each partition it wrote."""
         partitions = list(self._touched.values())
         for partition, offset in self.reader.offsets([p for p in partitions if p is not None]):
             text = partition_text(partition)

@@ -28,6 +28,10 @@ a file truncated while read (``copytruncate``) is read again from the start; a f
 (rotation) is read to its end, then the new file at its path from the start. Offsets are per
 path, as in Kafka, so a file deleted and recreated between two runs resumes at the old position
 if it is long enough. Reads are 1 MiB, split and decoded a chunk at a time (no per-line calls).
+
+``poll`` returns each file's new lines as one :class:`~kopycat.api.record_batch.SourceRecordBatch`
+(a string column), the records above as columns: the engine encodes it at once, or sends its
+records, each with its own ``position``, when the run needs records one by one.
 """
 
 from __future__ import annotations
@@ -38,8 +42,9 @@ import os
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Final
 
 import orjson
@@ -202,16 +207,20 @@ def _committed_position(path: str, offset: Mapping[str, Any] | None) -> int:
     return position
 
 
-_Make = Callable[["TailedFile", Any, Any, int], list[Any]]
-"""Turns one file's taken lines (values, end positions, the poll's timestamp) into records or a batch."""
+def _line_records(partition: Mapping[str, Any], topic: str, values: Any, ends: Any, timestamp: int
+                  ) -> list[SourceRecord]:
+    """A batch's lines as records, each with the byte position after it (the record path)."""
+    record, schema = SourceRecord.of, Schema.STRING_SCHEMA
+    return [record(partition, {POSITION_FIELD: end}, topic, None, None, None, schema, value, timestamp)
+            for value, end in zip(values.to_pylist(), ends.tolist(), strict=True)]
 
 
 class FileStreamSourceTask(SourceTask):
-    """Reads new lines of its files and returns them as records (Kafka's ``FileStreamSourceTask``).
+    """Reads new lines of its files and returns them as batches (Kafka's ``FileStreamSourceTask``).
 
     With ``file`` it reads that one file (waiting for it to exist, as Kafka's does); with
     ``files`` it reads the matching files it owns (:func:`owner_of`), looking for new ones every
-    ``file.discovery.interval.ms``. ``poll`` returns at most ``batch.size`` records, taking
+    ``file.discovery.interval.ms``. ``poll`` returns at most ``batch.size`` lines, taking
     files in turn so a busy file does not starve the others, or waits ``poll.interval.ms`` and
     returns None. Thread-safety: ``stop`` may come from another thread; a lock keeps it from
     closing a file mid-read, and an event wakes a waiting ``poll``.
@@ -226,7 +235,6 @@ class FileStreamSourceTask(SourceTask):
         self._turn = 0
         self._warned_missing = False
         self._rotated: set[str] = set()  # paths whose next file starts at 0, not the stored offset
-        self._columns = False  # poll_batch() was called: files split their lines into Arrow arrays
         self._topic = ""
 
     def start(self, props: Mapping[str, str]) -> None:
@@ -239,19 +247,8 @@ class FileStreamSourceTask(SourceTask):
         log.info("FileStreamSourceTask %d/%d reading %d files into %s", self._settings.task_index,
                  self._settings.task_count, len(self._files), self._settings.topic)
 
-    def poll(self) -> list[SourceRecord] | None:
-        return self._poll(self._records)
-
-    def poll_batch(self) -> list[SourceRecordBatch] | None:
-        """The same lines as poll(), one batch of a file's lines at a time (Kopycat's columnar path)."""
-        if not self._columns:
-            self._columns = True
-            with self._lock:
-                for tailed in self._files.values():
-                    tailed.columns = True
-        return self._poll(self._batch)
-
-    def _poll(self, make: _Make) -> list[Any] | None:
+    def poll(self) -> list[SourceRecordBatch] | None:
+        """The next lines, a batch per file read, or None after waiting ``poll.interval.ms``."""
         settings = self._settings
         if settings is None:
             raise ConnectError("FileStreamSourceTask.poll() called before start()")
@@ -261,7 +258,7 @@ class FileStreamSourceTask(SourceTask):
             if (time.monotonic() >= self._next_discovery
                     or (settings.file is not None and not self._files)):
                 self._discover(settings)
-            out = self._read_batch(settings, make)
+            out = self._read_batch(settings)
         if out:
             return out
         self._stopping.wait(settings.poll_interval_s)
@@ -301,8 +298,7 @@ class FileStreamSourceTask(SourceTask):
 
     def _open(self, path: str, position: int) -> None:
         try:
-            self._files[path] = tailed = TailedFile.open(path, position)
-            tailed.columns = self._columns
+            self._files[path] = TailedFile.open(path, position)
         except FileNotFoundError:
             log.debug("%s disappeared before it could be opened", path)
             return
@@ -311,14 +307,14 @@ class FileStreamSourceTask(SourceTask):
                                f"narrow '{FILES_CONFIG}' so it does not match it") from exc
         log.debug("Opened %s at position %d", path, position)
 
-    def _read_batch(self, settings: _Settings, make: _Make) -> list[Any]:
-        """Up to batch.size lines, files in turn; ``make`` turns one file's lines into records or a batch."""
+    def _read_batch(self, settings: _Settings) -> list[SourceRecordBatch]:
+        """Up to batch.size lines, files in turn, as a batch per file read."""
         files = list(self._files.values())
         if not files:
             return []
         first = self._turn % len(files)
         self._turn += 1
-        out: list[Any] = []
+        out: list[SourceRecordBatch] = []
         budget = settings.batch_size
         timestamp = int(time.time() * 1000)  # Kafka stamps records with the poll's wall clock
         for tailed in files[first:] + files[:first]:
@@ -326,22 +322,16 @@ class FileStreamSourceTask(SourceTask):
                 values, ends = tailed.take(budget)
                 if not len(values):
                     break
-                out += make(tailed, values, ends, timestamp)
+                out.append(SourceRecordBatch(tailed.partition, {POSITION_FIELD: int(ends[-1])}, self._topic,
+                                             Schema.STRING_SCHEMA, values, timestamp=timestamp,
+                                             record_factory=partial(_line_records, tailed.partition,
+                                                                    self._topic, values, ends, timestamp)))
                 budget -= len(values)
             if tailed.replaced and tailed.drained:
                 self._follow_rotation(tailed)
             if budget <= 0:
                 break
         return out
-
-    def _records(self, tailed: TailedFile, values: list[str], ends: list[int], timestamp: int) -> list[SourceRecord]:
-        partition, topic, schema, record = tailed.partition, self._topic, Schema.STRING_SCHEMA, SourceRecord.of
-        return [record(partition, {POSITION_FIELD: end}, topic, None, None, None, schema, value, timestamp)
-                for value, end in zip(values, ends)]
-
-    def _batch(self, tailed: TailedFile, values: Any, ends: Any, timestamp: int) -> list[SourceRecordBatch]:
-        return [SourceRecordBatch(tailed.partition, {POSITION_FIELD: int(ends[-1])}, self._topic,
-                                  Schema.STRING_SCHEMA, values, timestamp=timestamp)]
 
     def _follow_rotation(self, tailed: TailedFile) -> None:
         """The old file is read to its end: read the file now at its path from the start."""

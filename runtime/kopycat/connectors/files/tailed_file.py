@@ -82,11 +82,11 @@ class TailedFile:
     ``position`` is the offset of the first byte not yet split into lines (a line boundary);
     ``parts`` hold the bytes read past it (an unfinished line, kept as pieces so a very long
     line is joined once); ``values``/``ends`` are split lines not yet returned, from ``taken``:
-    lists, or with ``columns`` an Arrow array and a numpy array (:func:`split_line_array`).
+    an Arrow array and a numpy array (:func:`split_line_array`).
     Used under the task's lock only.
     """
 
-    __slots__ = ("at_eof", "columns", "ends", "handle", "identity", "partition", "parts", "path", "position",
+    __slots__ = ("at_eof", "ends", "handle", "identity", "partition", "parts", "path", "position",
                  "read_position", "replaced", "taken", "values")
 
     def __init__(self, path: str, handle: BinaryIO, position: int) -> None:
@@ -100,7 +100,6 @@ class TailedFile:
         self.values: Any = []
         self.ends: Any = []
         self.taken = 0
-        self.columns = False
         self.at_eof = False
         self.replaced = False
 
@@ -156,7 +155,7 @@ class TailedFile:
         split_at = len(data) - len(chunk) + cut + 1
         complete, rest = data[:split_at], data[split_at:]
         self.parts = [rest] if rest else []
-        self.values, self.ends = (split_line_array if self.columns else split_lines)(complete, self.position)
+        self.values, self.ends = split_line_array(complete, self.position)
         self.position += len(complete)
         return True
 

@@ -1,4 +1,4 @@
-"""A JDBC result's rows as Arrow columns, for the source's columnar path (``poll_batch``).
+"""A JDBC result's rows as Arrow columns, for the source's columnar path (batches from ``poll``).
 
 The rows of one read are transposed once and each column becomes one Arrow array of
 :func:`kopycat.api.arrow.to_arrow_type` of its field, by C-level conversions wherever they give

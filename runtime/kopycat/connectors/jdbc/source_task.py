@@ -4,8 +4,11 @@ The task gets its tables in the ``tables`` config (quoted, comma separated, from
 connector's ``task_configs``), reflects each with SQLAlchemy, checks the mode's columns
 (present, NOT NULL when ``validate.non.null``, of a mapped type), reads each table's stored
 offset (v1 partition first, then the legacy v0 one, as Confluent does) and polls the tables in
-turn: one result open at a time, ``batch.max.rows`` records per ``poll``, each table due again
-``poll.interval.ms`` after its last run finished.
+turn: one result open at a time, ``batch.max.rows`` rows per ``poll``, each table due again
+``poll.interval.ms`` after its last run finished. A read's rows come back as one
+:class:`~kopycat.api.record_batch.SourceRecordBatch` of Arrow columns (as records where columns
+cannot hold them exactly); PostgreSQL tables are read straight into Arrow when the run keeps the
+batches as columns (``SourceTaskContext.takes_columns``).
 
 ``poll`` never blocks longer than ~200 ms when nothing is due (it returns None), so a ``stop``
 from another thread is answered promptly. In a bounded run (an Airflow copy task) it raises
@@ -194,7 +197,6 @@ class JdbcSourceTask(SourceTask):
         self._engine: Engine | None = None
         self._connection: Connection | None = None
         self._queriers: list[TableQuerier] = []
-        self._columns = False  # poll_batch() was called: queriers return SourceRecordBatches
         self._bounded = False  # an Airflow copy task: the run ends once every table was read
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -245,6 +247,8 @@ class JdbcSourceTask(SourceTask):
                                       offsets.get(d.table_id.unquoted), window, naive=d.naive_timestamps)
                         for d in described]
         connection.commit()
+        for querier in queriers:  # reading straight into Arrow pays off only when the batches stay columns
+            querier.prefer_arrow = self.context.takes_columns
         return queriers
 
     @staticmethod
@@ -292,20 +296,9 @@ class JdbcSourceTask(SourceTask):
             return Instant.of(database_now(self._connection), settings.timezone)
         return Instant.from_millis(int(settings.timestamp_initial or 0))
 
-    def poll(self) -> list[SourceRecord] | None:
-        return self._poll()
-
-    def poll_batch(self) -> list[SourceRecordBatch] | None:
-        """The same rows as poll(), a table's rows as one batch of Arrow columns per read."""
-        if not self._columns:
-            self._columns = True
-            with self._lock:
-                for querier in self._queriers:
-                    querier.columns = True
-        return self._poll()
-
-    def _poll(self) -> list[Any] | None:
-        """Records, or batches once poll_batch() was called: what the next due table gives."""
+    def poll(self) -> list[SourceRecord | SourceRecordBatch] | None:
+        """What the next due table gives: its rows as one batch of Arrow columns per read, or as
+        records where columns cannot hold them exactly."""
         settings = self._settings
         if settings is None:
             raise ConnectError("JdbcSourceTask.poll() called before start()")

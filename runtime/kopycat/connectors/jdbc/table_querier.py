@@ -23,7 +23,9 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
+from itertools import repeat
 from typing import Any
 
 from sqlalchemy import Connection, Table, and_, bindparam, func, or_, select, text
@@ -82,6 +84,10 @@ class Source:
         return statement.suffix_with(self.suffix) if self.suffix else statement
 
 
+_Offsets = Callable[[], Iterable[dict[str, Any] | None]]
+"""Gives each row's source offset, in order: called only when the rows become records."""
+
+
 def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
@@ -96,15 +102,15 @@ class TableQuerier:
         self._result: CursorResult[Any] | ArrowResult | None = None
         self._connection: Connection | None = None
         self._mapping = source.mapping
-        self.columns = False  # the task's poll_batch() reads: rows become SourceRecordBatches
+        self.prefer_arrow = True  # read into Arrow where the database allows: the run takes columns
 
     @property
     def querying(self) -> bool:
         return self._result is not None
 
     def read(self, connection: Connection, max_rows: int) -> list[Any]:
-        """Up to ``max_rows`` records (SourceRecordBatches with ``columns``), starting the query first
-        if it is not running."""
+        """The next up to ``max_rows`` rows, as a SourceRecordBatch (or records where columns cannot
+        hold them), starting the query first if it is not running."""
         if self._result is None:
             self._connection = connection
             self._result = self._execute(connection)
@@ -139,8 +145,8 @@ class TableQuerier:
     def _run(self, connection: Connection, statement: Executable,
              params: dict[str, Any] | None = None) -> CursorResult[Any] | ArrowResult:
         """The statement's result: read into Arrow by ADBC where that gives the same columns (the
-        columnar path on PostgreSQL), else a streaming SQLAlchemy cursor."""
-        if self.columns and self._arrow_reads(connection):
+        columnar path on PostgreSQL, when ``prefer_arrow``), else a streaming SQLAlchemy cursor."""
+        if self.prefer_arrow and self._arrow_reads(connection):
             url = connection.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
             return ArrowResult(url, literal_sql(statement, params, connection))
         return connection.execution_options(stream_results=True).execute(statement, params or {})
@@ -151,36 +157,36 @@ class TableQuerier:
     def _records(self, rows: Sequence[Any], exhausted: bool) -> list[Any]:
         raise NotImplementedError
 
-    def _build(self, rows: Sequence[Any], offsets: Sequence[dict[str, Any] | None]) -> list[Any]:
-        """The rows as records, or with ``columns`` as one SourceRecordBatch ending at the last offset
-        (records in a batch, each with that offset, where a column cannot be built exactly)."""
+    def _build(self, rows: Sequence[Any], last: dict[str, Any] | None, offsets: _Offsets) -> list[Any]:
+        """The rows as one SourceRecordBatch ending at ``last`` (the last row's offset), or as records
+        where a column cannot be built exactly. ``offsets`` gives each row's own offset; it is called
+        only when records are made (the batch's ``record_factory``)."""
         mapping = self._mapping
         assert mapping is not None
         if not rows:
             return []
-        if not self.columns:
-            return self._record_list(mapping, mapping.values(rows), offsets)
         if isinstance(rows, ArrowRows):
             columns = adopt_columns(mapping, rows.batch)
         else:
             columns = arrow_columns(mapping, rows)
-        if columns is not None:
-            return [SourceRecordBatch(self.source.partition, offsets[-1], self.source.topic, mapping.schema,
-                                      columns[0], mapping.key_schema, columns[1])]
-        values = mapping.values(rows.all() if isinstance(rows, ArrowRows) else rows)
-        return [SourceRecordBatch.of_records(self._record_list(mapping, values, [offsets[-1]] * len(rows)))]
+        make = partial(self._record_list, mapping, rows, offsets)
+        if columns is None:
+            return make()
+        return [SourceRecordBatch(self.source.partition, last, self.source.topic, mapping.schema,
+                                  columns[0], mapping.key_schema, columns[1], record_factory=make)]
 
-    def _record_list(self, mapping: RowMapping, values: list[list[Any]],
-                     offsets: Sequence[dict[str, Any] | None]) -> list[SourceRecord]:
+    def _record_list(self, mapping: RowMapping, rows: Sequence[Any], offsets: _Offsets) -> list[SourceRecord]:
+        """The rows as records, each with its own offset (as Confluent's querier makes them)."""
+        values = mapping.values(_tuples(rows))
         structs = mapping.structs(values)
         topic, partition, schema = self.source.topic, self.source.partition, mapping.schema
-        record = SourceRecord.of  # positional: a third cheaper than keyword construction per row
+        record = SourceRecord.of  # positional: cheaper than keyword construction per row
         if mapping.key_schema is None:
             return [record(partition, offset, topic, None, None, None, schema, struct)
-                    for struct, offset in zip(structs, offsets, strict=True)]
+                    for struct, offset in zip(structs, offsets(), strict=False)]
         key_schema = mapping.key_schema
         return [record(partition, offset, topic, None, key_schema, key, schema, struct)
-                for struct, key, offset in zip(structs, mapping.keys(values), offsets, strict=True)]
+                for struct, key, offset in zip(structs, mapping.keys(values), offsets(), strict=False)]
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.source.name})"
@@ -201,7 +207,7 @@ class BulkQuerier(TableQuerier):
     def _records(self, rows: Sequence[Any], exhausted: bool) -> list[Any]:
         if exhausted and self._once:
             self.done = True
-        return self._build(rows, [None] * len(rows))
+        return self._build(rows, None, partial(repeat, None))
 
 
 def _suffix(suffix: str) -> str:
@@ -356,15 +362,23 @@ class IncrementalQuerier(TableQuerier):
         return number
 
     def _records(self, rows: Sequence[Any], exhausted: bool) -> list[Any]:
-        if self.columns and rows:
-            last = self._last_offset(rows)
-            if last is not None:
-                if exhausted and self.window is not None:
-                    self.done = True
-                return self._build(rows, [last])
+        if exhausted and self.window is not None:
+            self.done = True
+        if not rows:
+            return []
+        timestamp, incrementing = self.timestamp, self.incrementing
+        last = self._last_offset(rows)
+        if last is not None:  # each row's offset only if the batch is sent as records
+            return self._build(rows, last, lambda: self._row_offsets(_tuples(rows), timestamp, incrementing)[0])
+        offsets, self.timestamp, self.incrementing = self._row_offsets(rows, timestamp, incrementing)
+        return self._build(rows, offsets[-1], offsets.copy)
+
+    def _row_offsets(self, rows: Sequence[Any], timestamp: Instant | None, incrementing: int | None
+                     ) -> tuple[list[dict[str, Any] | None], Instant | None, int | None]:
+        """Each row's offset, checking the incrementing column row by row (a bad value names its
+        row), from the offset before ``rows``; and the offset after them."""
         offsets: list[dict[str, Any] | None] = []
         append, row_timestamp = offsets.append, self._row_timestamp
-        timestamp, incrementing = self.timestamp, self.incrementing
         if not self._ts_indexes:  # incrementing only: the cheapest and most common loop
             index = self._inc_index
             assert index is not None
@@ -378,10 +392,7 @@ class IncrementalQuerier(TableQuerier):
                 if self._inc_index is not None:
                     incrementing = self._row_incrementing(row)
                 append(offset_map(timestamp, incrementing))
-        self.timestamp, self.incrementing = timestamp, incrementing
-        if exhausted and self.window is not None:
-            self.done = True
-        return self._build(rows, offsets)
+        return offsets, timestamp, incrementing
 
 
 class TimestampQuerier(IncrementalQuerier):
@@ -421,7 +432,12 @@ class TimestampQuerier(IncrementalQuerier):
             offsets.append(current)
         if exhausted and self.window is not None:
             self.done = True
-        return self._build(pending, offsets) if pending else []
+        return self._build(pending, offsets[-1], offsets.copy) if pending else []
+
+
+def _tuples(rows: Sequence[Any]) -> Sequence[Any]:
+    """Fetched rows as tuples: Arrow rows made all at once rather than one lookup per row."""
+    return rows.all() if isinstance(rows, ArrowRows) else rows
 
 
 def _binder(column_type: Any) -> Any:

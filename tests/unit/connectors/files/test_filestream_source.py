@@ -28,6 +28,7 @@ from kopycat.connectors.files.filestream_source import (
 from kopycat.storage.offset_backing_store import MemoryOffsetStore
 from kopycat.storage.offset_codec import encode_key
 from kopycat.storage.offset_storage_reader_writer import OffsetStorageReaderImpl, OffsetStorageWriter
+from tests.support.source_items import poll_records, records_of
 
 CONNECTOR = "file-source"
 
@@ -86,13 +87,13 @@ def harness() -> Any:
 
 
 def drain(task: FileStreamSourceTask, polls: int = 50, batches: bool = False) -> list[Any]:
-    """Poll (or poll_batch) until a poll returns nothing; everything polled, in order."""
+    """Poll until a poll returns nothing; every record (with ``batches`` every item as polled), in order."""
     polled: list[Any] = []
     for _ in range(polls):
-        batch = task.poll_batch() if batches else task.poll()
-        if not batch:
+        items = task.poll()
+        if not items:
             return polled
-        polled += batch
+        polled += items if batches else records_of(items)
     raise AssertionError(f"still reading after {polls} polls")
 
 
@@ -159,7 +160,7 @@ def test_restart_resumes_right_after_the_last_committed_line(harness: Harness, t
     path = tmp_path / "app.log"
     path.write_text("".join(f"line {n}\n" for n in range(10)))
     first = harness.start(file=path, batch_size=4)
-    batch = first.poll()
+    batch = poll_records(first)
     assert batch is not None and [r.value for r in batch] == [f"line {n}" for n in range(4)]
     harness.commit(batch)
     first.poll()  # read but never committed: must come again
@@ -257,7 +258,7 @@ def test_batch_size_caps_each_poll_and_files_take_turns(harness: Harness, tmp_pa
     for name in ("a", "b"):
         (tmp_path / f"{name}.log").write_text("".join(f"{name}{n}\n" for n in range(5)))
     task = harness.start(files=f"{tmp_path}/*.log", batch_size=3)
-    batches = [task.poll() for _ in range(4)]
+    batches = [poll_records(task) for _ in range(4)]
     assert [len(b or []) for b in batches] == [3, 3, 3, 1]
     values = [r.value for b in batches for r in b or []]
     assert sorted(values) == sorted(f"{x}{n}" for x in "ab" for n in range(5))

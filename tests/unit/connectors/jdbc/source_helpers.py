@@ -12,6 +12,7 @@ from kopycat.api.records import SourceRecord
 from kopycat.api.task import OffsetStorageReader, SourceTaskContext
 from kopycat.connectors.jdbc.source_connector import JdbcSourceConnector
 from kopycat.connectors.jdbc.source_task import JdbcSourceTask
+from tests.support.source_items import records_of
 
 
 class MemoryReader(OffsetStorageReader):
@@ -78,13 +79,13 @@ def start_task(props: Mapping[str, str], reader: OffsetStorageReader | None = No
 
 
 def drain(task: JdbcSourceTask, polls: int = 50, batches: bool = False) -> list[Any]:
-    """Every record (or with ``batches`` every SourceRecordBatch) until a poll comes back empty."""
+    """Every record (or with ``batches`` every item as polled) until a poll comes back empty."""
     polled: list[Any] = []
     for _ in range(polls):
-        batch = task.poll_batch() if batches else task.poll()
-        if not batch:
+        items = task.poll()
+        if not items:
             return polled
-        polled += batch
+        polled += items if batches else records_of(items)
     raise AssertionError(f"still returning records after {polls} polls")
 
 

@@ -13,6 +13,7 @@ import pytest
 from kopycat.api.errors import ConfigError
 from kopycat.api.window import TimeWindow
 from kopycat.connectors.jdbc.source_offsets import Instant
+from tests.support.source_items import poll_records
 from tests.unit.connectors.jdbc.source_helpers import (
     Database,
     MemoryReader,
@@ -78,7 +79,7 @@ def test_incrementing_returns_exactly_the_rows_inserted_between_polls(db: Databa
 
 @pytest.mark.parametrize("mode", ["bulk", "incrementing", "timestamp", "timestamp+incrementing"])
 def test_batches_hold_the_rows_poll_returns_each_ending_at_its_last_rows_offset(db: Database, mode: str) -> None:
-    """poll_batch() (the columnar path) reads what poll() reads; a batch's offset is the offset of
+    """A batch (the columnar path) holds the rows its records hold; a batch's offset is the offset of
     its last row, so committing it commits that row. Six rows in reads of three end on an empty read."""
     add(db, *[(i, f"i{i}", i // 2) for i in range(1, 7)])
     records = drain(start_task(task_props(db, mode, batch_max_rows="3", poll_interval_ms="60000")))
@@ -97,7 +98,7 @@ def test_batches_hold_the_rows_poll_returns_each_ending_at_its_last_rows_offset(
 def test_batch_max_rows_limits_each_poll_and_the_result_stays_open_between_polls(db: Database) -> None:
     add(db, *[(i, f"i{i}", i) for i in range(1, 8)])
     task = start_task(task_props(db, "incrementing", batch_max_rows="3"))
-    sizes = [len(task.poll() or []) for _ in range(4)]
+    sizes = [len(poll_records(task) or []) for _ in range(4)]
     assert sizes == [3, 3, 1, 0]
 
 
@@ -237,5 +238,5 @@ def test_the_first_poll_gives_every_due_table_a_turn(tmp_path: Path) -> None:
     db.run("INSERT INTO b VALUES (?)", [(1,), (2,)])
     props = {"connection.url": db.url, "mode": "incrementing", "poll.interval.ms": "60000"}
     task = start_task(plan(props)[1][0])
-    first = task.poll()
+    first = poll_records(task)
     assert first is not None and [r.topic for r in first] == ["b", "b"]
