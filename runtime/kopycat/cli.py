@@ -12,6 +12,10 @@
                              read or forget a connector's offsets (stop it first)
     kopycat rest worker.properties [--host 127.0.0.1] [--port 8083] [--token-file F]
                              serve Kafka Connect's REST API over the Kafka config/status topics
+                             (Airflow runs the connectors)
+    kopycat worker worker.properties [--host 127.0.0.1] [--port 8083] [--token-file F]
+                             the same REST API, and this process runs every stored connector
+                             (one node, like connect-distributed; scale-out is Airflow's)
     kopycat dev kafka        run a real single-node Kafka broker in the foreground
     kopycat dev postgres     run a throwaway PostgreSQL server in the foreground
     kopycat dev demo         the README's demo pipeline on embedded defaults
@@ -175,6 +179,22 @@ def _rest(args: argparse.Namespace) -> int:
     return 0
 
 
+def _worker(args: argparse.Namespace) -> int:
+    from kopycat.properties import load_config_file
+    from kopycat.rest.worker_server import serve_worker
+
+    token = _read_token(args.token_file)
+    serve_worker(load_config_file(args.worker), host=args.host, port=args.port, token=token)
+    return 0
+
+
+def _add_server_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument("worker", help="worker.properties: bootstrap.servers and the *.storage.topic keys")
+    command.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    command.add_argument("--port", type=int, default=8083, help="port to listen on (default 8083)")
+    command.add_argument("--token-file", help="file holding a bearer token every request must send")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kopycat", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -202,12 +222,14 @@ def build_parser() -> argparse.ArgumentParser:
     offsets.add_argument("--connector", required=True)
     offsets.add_argument("--worker", required=True, help="the worker.properties the connector runs with")
     offsets.set_defaults(func=_offsets)
-    rest = commands.add_parser("rest", help="serve Kafka Connect's REST API")
-    rest.add_argument("worker", help="worker.properties: bootstrap.servers and the *.storage.topic keys")
-    rest.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    rest.add_argument("--port", type=int, default=8083, help="port to listen on (default 8083)")
-    rest.add_argument("--token-file", help="file holding a bearer token every request must send")
+    rest = commands.add_parser("rest", help="serve Kafka Connect's REST API (connectors run by Airflow)")
+    _add_server_arguments(rest)
     rest.set_defaults(func=_rest)
+    worker = commands.add_parser(
+        "worker", help="serve the REST API and run every stored connector in this process (one node; "
+                       "scale-out is Airflow's dags/kopycat_connectors.py)")
+    _add_server_arguments(worker)
+    worker.set_defaults(func=_worker)
     dev = commands.add_parser("dev", help="real services for development").add_subparsers(
         dest="dev_command", required=True)
     dev.add_parser("kafka", help="run a single-node Kafka broker").set_defaults(func=_dev_kafka)

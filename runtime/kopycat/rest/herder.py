@@ -1,9 +1,10 @@
 """The control plane behind the REST API: connector configs, target states, statuses, offsets.
 
 Follows Kafka Connect's ``AbstractHerder`` and ``StandaloneHerder`` (checks, messages, response
-shapes), with one difference: Kopycat's REST server runs no connectors. Connectors are run by
-Airflow (a DAG per stored connector) or by the standalone worker; this herder only reads and
-writes the stores they share:
+shapes), with one difference: this herder runs no connectors. Connectors are run by Airflow (a
+DAG per stored connector), by the standalone worker, or, in ``kopycat worker``, by
+:class:`kopycat.runtime.worker_herder.WorkerHerder` beside it; this herder only reads and writes
+the stores they share:
 
 - the config store (``connect-configs``): ``connector-<name>``, ``target-state-<name>`` and, on
   stop, an empty ``commit-<name>``; task configs (``task-<name>-<n>``) are written by plan runs;

@@ -4,7 +4,9 @@ Kafka Connect's herder runs the connectors itself, so a target state or a restar
 the same process. Kopycat's REST server runs none: Airflow does (a DAG per stored connector). The
 stores stay the truth (a plan run skips a connector that is not STARTED), and a :class:`RunControl`
 makes the runner follow at once: the Airflow plugin pauses the connector's DAG and clears its failed
-task instances. The standalone server has no runner to tell, hence :class:`NoRunControl`.
+task instances, and ``kopycat worker``'s :class:`~kopycat.runtime.worker_herder.WorkerHerder`
+applies them to the tasks it runs. ``kopycat rest`` alone has no runner to tell, hence
+:class:`NoRunControl`.
 """
 
 from __future__ import annotations

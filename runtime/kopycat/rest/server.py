@@ -15,6 +15,7 @@ from typing import Any
 
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
+from fastapi import FastAPI
 
 from kopycat.kafka import client_config
 from kopycat.rest.app import create_app
@@ -22,7 +23,7 @@ from kopycat.rest.herder import RestHerder
 from kopycat.storage.config_backing_store import KafkaConfigBackingStore
 from kopycat.storage.status_backing_store import KafkaStatusBackingStore
 
-__all__ = ["kafka_cluster_id", "serve"]
+__all__ = ["kafka_cluster_id", "run_app", "serve"]
 
 log = logging.getLogger(__name__)
 
@@ -43,13 +44,16 @@ def serve(worker_props: Mapping[str, Any], host: str = "127.0.0.1", port: int = 
 
     Blocks; uvicorn stops on Ctrl-C or SIGTERM, then the stores are closed.
     """
-    import uvicorn
-
     with KafkaConfigBackingStore.from_config(worker_props) as configs, \
             KafkaStatusBackingStore.from_config(worker_props) as statuses:
         herder = RestHerder(configs, statuses, worker_props, worker_id=f"{host}:{port}",
                             kafka_cluster_id=kafka_cluster_id(worker_props))
-        app = create_app(herder, token=token)
-        log.info("Kopycat REST API on http://%s:%s (bearer token %s)", host, port,
-                 "required" if token else "not required")
-        uvicorn.run(app, host=host, port=port, log_level="info")
+        run_app(create_app(herder, token=token), host, port, token)
+
+
+def run_app(app: FastAPI, host: str, port: int, token: str | None) -> None:
+    """Serve ``app`` with uvicorn until Ctrl-C or SIGTERM."""
+    import uvicorn
+
+    log.info("Kopycat REST API on http://%s:%s (bearer token %s)", host, port, "required" if token else "not required")
+    uvicorn.run(app, host=host, port=port, log_level="info")

@@ -5,7 +5,9 @@ group membership: each connector is planned (:mod:`kopycat.runtime.planning`), e
 runs on its own thread through the same runners the Airflow tasks use, and every state change
 goes to a status store in Kafka's shapes (``RUNNING``, ``FAILED`` with its trace, ...).
 A connector asking for reconfiguration gets its tasks stopped (offsets committed) and
-restarted with the new configs.
+restarted with the new configs. Target states and restarts are applied as ``Worker.setTargetState``
+and ``Worker.restart*`` are: pausing stops the tasks (each commits its offsets) and reports PAUSED,
+resuming starts them again from the stored offsets; a failed task stays FAILED until restarted.
 
 Thread-safety: public methods may be called from any thread; one lock guards the registry.
 """
@@ -16,7 +18,7 @@ import logging
 import socket
 import threading
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +48,7 @@ class _TaskThread:
     runner: Runner
     thread: threading.Thread = field(default_factory=threading.Thread)
     summary: RunSummary | None = None
+    final_state: State | None = State.UNASSIGNED  # reported when the run ends without failing; None: nothing
 
 
 @dataclass
@@ -53,18 +56,23 @@ class _Connector:
     plan: ConnectorPlan
     bounds: Bounds | None
     tasks: list[_TaskThread] = field(default_factory=list)
+    paused: bool = False
 
 
 class Worker:
     """Connectors and their task threads in this process (Kafka's ``Worker`` + ``StandaloneHerder``)."""
 
     def __init__(self, worker_props: Mapping[str, Any], offset_store: OffsetBackingStore, *,
-                 status_store: StatusBackingStore | None = None, worker_id: str | None = None) -> None:
+                 status_store: StatusBackingStore | None = None, worker_id: str | None = None,
+                 task_configs_listener: Callable[[str, list[dict[str, str]]], None] | None = None) -> None:
+        """``task_configs_listener`` gets every plan's task configs before its tasks start (the
+        REST worker writes them to the config topic, as Kafka's leader does)."""
         self.worker_props = {k: str(v) for k, v in worker_props.items()}
         self.values = WORKER_CONFIG.parse(self.worker_props)
         self.offset_store = offset_store
         self.status_store = status_store or MemoryStatusBackingStore()
         self.worker_id = worker_id or f"{socket.gethostname()}:kopycat"
+        self.task_configs_listener = task_configs_listener
         self._connectors: dict[str, _Connector] = {}
         self._lock = threading.RLock()
         self._started = False
@@ -94,10 +102,11 @@ class Worker:
 
     # ------------------------------------------------------------------ connectors
 
-    def add_connector(self, props: Mapping[str, Any], bounds: Bounds | None = None) -> str:
+    def add_connector(self, props: Mapping[str, Any], bounds: Bounds | None = None, *, paused: bool = False) -> str:
         """Plan the connector and start one thread per task config; returns its name.
 
-        ``bounds`` makes every task a bounded run (the embedded API's ``run_once``).
+        ``bounds`` makes every task a bounded run (the embedded API's ``run_once``); ``paused``
+        plans the connector but starts no task until :meth:`resume_connector`.
         Raises ConfigError for a bad config and AlreadyExistsError for a name in use.
         """
         name = str(props.get("name", ""))
@@ -108,24 +117,70 @@ class Worker:
         context = PlanningContext(reader, on_reconfigure=lambda: self._reconfigure_later(name),
                                   on_error=lambda error: self._connector_failed(name, error))
         plan = plan_connector(props, context)
+        self._publish_task_configs(plan)
         with self._lock:
-            self._connectors[plan.name] = _Connector(plan, bounds)
-            self._put_status(ConnectorStatus(plan.name, State.RUNNING, None, self.worker_id))
-            self._start_tasks(self._connectors[plan.name])
-        log.info("Connector %s started with %d tasks", plan.name, len(plan.task_configs))
+            running = self._connectors[plan.name] = _Connector(plan, bounds, paused=paused)
+            if paused:
+                self._put_paused(running)
+            else:
+                self._put_status(ConnectorStatus(plan.name, State.RUNNING, None, self.worker_id))
+                self._start_tasks(running)
+        log.info("Connector %s started with %d tasks%s", plan.name, len(plan.task_configs),
+                 " (paused)" if paused else "")
         return plan.name
 
-    def remove_connector(self, name: str) -> None:
-        """Stop the tasks (each commits its offsets), then the connector."""
+    def remove_connector(self, name: str, final_state: State | None = State.UNASSIGNED) -> None:
+        """Stop the tasks (each commits its offsets), then the connector.
+
+        ``final_state`` is the connector's status afterwards (STOPPED for a stopped connector,
+        KIP-875); None writes no status at all, for a connector whose statuses were deleted.
+        """
         with self._lock:
             running = self._connectors.pop(name, None)
         if running is None:
             raise NotFoundError(f"Connector {name} not found")
-        self._stop_tasks(running)
+        self._stop_tasks(running, State.UNASSIGNED if final_state is not None else None)
         try:
             running.plan.connector.stop()
         finally:
-            self._put_status(ConnectorStatus(name, State.UNASSIGNED, None, self.worker_id))
+            if final_state is not None:
+                self._put_status(ConnectorStatus(name, final_state, None, self.worker_id))
+
+    def pause_connector(self, name: str) -> None:
+        """Stop copying: the tasks stop (each commits its offsets) and every status says PAUSED."""
+        with self._lock:
+            running = self._get(name)
+            if running.paused:
+                return
+            running.paused = True
+            self._stop_tasks(running, State.PAUSED)
+            self._put_paused(running)
+
+    def resume_connector(self, name: str) -> None:
+        """Start the tasks of a paused connector again; they resume from the stored offsets."""
+        with self._lock:
+            running = self._get(name)
+            if not running.paused:
+                return
+            running.paused = False
+            self._put_status(ConnectorStatus(name, State.RUNNING, None, self.worker_id))
+            self._start_tasks(running)
+
+    def restart_task(self, name: str, task: int) -> None:
+        """Stop the task if it still runs, then run its config again (Kafka's ``restartTask``).
+
+        A paused connector's task is only reported PAUSED again; it starts on resume.
+        """
+        with self._lock:
+            running = self._get(name)
+            if not 0 <= task < len(running.plan.task_configs):
+                raise NotFoundError(f"Task {name}-{task} not found")
+            if running.paused:
+                self._put_status(TaskStatus(name, task, State.PAUSED, None, self.worker_id))
+                return
+            if task < len(running.tasks):
+                self._stop_threads([running.tasks[task]], State.UNASSIGNED)
+                running.tasks[task] = self._start_task(running, task)
 
     def connectors(self) -> list[str]:
         with self._lock:
@@ -157,15 +212,17 @@ class Worker:
     # ------------------------------------------------------------------ tasks
 
     def _start_tasks(self, running: _Connector) -> None:
+        for index in range(len(running.plan.task_configs)):
+            running.tasks.append(self._start_task(running, index))
+
+    def _start_task(self, running: _Connector, index: int) -> _TaskThread:
         plan = running.plan
-        for index, task_props in enumerate(plan.task_configs):
-            task_id = TaskId(plan.name, index)
-            runner = self._build_runner(task_id, task_props, plan, running.bounds)
-            task = _TaskThread(runner)
-            task.thread = threading.Thread(target=self._run_task, args=(task_id, task), name=f"task-{task_id}",
-                                           daemon=True)
-            running.tasks.append(task)
-            task.thread.start()
+        task_id = TaskId(plan.name, index)
+        task = _TaskThread(self._build_runner(task_id, plan.task_configs[index], plan, running.bounds))
+        task.thread = threading.Thread(target=self._run_task, args=(task_id, task), name=f"task-{task_id}",
+                                       daemon=True)
+        task.thread.start()
+        return task
 
     def _build_runner(self, task_id: TaskId, task_props: dict[str, str], plan: ConnectorPlan,
                       bounds: Bounds | None) -> Runner:
@@ -188,18 +245,30 @@ class Worker:
             self._put_status(TaskStatus(task_id.connector, task_id.task, State.FAILED,
                                         "".join(traceback.format_exception(exc)), self.worker_id))
             return
-        self._put_status(TaskStatus(task_id.connector, task_id.task, State.UNASSIGNED, None, self.worker_id))
+        if task.final_state is not None:
+            self._put_status(TaskStatus(task_id.connector, task_id.task, task.final_state, None, self.worker_id))
 
-    def _stop_tasks(self, running: _Connector) -> None:
+    def _stop_tasks(self, running: _Connector, final_state: State | None = State.UNASSIGNED) -> None:
+        self._stop_threads(running.tasks, final_state)
+        running.tasks.clear()
+
+    def _stop_threads(self, tasks: list[_TaskThread], final_state: State | None) -> None:
+        """Stop the runs and wait for their threads; each then reports ``final_state`` (None: nothing)."""
         timeout_s = self.values[TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG] / 1000
-        for task in running.tasks:
+        for task in tasks:
+            task.final_state = final_state
             task.runner.stop()
-        for task in running.tasks:
+        for task in tasks:
             task.thread.join(max(timeout_s, 30.0))
             if task.thread.is_alive():
                 log.error("Task thread %s did not stop within %.0f s; leaving it (its offsets since the "
                           "last commit will be re-sent on restart)", task.thread.name, max(timeout_s, 30.0))
-        running.tasks.clear()
+
+    def _put_paused(self, running: _Connector) -> None:
+        name = running.plan.name
+        self._put_status(ConnectorStatus(name, State.PAUSED, None, self.worker_id))
+        for task in range(len(running.plan.task_configs)):
+            self._put_status(TaskStatus(name, task, State.PAUSED, None, self.worker_id))
 
     def _reconfigure_later(self, name: str) -> None:
         """Called from a connector's own thread: reconfigure on another, so it never waits on itself."""
@@ -221,7 +290,13 @@ class Worker:
                      len(running.plan.task_configs), len(configs))
             self._stop_tasks(running)
             running.plan.task_configs = configs
-            self._start_tasks(running)
+            self._publish_task_configs(running.plan)
+            if not running.paused:
+                self._start_tasks(running)
+
+    def _publish_task_configs(self, plan: ConnectorPlan) -> None:
+        if self.task_configs_listener is not None:
+            self.task_configs_listener(plan.name, list(plan.task_configs))
 
     def _connector_failed(self, name: str, error: BaseException) -> None:
         log.error("Connector %s failed: %s", name, error, exc_info=error)

@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import kopycat.rest.server
 import pytest
+
+import kopycat.rest.server
+import kopycat.rest.worker_server
 from kopycat.cli import main
 
 
@@ -40,3 +42,15 @@ def test_a_missing_or_empty_token_file_exits_with_one_clear_line(
         token.write_text(content)
     code, err = run_cli(["rest", str(worker), "--token-file", str(token)], capsys)
     assert code == 2 and problem in err and err.count("\n") == 1
+
+
+def test_worker_serves_the_api_and_runs_connectors_with_the_same_arguments(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    served: list[dict[str, Any]] = []
+    monkeypatch.setattr(kopycat.rest.worker_server, "serve_worker",
+                        lambda props, **kwargs: served.append({"props": props, **kwargs}))
+    worker = tmp_path / "worker.properties"
+    worker.write_text("bootstrap.servers=127.0.0.1:9092\n")
+    assert run_cli(["worker", str(worker), "--port", "18083"], capsys)[0] == 0
+    assert served == [{"props": {"bootstrap.servers": "127.0.0.1:9092"}, "host": "127.0.0.1", "port": 18083,
+                       "token": None}]
