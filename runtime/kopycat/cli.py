@@ -138,7 +138,8 @@ def _offsets(args: argparse.Namespace) -> int:
 
     worker = load_config_file(args.worker)
     action = get_offsets if args.action == "get" else reset_offsets
-    print(json.dumps(action(args.connector, worker), indent=2))
+    own_topic = {"offsets.storage.topic": args.offsets_topic} if args.offsets_topic else None
+    print(json.dumps(action(args.connector, worker, connector_props=own_topic), indent=2))
     return 0
 
 
@@ -190,6 +191,8 @@ def build_parser() -> argparse.ArgumentParser:
     offsets.add_argument("action", choices=["get", "reset"])
     offsets.add_argument("--connector", required=True)
     offsets.add_argument("--worker", required=True, help="the worker.properties the connector runs with")
+    offsets.add_argument("--offsets-topic", help="the connector's own offsets.storage.topic, if it has one "
+                                                 "(read first, the worker's topic as fallback)")
     offsets.set_defaults(func=_offsets)
     rest = commands.add_parser("rest", help="serve Kafka Connect's REST API")
     rest.add_argument("worker", help="worker.properties: bootstrap.servers and the *.storage.topic keys")
