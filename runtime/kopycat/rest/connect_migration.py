@@ -11,7 +11,8 @@ is moving its config and making sure only one side runs it:
 - **export** reads Kopycat's stored connectors from the config topic (the REST API hides
   secrets, the topic holds them as given), validates each on the target cluster
   (``PUT /connector-plugins/{class}/config/validate``), optionally stops it in Kopycat (target
-  state STOPPED), then ``PUT /connectors/{name}/config`` there, with the state it had here.
+  state STOPPED), then ``PUT /connectors/{name}/config`` there and sets the state it had here
+  (so one stopped there by an earlier import runs again).
 
 A connector the other side cannot run (no such plugin class, or an invalid config) is skipped
 before anything happens to it, on either side, and listed with its class and the reason: none is
@@ -139,8 +140,7 @@ def export_connectors(herder: RestHerder, target: KafkaConnectClient, *, names: 
         if stop:
             herder.stop_connector(name)
         target.put_config(name, config)
-        if state != "RUNNING":
-            target.set_state(name, state)
+        target.set_state(name, state)  # a PUT keeps an existing connector's state (a STOPPED one stays stopped)
         report.moved[name] = plugin
         log.info("Exported connector %s (%s) to %s%s", name, plugin, target.url, ", stopped in Kopycat" if stop else "")
     return report
