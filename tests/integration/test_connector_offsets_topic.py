@@ -80,3 +80,19 @@ def test_a_connector_given_its_own_topic_later_resumes_from_the_worker_topic(
     assert _run(_connector(name, path, topic_name, own), worker) == 20
     assert [v.decode() for v in consume_all(bootstrap_servers, topic_name)] == [f"line-{i}" for i in range(100)]
     assert _positions(bootstrap_servers, own, name) == [full_size]
+
+
+def test_an_exactly_once_connector_writes_its_offsets_to_its_own_topic_in_its_transactions(
+        tmp_path: Path, worker: dict[str, str], topic_name: str, bootstrap_servers: str) -> None:
+    path, name, own = tmp_path / "in.txt", f"{topic_name}-eos", f"{topic_name}-my-offsets"
+    worker = {**worker, "exactly.once.source.support": "enabled"}
+    first_size = _append(path, 0, 60)
+    props = _connector(name, path, topic_name, own)
+
+    assert _run(props, worker) == 60
+    full_size = _append(path, 60, 40)
+    assert _run(props, worker) == 40
+
+    assert [v.decode() for v in consume_all(bootstrap_servers, topic_name, committed_only=True)] == [
+        f"line-{i}" for i in range(100)]
+    assert _positions(bootstrap_servers, own, name) == [first_size, full_size]
