@@ -108,7 +108,7 @@ class KafkaConnectClient:
                 return
             time.sleep(0.5)
         raise ConnectClusterError(f"Connector {name} at {self.url} did not reach STOPPED within {timeout_s:.0f} s "
-                                  f"(last state {state}); nothing of it was imported", 0)
+                                  f"(last state {state})", 0)
 
 
 def _quoted(segment: str) -> str:

@@ -90,8 +90,12 @@ def _validation_errors(response: Mapping[str, Any], config: Mapping[str, Any]) -
 
 
 def import_connectors(source: KafkaConnectClient, herder: RestHerder, *, names: Sequence[str] | None = None,
-                      stop_source: bool = False) -> MigrationReport:
-    """Store the Kafka Connect cluster's connectors (all, or ``names``) in Kopycat's config topic."""
+                      stop_source: bool = False, stop_timeout_s: float = 120.0) -> MigrationReport:
+    """Store the Kafka Connect cluster's connectors (all, or ``names``) in Kopycat's config topic.
+
+    With ``stop_source`` each is stopped there first; one that does not report STOPPED within
+    ``stop_timeout_s`` is skipped, not stored.
+    """
     report = MigrationReport()
     listing = source.connectors()
     for name in _selected(listing, names, f"Kafka Connect at {source.url}", report):
@@ -110,9 +114,14 @@ def import_connectors(source: KafkaConnectClient, herder: RestHerder, *, names: 
         if problem:
             report.skip(name, config, f"its config is not valid for Kopycat: {problem}")
             continue
-        if stop_source and state != "STOPPED":
-            source.stop(name)
-        herder.put_connector_config(name, config)
+        try:
+            if stop_source and state != "STOPPED":
+                source.stop(name, stop_timeout_s)
+            herder.put_connector_config(name, config)
+        except (ConnectRestError, ConnectError) as exc:
+            where = " (stopped in Kafka Connect: resume it there)" if stop_source and state != "STOPPED" else ""
+            report.skip(name, config, f"not stored{where}: {mask_text(str(exc), config)}")
+            continue
         if state in ("PAUSED", "STOPPED"):
             (herder.pause_connector if state == "PAUSED" else herder.stop_connector)(name)
         report.moved[name] = plugin

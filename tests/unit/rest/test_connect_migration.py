@@ -38,6 +38,7 @@ class FakeConnect:
         self.states: dict[str, str] = {}
         self.plugins = plugins
         self.requests: list[tuple[str, str]] = []
+        self.stuck: set[str] = set()  # connectors whose state never changes
 
     def add(self, name: str, config: dict[str, str], state: str = "RUNNING") -> None:
         self.configs[name] = {**config, "name": name}
@@ -58,6 +59,8 @@ class FakeConnect:
         name, action = parts[1], parts[2] if len(parts) > 2 else ""
         if action == "status":
             return 200, {"name": name, "connector": {"state": self.states[name]}, "tasks": []}
+        if action in ("stop", "pause", "resume") and name in self.stuck:
+            return 202, None
         if action in ("stop", "pause", "resume"):
             self.states[name] = {"stop": "STOPPED", "pause": "PAUSED", "resume": "RUNNING"}[action]
             return 202, None
@@ -136,6 +139,19 @@ def test_import_keeps_a_paused_connector_paused_and_only_the_named_ones(herder: 
     assert [(s.name, s.reason.startswith("no connector of this name")) for s in report.skipped] == [("missing", True)]
     assert herder.config_store.snapshot().target_states["paused"] is TargetState.PAUSED
     assert fake.states == {"paused": "PAUSED", "other": "RUNNING"}
+
+
+def test_import_skips_a_connector_that_does_not_stop_in_time_without_storing_it(herder: RestHerder) -> None:
+    fake = FakeConnect()
+    fake.add("stuck", file_source())
+    fake.stuck.add("stuck")
+
+    with serving(fake) as client:
+        report = import_connectors(client, herder, stop_source=True, stop_timeout_s=0.5)
+
+    assert not report.moved and [s.name for s in report.skipped] == ["stuck"]
+    assert "did not reach STOPPED" in report.skipped[0].reason and "resume it there" in report.skipped[0].reason
+    assert not herder.config_store.snapshot().connector_configs
 
 
 def test_export_puts_stored_configs_and_stops_them_in_kopycat_unless_the_target_lacks_the_plugin(
