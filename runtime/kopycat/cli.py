@@ -16,6 +16,14 @@
     kopycat worker worker.properties [--host 127.0.0.1] [--port 8083] [--token-file F]
                              the same REST API, and this process runs every stored connector
                              (one node, like connect-distributed; scale-out is Airflow's)
+    kopycat connect import --url http://connect:8083 --worker worker.properties [--stop-source]
+                           [--connector NAME ...]
+                             store a Kafka Connect cluster's connectors in Kopycat's config topic
+                             (stopped there first with --stop-source); exit 1 if some were skipped
+    kopycat connect export --worker worker.properties --to http://connect:8083 [--stop]
+                           [--connector NAME ...]
+                             put Kopycat's stored connectors to a Kafka Connect cluster (stopped
+                             in Kopycat first with --stop); exit 1 if some were skipped
     kopycat dev kafka        run a real single-node Kafka broker in the foreground
     kopycat dev postgres     run a throwaway PostgreSQL server in the foreground
     kopycat dev demo         the README's demo pipeline on embedded defaults
@@ -153,7 +161,8 @@ def _offsets(args: argparse.Namespace) -> int:
 
     worker = load_config_file(args.worker)
     action = get_offsets if args.action == "get" else reset_offsets
-    print(json.dumps(action(args.connector, worker), indent=2))
+    own_topic = {"offsets.storage.topic": args.offsets_topic} if args.offsets_topic else None
+    print(json.dumps(action(args.connector, worker, connector_props=own_topic), indent=2))
     return 0
 
 
@@ -195,6 +204,27 @@ def _add_server_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--token-file", help="file holding a bearer token every request must send")
 
 
+def _connect_move(args: argparse.Namespace) -> int:
+    from kopycat.properties import load_config_file
+    from kopycat.rest.connect_client import KafkaConnectClient
+    from kopycat.rest.connect_migration import export_connectors, import_connectors, kopycat_herder
+
+    with kopycat_herder(load_config_file(args.worker)) as herder:
+        if args.connect_command == "import":
+            verb = "imported"
+            report = import_connectors(KafkaConnectClient(args.url), herder, names=args.connector,
+                                       stop_source=args.stop_source)
+        else:
+            verb = "exported"
+            report = export_connectors(herder, KafkaConnectClient(args.to), names=args.connector, stop=args.stop)
+    for name, plugin in report.moved.items():
+        print(f"{verb} {name} ({plugin})")
+    for skipped in report.skipped:
+        print(f"skipped {skipped.name} ({skipped.connector_class}): {skipped.reason}")
+    print(f"{len(report.moved)} {verb}, {len(report.skipped)} skipped")
+    return 1 if report.skipped else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kopycat", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -221,6 +251,8 @@ def build_parser() -> argparse.ArgumentParser:
     offsets.add_argument("action", choices=["get", "reset"])
     offsets.add_argument("--connector", required=True)
     offsets.add_argument("--worker", required=True, help="the worker.properties the connector runs with")
+    offsets.add_argument("--offsets-topic", help="the connector's own offsets.storage.topic, if it has one "
+                                                 "(read first, the worker's topic as fallback)")
     offsets.set_defaults(func=_offsets)
     rest = commands.add_parser("rest", help="serve Kafka Connect's REST API (connectors run by Airflow)")
     _add_server_arguments(rest)
@@ -230,6 +262,20 @@ def build_parser() -> argparse.ArgumentParser:
                        "scale-out is Airflow's dags/kopycat_connectors.py)")
     _add_server_arguments(worker)
     worker.set_defaults(func=_worker)
+    connect = commands.add_parser("connect", help="move connectors from or to a Kafka Connect cluster").add_subparsers(
+        dest="connect_command", required=True)
+    imports = connect.add_parser("import", help="store a Kafka Connect cluster's connectors in Kopycat")
+    imports.add_argument("--url", required=True, help="the Kafka Connect REST API (http://connect:8083)")
+    imports.add_argument("--stop-source", action="store_true",
+                         help="stop each connector in Kafka Connect (and wait for STOPPED) before storing it")
+    exports = connect.add_parser("export", help="put Kopycat's stored connectors to a Kafka Connect cluster")
+    exports.add_argument("--to", required=True, help="the Kafka Connect REST API (http://connect:8083)")
+    exports.add_argument("--stop", action="store_true", help="stop each connector in Kopycat before putting it")
+    for move in (imports, exports):
+        move.add_argument("--worker", required=True,
+                          help="Kopycat's worker.properties: bootstrap.servers and the config/status topics")
+        move.add_argument("--connector", action="append", metavar="NAME", help="only this connector (repeatable)")
+        move.set_defaults(func=_connect_move)
     dev = commands.add_parser("dev", help="real services for development").add_subparsers(
         dest="dev_command", required=True)
     dev.add_parser("kafka", help="run a single-node Kafka broker").set_defaults(func=_dev_kafka)

@@ -451,7 +451,7 @@ class RestHerder:
         """``GET /connectors/{name}/offsets`` (KIP-875): by the connector's type, as Kafka."""
         config = self._config(name, self.config_store.snapshot())
         return get_offsets(name, self.worker_props, sink=connector_type(config) == "sink",
-                           group=consumer_group_id(name, config))
+                           group=consumer_group_id(name, config), connector_props=config)
 
     def connector_lag(self, name: str) -> dict[str, Any]:
         """``GET /connectors/{name}/lag`` (Kopycat's): the ConnectorSensor's measure, per partition.
@@ -491,7 +491,7 @@ class RestHerder:
             raise ConnectRestError.bad_request(_NOT_STOPPED.format(name=name))
         connector = connector_class(config[CONNECTOR_CLASS_CONFIG])()
         return alter_offsets(name, offsets, self.worker_props, sink=isinstance(connector, SinkConnector),
-                             group=consumer_group_id(name, config),
+                             group=consumer_group_id(name, config), connector_props=config,
                              check=lambda parsed: bool(connector.alter_offsets(config, parsed)))
 
 

@@ -21,6 +21,7 @@ from kopycat.api.task import SinkTask, SourceTask
 from kopycat.api.window import TimeWindow
 from kopycat.runtime.bounded_plan import PlannedTask, with_passwords
 from kopycat.runtime.bounds import Bounds, RunSummary
+from kopycat.runtime.offsets_admin import connector_offset_store
 from kopycat.runtime.planning import task_class_of
 from kopycat.runtime.progress import ProgressLogger
 from kopycat.runtime.task_factory import build_sink_runner, build_source_runner
@@ -41,7 +42,8 @@ def run_planned_task(connector_props: Mapping[str, Any], planned: PlannedTask | 
                      observe: Callable[[RunSummary], None] | None = None) -> RunSummary:
     """Copy one planned task's range and commit; the summary, or the task's error raised.
 
-    ``offset_store`` defaults to the worker's offsets topic (``offset.storage.topic``).
+    ``offset_store`` defaults to the worker's offsets topic (``offset.storage.topic``), read after
+    the connector's own ``offsets.storage.topic`` when it names one; a given store is used as is.
     ``observe`` gets the run's live summary before the copy starts (the CLI's progress bar
     reads its counters while the task runs).
     """
@@ -57,16 +59,13 @@ def run_planned_task(connector_props: Mapping[str, Any], planned: PlannedTask | 
             task_props.update(window.to_props())
             return _run(build_source_runner(task_id, task_class, task_props, props, worker_props, MemoryOffsetStore(),
                                             bounds), progress_interval_s, observe)
-        store = offset_store or KafkaOffsetStore.from_config(worker_props)
-        owned = offset_store is None
-        if owned:
-            store.start()
-        try:
+        if offset_store is not None:
+            return _run(build_source_runner(task_id, task_class, task_props, props, worker_props, offset_store,
+                                            bounds), progress_interval_s, observe)
+        with KafkaOffsetStore.from_config(worker_props) as worker_store, \
+                connector_offset_store(worker_store, props, worker_props) as store:
             return _run(build_source_runner(task_id, task_class, task_props, props, worker_props, store, bounds),
                         progress_interval_s, observe)
-        finally:
-            if owned:
-                store.stop()
     if issubclass(task_class, SinkTask):
         planned_ends = task.end_offsets_by_partition()
         if window is None:

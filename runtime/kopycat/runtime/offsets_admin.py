@@ -1,6 +1,8 @@
 """Reading and changing a connector's offsets from outside it (KIP-875, ``kopycat offsets``, REST).
 
-Source offsets live in the offset store (a file in standalone mode, else ``connect-offsets``);
+Source offsets live in the offset store (a file in standalone mode, else ``connect-offsets``), or
+first in the connector's own ``offsets.storage.topic`` with the worker's store as fallback
+(:func:`connector_offset_store`, Kafka's ``Worker.offsetStoreForRegularSourceConnector``);
 sink offsets in the consumer group ``connect-<connector>``. Shapes are KIP-875's REST bodies:
 ``{"offsets": [{"partition": {...}, "offset": {...}}]}``, sink partitions as
 ``{"kafka_topic": t, "kafka_partition": p}`` with ``{"kafka_offset": n}``. Like Kafka, change
@@ -14,7 +16,8 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any, Final
 
 import orjson
@@ -26,16 +29,19 @@ from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.api.records import TopicPartition
 from kopycat.group_offsets import list_group_offsets
 from kopycat.kafka import client_config, consumer_group_id
+from kopycat.runtime.connector_config import OFFSETS_STORAGE_TOPIC_CONFIG
+from kopycat.storage.connector_offset_backing_store import ConnectorOffsetBackingStore
 from kopycat.storage.file_offset_store import FileOffsetStore
 from kopycat.storage.kafka_offset_store import KafkaOffsetStore
 from kopycat.storage.offset_backing_store import OffsetBackingStore
 from kopycat.storage.offset_codec import encode_key, encode_value
 from kopycat.storage.offset_storage_reader_writer import OffsetStorageReaderImpl
-from kopycat.storage.worker_storage_config import OFFSET_STORAGE_FILE_FILENAME_CONFIG
+from kopycat.storage.worker_storage_config import OFFSET_STORAGE_FILE_FILENAME_CONFIG, OFFSET_STORAGE_TOPIC_CONFIG
 
 __all__ = [
-    "KAFKA_OFFSET_KEY", "KAFKA_PARTITION_KEY", "KAFKA_TOPIC_KEY", "alter_offsets", "consumer_group_id",
-    "get_offsets", "max_record_bytes", "offset_store_for", "parse_sink_offsets", "reset_offsets",
+    "KAFKA_OFFSET_KEY", "KAFKA_PARTITION_KEY", "KAFKA_TOPIC_KEY", "alter_offsets", "connector_offset_store",
+    "connector_offsets", "consumer_group_id", "get_offsets", "max_record_bytes", "offset_store_for",
+    "parse_sink_offsets", "reset_offsets",
 ]
 
 log = logging.getLogger(__name__)
@@ -81,6 +87,35 @@ def max_record_bytes(worker_props: Mapping[str, Any]) -> int:
     return _DEFAULT_MAX_RECORD_BYTES
 
 
+def connector_offset_store(worker_store: OffsetBackingStore, connector_props: Mapping[str, Any] | None,
+                           worker_props: Mapping[str, Any]) -> ConnectorOffsetBackingStore:
+    """One source connector's offsets: its own ``offsets.storage.topic`` first, ``worker_store`` as fallback.
+
+    Kafka's ``Worker.offsetStoreForRegularSourceConnector``: without a topic of its own (or with
+    the worker's), the connector uses only the worker's store. The connector's topic is on the
+    worker's cluster, created with the worker's ``offset.storage.partitions`` and
+    ``.replication.factor``. Start the result after ``worker_store``; it never stops the latter.
+    """
+    topic = str((connector_props or {}).get(OFFSETS_STORAGE_TOPIC_CONFIG) or "").strip()
+    if not topic or isinstance(worker_store, KafkaOffsetStore) and topic == worker_store.topic:
+        return ConnectorOffsetBackingStore.with_only_worker_store(worker_store)
+    own = KafkaOffsetStore.from_config({**worker_props, OFFSET_STORAGE_TOPIC_CONFIG: topic})
+    return ConnectorOffsetBackingStore.with_connector_and_worker_stores(worker_store, own)
+
+
+@contextmanager
+def connector_offsets(connector_props: Mapping[str, Any] | None,
+                      worker_props: Mapping[str, Any]) -> Iterator[ConnectorOffsetBackingStore]:
+    """The worker's store and the connector's view of it (:func:`connector_offset_store`), started."""
+    with offset_store_for(worker_props) as worker_store:
+        store = connector_offset_store(worker_store, connector_props, worker_props)
+        store.start()
+        try:
+            yield store
+        finally:
+            store.stop()
+
+
 def _admin(worker_props: Mapping[str, Any]) -> AdminClient:
     return AdminClient(client_config(worker_props, {}, "admin"))
 
@@ -92,32 +127,38 @@ def _group_offsets(admin: AdminClient, group: str) -> list[dict[str, Any]]:
             for tp in sorted(result.topic_partitions, key=lambda t: (t.topic, t.partition)) if tp.offset >= 0]
 
 
-def _source_offsets(connector: str, worker_props: Mapping[str, Any]) -> list[dict[str, Any]]:
-    with offset_store_for(worker_props) as store:
+def _source_offsets(connector: str, worker_props: Mapping[str, Any],
+                    connector_props: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    with connector_offsets(connector_props, worker_props) as store:
         partitions = [p for p in store.connector_partitions(connector) if p is not None]
         found = OffsetStorageReaderImpl(store, connector).offsets(partitions)
     return [{"partition": p, "offset": o} for p, o in found if o is not None]
 
 
 def get_offsets(connector: str, worker_props: Mapping[str, Any], *, sink: bool | None = None,
-                group: str | None = None) -> dict[str, Any]:
+                group: str | None = None, connector_props: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """KIP-875's ``GET /connectors/{name}/offsets`` body.
 
     ``sink`` says where to look, as Kafka decides by the connector's type: True reads the
     consumer group, False the offset store; None (the CLI, which knows no type) reads the
     offset store and falls back to the consumer group when it holds nothing. ``group`` is the
     sink's group (:func:`consumer_group_id` of its config; ``connect-<name>`` by default).
+    ``connector_props`` name the connector's own offsets topic, if any (``offsets.storage.topic``).
     """
-    offsets = [] if sink else _source_offsets(connector, worker_props)
+    offsets = [] if sink else _source_offsets(connector, worker_props, connector_props)
     if sink or (sink is None and not offsets and worker_props.get("bootstrap.servers")):
         offsets = _group_offsets(_admin(worker_props), group or consumer_group_id(connector))
     return {"offsets": offsets}
 
 
-def reset_offsets(connector: str, worker_props: Mapping[str, Any], *, group: str | None = None) -> dict[str, Any]:
-    """Forget every offset of ``connector`` (tombstones; the sink group is deleted). KIP-875's DELETE."""
+def reset_offsets(connector: str, worker_props: Mapping[str, Any], *, group: str | None = None,
+                  connector_props: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Forget every offset of ``connector`` (tombstones; the sink group is deleted). KIP-875's DELETE.
+
+    With its own offsets topic in ``connector_props``, both that topic and the worker's are cleared.
+    """
     group = group or consumer_group_id(connector)
-    with offset_store_for(worker_props) as store:
+    with connector_offsets(connector_props, worker_props) as store:
         partitions = [p for p in store.connector_partitions(connector) if p is not None]
         store.set({encode_key(connector, p): None for p in partitions}).result(60)
     groups = 0
@@ -220,7 +261,8 @@ def _modified(reset: bool, handled_by_connector: bool) -> dict[str, str]:
 
 
 def alter_offsets(connector: str, offsets: Sequence[Mapping[str, Any]] | None, worker_props: Mapping[str, Any],
-                  *, sink: bool = False, check: OffsetsCheck | None = None, group: str | None = None) -> dict[str, str]:
+                  *, sink: bool = False, check: OffsetsCheck | None = None, group: str | None = None,
+                  connector_props: Mapping[str, Any] | None = None) -> dict[str, str]:
     """Write KIP-875 offsets (a PATCH body's ``offsets`` list), or reset them all when None.
 
     Source connectors: each entry becomes an offsets-store record (a null offset a tombstone);
@@ -230,17 +272,19 @@ def alter_offsets(connector: str, offsets: Sequence[Mapping[str, Any]] | None, w
     partitions as compact JSON text, sink ones as TopicPartition); a ConfigError it raises
     refuses the request. Returns Kafka's ``{"message": ...}``; raises ConfigError for malformed
     offsets and ConnectError when the write fails. The caller makes sure the connector is stopped.
+    Source offsets go through the connector's view (``connector_props``' ``offsets.storage.topic``).
     """
     if offsets is not None and not offsets:
         raise ConfigError("Partitions / offsets need to be provided for an alter offsets request")
     if sink:
         return _alter_sink_offsets(connector, offsets, worker_props, check, group or consumer_group_id(connector))
-    return _alter_source_offsets(connector, offsets, worker_props, check)
+    return _alter_source_offsets(connector, offsets, worker_props, check, connector_props)
 
 
 def _alter_source_offsets(connector: str, offsets: Sequence[Mapping[str, Any]] | None,
-                          worker_props: Mapping[str, Any], check: OffsetsCheck | None) -> dict[str, str]:
-    with offset_store_for(worker_props) as store:
+                          worker_props: Mapping[str, Any], check: OffsetsCheck | None,
+                          connector_props: Mapping[str, Any] | None) -> dict[str, str]:
+    with connector_offsets(connector_props, worker_props) as store:
         if offsets is None:
             pairs: list[tuple[Any, Any]] = [(p, None) for p in store.connector_partitions(connector)]
         else:

@@ -4,7 +4,8 @@ The plan (:func:`plan_bounded_run`), then every planned task side by side on thr
 (:func:`run_planned_task`), each to its bound: a source until caught up, a sink up to the end
 offsets snapshotted by the plan. Offsets are the worker's: the file of
 ``offset.storage.file.filename`` when set (as ``kopycat standalone``), else the offsets topic (as
-the DAGs), so ``kopycat run`` from cron and the DAGs continue each other's work when they share it.
+the DAGs), so ``kopycat run`` from cron and the DAGs continue each other's work when they share it;
+a connector with its own ``offsets.storage.topic`` reads and writes that topic first.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from kopycat.runtime.bounded_plan import PlannedTask, plan_bounded_run
 from kopycat.runtime.bounded_run import run_planned_task
 from kopycat.runtime.bounds import RunSummary
 from kopycat.runtime.lag import connector_lag, lag_input_kind
-from kopycat.runtime.offsets_admin import offset_store_for
+from kopycat.runtime.offsets_admin import connector_offsets
 
 __all__ = ["planned_sink_records", "run_connector_once"]
 
@@ -31,7 +32,7 @@ def run_connector_once(connector_props: Mapping[str, Any], worker_props: Mapping
                        observe: Callable[[RunSummary], None] | None = None) -> list[RunSummary]:
     """Plan, then run every task once; their summaries, by task. Raises the first task's error
     once every task has ended (the others still commit what they copied)."""
-    with offset_store_for(worker_props) as store:
+    with connector_offsets(connector_props, worker_props) as store:
         planned = plan_bounded_run(connector_props, worker_props, store)
         if on_plan is not None:
             on_plan(planned)

@@ -38,6 +38,7 @@ from kopycat.runtime.worker_config import (
     OFFSET_COMMIT_INTERVAL_MS_CONFIG, OFFSET_COMMIT_TIMEOUT_MS_CONFIG, TOPIC_CREATION_ENABLE_CONFIG,
     WORKER_CONFIG, converters_for,
 )
+from kopycat.storage.connector_offset_backing_store import ConnectorOffsetBackingStore
 from kopycat.storage.kafka_offset_store import KafkaOffsetStore
 from kopycat.storage.offset_backing_store import OffsetBackingStore
 from kopycat.transforms.chain import TransformationChain
@@ -182,6 +183,8 @@ def build_source_runner(task_id: TaskId, task_class: type[SourceTask], task_prop
                           f"{EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG}=enabled, which writes every record exactly once: "
                           f"remove {DELIVERY_GUARANTEE_CONFIG} from the connector, or run it on a worker without "
                           f"exactly-once support", key=DELIVERY_GUARANTEE_CONFIG)
+    if isinstance(offset_store, ConnectorOffsetBackingStore):  # transactions write the connector's primary topic
+        offset_store = offset_store.primary_store
     if not isinstance(offset_store, KafkaOffsetStore):
         parts.close()
         raise ConfigError(f"{EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG}=enabled needs offsets on a Kafka topic "

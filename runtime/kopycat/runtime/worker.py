@@ -4,6 +4,8 @@ Follows Kafka Connect's ``Worker`` and ``StandaloneHerder``, trimmed to one proc
 group membership: each connector is planned (:mod:`kopycat.runtime.planning`), each task config
 runs on its own thread through the same runners the Airflow tasks use, and every state change
 goes to a status store in Kafka's shapes (``RUNNING``, ``FAILED`` with its trace, ...).
+Each connector sees the worker's offset store through its own ``ConnectorOffsetBackingStore``
+(its ``offsets.storage.topic`` first, when it names one), opened and closed with the connector.
 A connector asking for reconfiguration gets its tasks stopped (offsets committed) and
 restarted with the new configs. Target states and restarts are applied as ``Worker.setTargetState``
 and ``Worker.restart*`` are: pausing stops the tasks (each commits its offsets) and reports PAUSED,
@@ -25,6 +27,7 @@ from typing import Any
 from kopycat.api.errors import AlreadyExistsError, ConnectError, NotFoundError
 from kopycat.api.task import SinkTask, SourceTask
 from kopycat.runtime.bounds import Bounds, RunSummary
+from kopycat.runtime.offsets_admin import connector_offset_store
 from kopycat.runtime.planning import ConnectorPlan, PlanningContext, plan_connector, task_class_of, task_configs
 from kopycat.runtime.sink_runner import SinkTaskRunner
 from kopycat.runtime.source_runner import SourceTaskRunner
@@ -55,6 +58,7 @@ class _TaskThread:
 class _Connector:
     plan: ConnectorPlan
     bounds: Bounds | None
+    offset_store: OffsetBackingStore
     tasks: list[_TaskThread] = field(default_factory=list)
     paused: bool = False
 
@@ -113,13 +117,19 @@ class Worker:
         with self._lock:
             if name in self._connectors:
                 raise AlreadyExistsError(f"Connector {name} already exists")
-        reader = OffsetStorageReaderImpl(self.offset_store, name)
+        offset_store = connector_offset_store(self.offset_store, props, self.worker_props)
+        offset_store.start()
+        reader = OffsetStorageReaderImpl(offset_store, name)
         context = PlanningContext(reader, on_reconfigure=lambda: self._reconfigure_later(name),
                                   on_error=lambda error: self._connector_failed(name, error))
-        plan = plan_connector(props, context)
+        try:
+            plan = plan_connector(props, context)
+        except BaseException:
+            offset_store.stop()
+            raise
         self._publish_task_configs(plan)
         with self._lock:
-            running = self._connectors[plan.name] = _Connector(plan, bounds, paused=paused)
+            running = self._connectors[plan.name] = _Connector(plan, bounds, offset_store, paused=paused)
             if paused:
                 self._put_paused(running)
             else:
@@ -143,6 +153,7 @@ class Worker:
         try:
             running.plan.connector.stop()
         finally:
+            running.offset_store.stop()
             if final_state is not None:
                 self._put_status(ConnectorStatus(name, final_state, None, self.worker_id))
 
@@ -218,18 +229,18 @@ class Worker:
     def _start_task(self, running: _Connector, index: int) -> _TaskThread:
         plan = running.plan
         task_id = TaskId(plan.name, index)
-        task = _TaskThread(self._build_runner(task_id, plan.task_configs[index], plan, running.bounds))
+        task = _TaskThread(self._build_runner(task_id, plan.task_configs[index], running))
         task.thread = threading.Thread(target=self._run_task, args=(task_id, task), name=f"task-{task_id}",
                                        daemon=True)
         task.thread.start()
         return task
 
-    def _build_runner(self, task_id: TaskId, task_props: dict[str, str], plan: ConnectorPlan,
-                      bounds: Bounds | None) -> Runner:
+    def _build_runner(self, task_id: TaskId, task_props: dict[str, str], running: _Connector) -> Runner:
+        plan, bounds = running.plan, running.bounds
         task_class = task_class_of(task_props, plan.props)
         if issubclass(task_class, SourceTask):
             return build_source_runner(task_id, task_class, task_props, plan.props, self.worker_props,
-                                       self.offset_store, bounds)
+                                       running.offset_store, bounds)
         if issubclass(task_class, SinkTask):
             return build_sink_runner(task_id, task_class, task_props, plan.props, self.worker_props, bounds)
         raise ConnectError(f"Task class {task_class.__qualname__} of connector {plan.name} is neither a "
