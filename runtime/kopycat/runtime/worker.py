@@ -23,6 +23,7 @@ from typing import Any
 from kopycat.api.errors import AlreadyExistsError, ConnectError, NotFoundError
 from kopycat.api.task import SinkTask, SourceTask
 from kopycat.runtime.bounds import Bounds, RunSummary
+from kopycat.runtime.config_transformer import reverse_transform
 from kopycat.runtime.planning import ConnectorPlan, PlanningContext, plan_connector, task_class_of, task_configs
 from kopycat.runtime.sink_runner import SinkTaskRunner
 from kopycat.runtime.source_runner import SourceTaskRunner
@@ -107,7 +108,7 @@ class Worker:
         reader = OffsetStorageReaderImpl(self.offset_store, name)
         context = PlanningContext(reader, on_reconfigure=lambda: self._reconfigure_later(name),
                                   on_error=lambda error: self._connector_failed(name, error))
-        plan = plan_connector(props, context)
+        plan = plan_connector(props, context, self.worker_props)
         with self._lock:
             self._connectors[plan.name] = _Connector(plan, bounds)
             self._put_status(ConnectorStatus(plan.name, State.RUNNING, None, self.worker_id))
@@ -211,7 +212,8 @@ class Worker:
             if running is None:
                 return
             try:
-                configs = task_configs(running.plan.connector, running.plan.values)
+                configs = reverse_transform(running.plan.props,
+                                            task_configs(running.plan.connector, running.plan.values))
             except Exception as exc:  # noqa: BLE001 - fail the connector, keep the worker
                 self._connector_failed(name, exc)
                 return
