@@ -121,7 +121,8 @@ def _validate(args: argparse.Namespace) -> int:
     from kopycat.properties import load_config_file
     from kopycat.runtime.connector_config import validate_connector_config
 
-    response = validate_connector_config(load_config_file(args.config))
+    worker = _worker_config(args.worker) if args.worker else None
+    response = validate_connector_config(load_config_file(args.config), worker)
     if args.json:
         print(json.dumps(response, indent=2))
     else:
@@ -133,13 +134,20 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _offsets(args: argparse.Namespace) -> int:
-    from kopycat.properties import load_config_file
     from kopycat.runtime.offsets_admin import get_offsets, reset_offsets
 
-    worker = load_config_file(args.worker)
+    worker = _worker_config(args.worker)
     action = get_offsets if args.action == "get" else reset_offsets
     print(json.dumps(action(args.connector, worker), indent=2))
     return 0
+
+
+def _worker_config(path: str) -> dict[str, Any]:
+    """worker.properties with its own ``${provider:...}`` placeholders resolved, for the worker's clients."""
+    from kopycat.properties import load_config_file
+    from kopycat.runtime.config_transformer import resolve_worker_config
+
+    return resolve_worker_config(load_config_file(path))
 
 
 def _read_token(path: str | None) -> str | None:
@@ -156,11 +164,10 @@ def _read_token(path: str | None) -> str | None:
 
 
 def _rest(args: argparse.Namespace) -> int:
-    from kopycat.properties import load_config_file
     from kopycat.rest.server import serve
 
     token = _read_token(args.token_file)
-    serve(load_config_file(args.worker), host=args.host, port=args.port, token=token)
+    serve(_worker_config(args.worker), host=args.host, port=args.port, token=token)
     return 0
 
 
@@ -184,6 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     plugins.set_defaults(func=_plugins)
     validate = commands.add_parser("validate", help="validate a connector config")
     validate.add_argument("config", help="connector .properties or .json file")
+    validate.add_argument("--worker", help="worker.properties whose config.providers resolve ${provider:...} values")
     validate.add_argument("--json", action="store_true", help="print Kafka Connect's validate response")
     validate.set_defaults(func=_validate)
     offsets = commands.add_parser("offsets", help="read or reset a connector's offsets")

@@ -29,7 +29,7 @@ from kopycat.plugins import config_provider_class
 __all__ = [
     "CONFIG_PROVIDERS_CONFIG", "VARIABLE_PATTERN", "ConfigTransformer", "config_providers", "has_variables",
     "resolve_connector_config", "resolve_task_configs", "resolve_worker_config", "reverse_transform",
-    "transformer_for",
+    "transformer_for", "with_placeholders",
 ]
 
 log = logging.getLogger(__name__)
@@ -195,3 +195,32 @@ def reverse_transform(raw_connector_props: Mapping[str, Any],
     """
     raw = {k: str(v) for k, v in raw_connector_props.items() if has_variables(v)}
     return [{k: raw.get(k, v) for k, v in config.items()} for config in task_configs]
+
+
+_SHORTEST_MASKED = 3
+"""Resolved values shorter than this are not searched for in messages (they would mangle words)."""
+
+
+def with_placeholders(response: dict[str, Any], raw: Mapping[str, Any], resolved: Mapping[str, Any]) -> dict[str, Any]:
+    """A validate response computed on ``resolved`` values, shown with ``raw``'s placeholders.
+
+    Kafka's ``AbstractHerder.validateConnectorConfig`` validates the transformed config; what it
+    returns must not carry the secrets, so each value with a placeholder is shown as written and
+    every resolved value found in an error message is replaced by its placeholder.
+    """
+    placeholders = {k: str(v) for k, v in raw.items() if has_variables(v)}
+    found = sorted(((str(resolved[k]), p) for k, p in placeholders.items()
+                    if resolved.get(k) is not None and len(str(resolved[k])) >= _SHORTEST_MASKED
+                    and str(resolved[k]) != p), key=lambda pair: -len(pair[0]))
+
+    def unresolve(text: str) -> str:
+        for value, placeholder in found:
+            text = text.replace(value, placeholder)
+        return text
+
+    for entry in response.get("configs", []):
+        value = entry.get("value", {})
+        if value.get("name") in placeholders:
+            value["value"] = placeholders[value["name"]]
+        value["errors"] = [unresolve(message) for message in value.get("errors", [])]
+    return response

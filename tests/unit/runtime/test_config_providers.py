@@ -3,6 +3,7 @@ and placeholders that stay placeholders everywhere but in a starting connector o
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from kopycat.runtime.config_transformer import (
     reverse_transform,
 )
 from kopycat.runtime.config_transformer import resolve_connector_config as resolve_connector
+from kopycat.runtime.connector_config import validate_connector_config
 from kopycat.runtime.planning import plan_connector
 
 KAFKA = "org.apache.kafka.common.config.provider."
@@ -199,3 +201,15 @@ def test_a_task_about_to_start_gets_every_config_resolved(tmp_path: Path, secret
     assert worker_props["producer.sasl.jaas.config"] == "s3cret"
     assert connector == {"connection.password": "s3cret"}
     assert task == {"connection.password": "s3cret", "tables": "a"}
+
+
+def test_validate_resolves_with_the_workers_providers_and_shows_only_placeholders(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KOPYCAT_TEST_URL", "not-a-url-s3cret")
+    props = {"name": "j", "connector.class": "JdbcSourceConnector", "connection.url": "${env:KOPYCAT_TEST_URL}",
+             "mode": "bulk", "topic.prefix": "p-"}
+    response = validate_connector_config(props, worker(tmp_path))
+    [url] = [e["value"] for e in response["configs"] if e["value"]["name"] == "connection.url"]
+    assert url["value"] == "${env:KOPYCAT_TEST_URL}"
+    assert url["errors"] and all("${env:KOPYCAT_TEST_URL}" in message for message in url["errors"])
+    assert "s3cret" not in json.dumps(response)
