@@ -29,7 +29,7 @@ from kopycat.plugins import config_provider_class
 __all__ = [
     "CONFIG_PROVIDERS_CONFIG", "VARIABLE_PATTERN", "ConfigTransformer", "config_providers", "has_variables",
     "resolve_connector_config", "resolve_task_configs", "resolve_worker_config", "reverse_transform",
-    "transformer_for", "with_placeholders",
+    "placeholder_text", "transformer_for", "with_placeholders",
 ]
 
 log = logging.getLogger(__name__)
@@ -209,18 +209,20 @@ def with_placeholders(response: dict[str, Any], raw: Mapping[str, Any], resolved
     every resolved value found in an error message is replaced by its placeholder.
     """
     placeholders = {k: str(v) for k, v in raw.items() if has_variables(v)}
-    found = sorted(((str(resolved[k]), p) for k, p in placeholders.items()
-                    if resolved.get(k) is not None and len(str(resolved[k])) >= _SHORTEST_MASKED
-                    and str(resolved[k]) != p), key=lambda pair: -len(pair[0]))
-
-    def unresolve(text: str) -> str:
-        for value, placeholder in found:
-            text = text.replace(value, placeholder)
-        return text
-
     for entry in response.get("configs", []):
         value = entry.get("value", {})
         if value.get("name") in placeholders:
             value["value"] = placeholders[value["name"]]
-        value["errors"] = [unresolve(message) for message in value.get("errors", [])]
+        value["errors"] = [placeholder_text(message, raw, resolved) for message in value.get("errors", [])]
     return response
+
+
+def placeholder_text(text: str, raw: Mapping[str, Any], resolved: Mapping[str, Any]) -> str:
+    """``text`` (an error message) with every resolved value of ``raw``'s placeholders put back."""
+    found = sorted(((str(resolved[k]), str(v)) for k, v in raw.items()
+                    if has_variables(v) and resolved.get(k) is not None
+                    and len(str(resolved[k])) >= _SHORTEST_MASKED and str(resolved[k]) != str(v)),
+                   key=lambda pair: -len(pair[0]))
+    for value, placeholder in found:
+        text = text.replace(value, placeholder)
+    return text

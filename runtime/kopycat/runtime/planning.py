@@ -23,7 +23,7 @@ from kopycat.api.connector import (
 from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.api.task import OffsetStorageReader, Task
 from kopycat.plugins import connector_class
-from kopycat.runtime.config_transformer import resolve_connector_config, reverse_transform
+from kopycat.runtime.config_transformer import placeholder_text, resolve_connector_config, reverse_transform
 from kopycat.runtime.connector_config import (
     CONNECTOR_CLASS_CONFIG,
     NAME_CONFIG,
@@ -99,7 +99,12 @@ def start_connector(props: Mapping[str, Any], context: PlanningContext | None = 
         raise ConfigError(f"{CONNECTOR_CLASS_CONFIG} is missing: name the connector's class, e.g. "
                           f"{CONNECTOR_CLASS_CONFIG}=FileStreamSource", key=CONNECTOR_CLASS_CONFIG)
     connector = connector_class(text[CONNECTOR_CLASS_CONFIG])()
-    values = parse_connector_config(text, connector)
+    try:
+        values = parse_connector_config(text, connector)
+    except ConfigError as exc:
+        if text == raw:
+            raise
+        raise ConfigError(placeholder_text(str(exc), raw, text), key=exc.key) from None
     connector.initialize(context or PlanningContext())
     connector.start(text)
     return connector, values

@@ -213,3 +213,13 @@ def test_validate_resolves_with_the_workers_providers_and_shows_only_placeholder
     assert url["value"] == "${env:KOPYCAT_TEST_URL}"
     assert url["errors"] and all("${env:KOPYCAT_TEST_URL}" in message for message in url["errors"])
     assert "s3cret" not in json.dumps(response)
+
+
+def test_a_connector_refusing_a_resolved_value_names_the_placeholder_not_the_value(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KOPYCAT_TEST_MAX", "many-s3cret")
+    props = {"name": "c", "connector.class": "tests.support.counting.CountingSourceConnector", "topic": "t",
+             "tasks.max": "${env:KOPYCAT_TEST_MAX}"}
+    with pytest.raises(ConfigError, match=r"tasks.max") as caught:
+        plan_connector(props, worker_props=worker(tmp_path))
+    assert "${env:KOPYCAT_TEST_MAX}" in str(caught.value) and "s3cret" not in str(caught.value)
