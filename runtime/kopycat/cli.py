@@ -137,9 +137,10 @@ def _validate(args: argparse.Namespace) -> int:
     from kopycat.runtime.connector_config import validate_connector_config
     from kopycat.runtime.task_factory import check_task_parts
 
+    worker = _worker_config(args.worker) if args.worker else None
     props = load_config_file(args.config)
     try:
-        response = validate_connector_config(props)
+        response = validate_connector_config(props, worker)
         if not response["error_count"]:
             check_task_parts(props)
     except ConfigError as exc:
@@ -156,14 +157,21 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _offsets(args: argparse.Namespace) -> int:
-    from kopycat.properties import load_config_file
     from kopycat.runtime.offsets_admin import get_offsets, reset_offsets
 
-    worker = load_config_file(args.worker)
+    worker = _worker_config(args.worker)
     action = get_offsets if args.action == "get" else reset_offsets
     own_topic = {"offsets.storage.topic": args.offsets_topic} if args.offsets_topic else None
     print(json.dumps(action(args.connector, worker, connector_props=own_topic), indent=2))
     return 0
+
+
+def _worker_config(path: str) -> dict[str, Any]:
+    """worker.properties with its own ``${provider:...}`` placeholders resolved, for the worker's clients."""
+    from kopycat.properties import load_config_file
+    from kopycat.runtime.config_transformer import resolve_worker_config
+
+    return resolve_worker_config(load_config_file(path))
 
 
 def _read_token(path: str | None) -> str | None:
@@ -180,20 +188,18 @@ def _read_token(path: str | None) -> str | None:
 
 
 def _rest(args: argparse.Namespace) -> int:
-    from kopycat.properties import load_config_file
     from kopycat.rest.server import serve
 
     token = _read_token(args.token_file)
-    serve(load_config_file(args.worker), host=args.host, port=args.port, token=token)
+    serve(_worker_config(args.worker), host=args.host, port=args.port, token=token)
     return 0
 
 
 def _worker(args: argparse.Namespace) -> int:
-    from kopycat.properties import load_config_file
     from kopycat.rest.worker_server import serve_worker
 
     token = _read_token(args.token_file)
-    serve_worker(load_config_file(args.worker), host=args.host, port=args.port, token=token)
+    serve_worker(_worker_config(args.worker), host=args.host, port=args.port, token=token)
     return 0
 
 
@@ -205,11 +211,10 @@ def _add_server_arguments(command: argparse.ArgumentParser) -> None:
 
 
 def _connect_move(args: argparse.Namespace) -> int:
-    from kopycat.properties import load_config_file
     from kopycat.rest.connect_client import KafkaConnectClient
     from kopycat.rest.connect_migration import export_connectors, import_connectors, kopycat_herder
 
-    with kopycat_herder(load_config_file(args.worker)) as herder:
+    with kopycat_herder(_worker_config(args.worker)) as herder:
         if args.connect_command == "import":
             verb = "imported"
             report = import_connectors(KafkaConnectClient(args.url), herder, names=args.connector,
@@ -245,6 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
     plugins.set_defaults(func=_plugins)
     validate = commands.add_parser("validate", help="validate a connector config")
     validate.add_argument("config", help="connector .properties or .json file")
+    validate.add_argument("--worker", help="worker.properties whose config.providers resolve ${provider:...} values")
     validate.add_argument("--json", action="store_true", help="print Kafka Connect's validate response")
     validate.set_defaults(func=_validate)
     offsets = commands.add_parser("offsets", help="read or reset a connector's offsets")

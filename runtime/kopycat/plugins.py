@@ -26,12 +26,13 @@ from typing import Any, Final
 
 from kopycat import __version__
 from kopycat.api.config import resolve_class
+from kopycat.api.config_provider import ConfigProvider
 from kopycat.api.connector import Connector, SinkConnector, SourceConnector
 from kopycat.api.converter import Converter, HeaderConverter
 from kopycat.api.errors import ConfigError
 
 __all__ = [
-    "CONNECTOR_ENTRY_POINT_GROUP", "PluginDesc", "connector_class", "converter_class",
+    "CONNECTOR_ENTRY_POINT_GROUP", "PluginDesc", "config_provider_class", "connector_class", "converter_class",
     "header_converter_class", "list_plugins", "new_converter", "new_header_converter",
 ]
 
@@ -62,6 +63,13 @@ _BUILTIN_CONVERTERS: Final = {
     "org.apache.kafka.connect.storage.StringConverter": "kopycat.converters.string:StringConverter",
     "org.apache.kafka.connect.converters.ByteArrayConverter":
         "kopycat.converters.bytes:ByteArrayConverter",
+}
+
+_BUILTIN_CONFIG_PROVIDERS: Final = {
+    "org.apache.kafka.common.config.provider.FileConfigProvider": "kopycat.config_providers:FileConfigProvider",
+    "org.apache.kafka.common.config.provider.EnvVarConfigProvider": "kopycat.config_providers:EnvVarConfigProvider",
+    "org.apache.kafka.common.config.provider.DirectoryConfigProvider":
+        "kopycat.config_providers:DirectoryConfigProvider",
 }
 
 
@@ -101,9 +109,9 @@ def _connector_aliases() -> dict[str, str]:
     return aliases
 
 
-def _converter_aliases() -> dict[str, str]:
+def _builtin_aliases(builtins: Mapping[str, str]) -> dict[str, str]:
     aliases: dict[str, str] = {}
-    for kafka_name, target in _BUILTIN_CONVERTERS.items():
+    for kafka_name, target in builtins.items():
         for name in (kafka_name, kafka_name.rsplit(".", 1)[-1], target.replace(":", ".")):
             aliases[name] = target
     return aliases
@@ -135,13 +143,20 @@ def connector_class(value: Any, key: str = "connector.class") -> type[Connector]
     return _resolve(key, value, aliases, Connector, known)  # type: ignore[return-value]
 
 
+def config_provider_class(value: Any, key: str = "config.providers") -> type[ConfigProvider]:
+    """The ConfigProvider class ``value`` names: Kafka's class name, its simple name, or an import path."""
+    aliases = _builtin_aliases(_BUILTIN_CONFIG_PROVIDERS)
+    known = sorted(name for name in aliases if "." not in name)
+    return _resolve(key, value, aliases, ConfigProvider, known)  # type: ignore[return-value]
+
+
 def converter_class(value: Any, key: str = "value.converter") -> type[Converter]:
-    return _resolve(key, value, _converter_aliases(), Converter,  # type: ignore[return-value]
+    return _resolve(key, value, _builtin_aliases(_BUILTIN_CONVERTERS), Converter,  # type: ignore[return-value]
                     list(_BUILTIN_CONVERTERS))
 
 
 def header_converter_class(value: Any, key: str = "header.converter") -> type[HeaderConverter]:
-    return _resolve(key, value, _converter_aliases(), HeaderConverter,  # type: ignore[return-value]
+    return _resolve(key, value, _builtin_aliases(_BUILTIN_CONVERTERS), HeaderConverter,  # type: ignore[return-value]
                     ["org.apache.kafka.connect.json.JsonConverter",
                      "org.apache.kafka.connect.storage.StringConverter"])
 

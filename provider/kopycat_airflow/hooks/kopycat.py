@@ -30,6 +30,7 @@ from kopycat.api.window import TimeWindow
 from kopycat.runtime.bounded_plan import PlannedTask, plan_bounded_run
 from kopycat.runtime.bounded_run import run_planned_task
 from kopycat.runtime.bounds import RunSummary
+from kopycat.runtime.config_transformer import resolve_worker_config
 from kopycat.runtime.stored_connectors import StoredConnectorState, load_stored_connector
 
 __all__ = ["KopycatHook", "default_cluster"]
@@ -69,8 +70,9 @@ class KopycatHook(BaseHook):
 
     @cached_property
     def worker_props(self) -> dict[str, Any]:
-        """worker.properties keys: the connection's, then the overrides."""
-        return {**self._connection_props(), **self.worker_overrides}
+        """worker.properties keys: the connection's, then the overrides, with their own
+        ``${provider:...}`` placeholders resolved (the worker's clients use them)."""
+        return resolve_worker_config({**self._connection_props(), **self.worker_overrides})
 
     @property
     def bootstrap_servers(self) -> str:

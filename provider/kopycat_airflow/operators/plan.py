@@ -70,7 +70,7 @@ class PlanConnectorOperator(BaseOperator):
         return planned
 
     def _plan(self, props: dict[str, str]) -> list[dict[str, Any]]:
-        errors = config_errors(props)
+        errors = config_errors(props, self.hook.worker_props)
         if errors:
             raise AirflowFailException(f"Connector config of {props.get('name', '?')} is invalid "
                                        f"({len(errors)} error(s)):\n" + "\n".join(f"  - {e}" for e in errors))
@@ -85,10 +85,11 @@ class PlanConnectorOperator(BaseOperator):
         return [task.to_dict() for task in planned]
 
 
-def config_errors(props: Mapping[str, str]) -> list[str]:
-    """Every validation error of the config, each naming the key, the value and the fix."""
+def config_errors(props: Mapping[str, str], worker_props: Mapping[str, Any] | None = None) -> list[str]:
+    """Every validation error of the config, each naming the key, the value and the fix
+    (placeholders resolved with ``worker_props``' config providers, shown as written)."""
     try:
-        result = validate_connector_config(props)
+        result = validate_connector_config(props, worker_props)
     except ConfigError as exc:
         return [str(exc)]
     errors = []

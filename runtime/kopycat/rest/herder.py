@@ -171,7 +171,7 @@ class RestHerder:
         if props.get(CONNECTOR_CLASS_CONFIG) is None:
             raise ConnectRestError.bad_request(f"Connector config {_java_map(props)} contains no connector type")
         try:
-            response = validate_config(props)
+            response = validate_config(props, self.worker_props)
         except ConfigError as exc:
             raise ConnectRestError.bad_request(mask_text(str(exc), props)) from exc
         if response["error_count"]:
@@ -440,7 +440,7 @@ class RestHerder:
         if included is None:
             raise ConnectRestError.bad_request(f"Connector config {_java_map(props)} contains no connector type")
         try:
-            return mask_validation(validate_config(props), props)
+            return mask_validation(validate_config(props, self.worker_props), props)
         except ConfigError as exc:
             raise ConnectRestError.bad_request(mask_text(str(exc), props)) from exc
 

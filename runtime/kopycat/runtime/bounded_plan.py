@@ -5,7 +5,8 @@ Kafka Connect plans once and runs forever; an Airflow DAG run plans, then copies
 is fixed: each sink task gets its own topic-partitions (no consumer-group rebalancing between
 mapped tasks) and the end offsets snapshotted now, so a run copies a known range however much
 arrives meanwhile. The plan is JSON (Airflow XCom) and holds no passwords: PASSWORD keys are
-left out of every task config and put back from the connector config when the task runs.
+left out of every task config and put back from the connector config when the task runs, and
+config placeholders (``${file:...}``) stay placeholders, resolved only when the task starts.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from confluent_kafka.admin import AdminClient
 from kopycat.api.config import ConfigType
 from kopycat.api.records import TopicPartition
 from kopycat.kafka import client_config
+from kopycat.runtime.config_transformer import resolve_connector_config, resolve_worker_config
 from kopycat.runtime.connector_config import connector_definition, sink_topics
 from kopycat.runtime.planning import PlanningContext, plan_connector
 from kopycat.runtime.task_factory import fence_source_tasks
@@ -74,15 +76,17 @@ def plan_bounded_run(connector_props: Mapping[str, Any], worker_props: Mapping[s
     exactly-once source it first fences the earlier transactions of all its task ids, as Kafka's
     leader does before a new generation of tasks.
     """
+    worker_props = resolve_worker_config(worker_props)
     reader = OffsetStorageReaderImpl(offset_store, str(connector_props.get("name", ""))) if offset_store else None
-    plan = plan_connector(connector_props, PlanningContext(reader))
+    plan = plan_connector(connector_props, PlanningContext(reader), worker_props)
     try:
         secret = password_keys(plan.props)
         configs = [{k: v for k, v in c.items() if k not in secret} for c in plan.task_configs]
         if plan.is_source:
             fence_source_tasks(plan.props, worker_props, max(len(configs), _tasks_max(plan.props)))
             return [PlannedTask(i, _label(c, i), c) for i, c in enumerate(configs)]
-        return _plan_sink(plan.props, configs, worker_props)
+        [resolved] = resolve_connector_config(worker_props, plan.props)
+        return _plan_sink(resolved, configs, worker_props)
     finally:
         plan.connector.stop()
 

@@ -21,6 +21,7 @@ from kopycat.api.task import SinkTask, SourceTask
 from kopycat.api.window import TimeWindow
 from kopycat.runtime.bounded_plan import PlannedTask, with_passwords
 from kopycat.runtime.bounds import Bounds, RunSummary
+from kopycat.runtime.config_transformer import resolve_worker_config
 from kopycat.runtime.offsets_admin import connector_offset_store
 from kopycat.runtime.planning import task_class_of
 from kopycat.runtime.progress import ProgressLogger
@@ -48,6 +49,7 @@ def run_planned_task(connector_props: Mapping[str, Any], planned: PlannedTask | 
     reads its counters while the task runs).
     """
     task = planned if isinstance(planned, PlannedTask) else PlannedTask.from_dict(planned)
+    worker_props = resolve_worker_config(worker_props)
     name = str(connector_props.get("name", ""))
     task_id = TaskId(name, task.index)
     task_props = with_passwords(task.config, connector_props)

@@ -14,12 +14,19 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from kopycat.api.config import (
-    CaseInsensitiveValidString, ConfigDef, ConfigType, Importance, LambdaValidator,
-    NonEmptyStringWithoutControlChars, Range, Width,
+    CaseInsensitiveValidString,
+    ConfigDef,
+    ConfigType,
+    Importance,
+    LambdaValidator,
+    NonEmptyStringWithoutControlChars,
+    Range,
+    Width,
 )
 from kopycat.api.connector import Connector, SinkConnector
 from kopycat.api.errors import ConfigError
 from kopycat.plugins import connector_class, converter_class, header_converter_class
+from kopycat.runtime.config_transformer import resolve_connector_config, with_placeholders
 from kopycat.runtime.errors import ERRORS_CONFIG, SINK_ERRORS_CONFIG
 from kopycat.transforms.chain import enrich
 
@@ -220,12 +227,18 @@ def connector_definition(props: Mapping[str, Any], connector: Connector | None =
     return enrich(base.merge(own), props, require_full_config=False)
 
 
-def validate_connector_config(props: Mapping[str, Any]) -> dict[str, Any]:
+def validate_connector_config(props: Mapping[str, Any], worker_props: Mapping[str, Any] | None = None
+                              ) -> dict[str, Any]:
     """Kafka Connect's validate response for ``props``: every key, errors collected, none raised.
 
     Cross-key checks (``topics`` xor ``topics.regex``; the connector's own ``validate``) add
     their messages to the key they name, as ``AbstractHerder.validateConnectorConfig`` does.
+    As there, placeholders are resolved first with ``worker_props``' config providers; the
+    response shows the placeholders, never what they resolved to.
     """
+    [resolved] = resolve_connector_config(worker_props or {}, props)
+    if resolved != dict(props):
+        return with_placeholders(validate_connector_config(resolved), props, resolved)
     connector = connector_class(props.get(CONNECTOR_CLASS_CONFIG, ""))()
     definition = connector_definition(props, connector)
     response = definition.validate_response(type(connector).__name__, props)

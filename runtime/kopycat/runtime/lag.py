@@ -39,6 +39,7 @@ from kopycat.api.connector import SinkConnector
 from kopycat.api.errors import ConfigError
 from kopycat.kafka import client_config, consumer_group_id
 from kopycat.plugins import connector_class
+from kopycat.runtime.config_transformer import resolve_connector_config, resolve_worker_config
 from kopycat.runtime.connector_config import (
     CONNECTOR_CLASS_CONFIG,
     NAME_CONFIG,
@@ -144,9 +145,11 @@ def connector_lag(config: Mapping[str, Any], worker_props: Mapping[str, Any]) ->
     """The lag of the connector ``config`` describes, on the cluster ``worker_props`` name.
 
     Raises ConfigError for a connector whose input is not Kafka (or a config without a name or
-    input topics), ConnectError when a cluster does not answer.
+    input topics), ConnectError when a cluster does not answer. Config placeholders (a mirror's
+    ``source.cluster.sasl.jaas.config=${file:...}``) are resolved for the clients made here.
     """
-    props = {str(k): str(v) for k, v in config.items() if v is not None}
+    worker_props = resolve_worker_config(worker_props)
+    [props] = resolve_connector_config(worker_props, {str(k): str(v) for k, v in config.items() if v is not None})
     name = props.get(NAME_CONFIG, "").strip()
     if not name:
         raise ConfigError(f"{NAME_CONFIG} is missing: the connector's name says where its offsets are "

@@ -15,13 +15,21 @@ from typing import Any
 
 from kopycat.api.config import resolve_class
 from kopycat.api.connector import (
-    Connector, SinkConnectorContext, SourceConnector, SourceConnectorContext,
+    Connector,
+    SinkConnectorContext,
+    SourceConnector,
+    SourceConnectorContext,
 )
 from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.api.task import OffsetStorageReader, Task
 from kopycat.plugins import connector_class
+from kopycat.runtime.config_transformer import placeholder_text, resolve_connector_config, reverse_transform
 from kopycat.runtime.connector_config import (
-    CONNECTOR_CLASS_CONFIG, NAME_CONFIG, TASKS_MAX_CONFIG, TASKS_MAX_ENFORCE_CONFIG, parse_connector_config,
+    CONNECTOR_CLASS_CONFIG,
+    NAME_CONFIG,
+    TASKS_MAX_CONFIG,
+    TASKS_MAX_ENFORCE_CONFIG,
+    parse_connector_config,
 )
 
 __all__ = ["TASK_CLASS_CONFIG", "ConnectorPlan", "PlanningContext", "plan_connector", "start_connector",
@@ -78,34 +86,48 @@ class ConnectorPlan:
         return isinstance(self.connector, SourceConnector)
 
 
-def start_connector(props: Mapping[str, Any],
-                    context: PlanningContext | None = None) -> tuple[Connector, dict[str, Any]]:
-    """Instantiate, validate, initialize and start the connector ``props`` describe."""
-    text = {k: str(v) for k, v in props.items() if v is not None}
+def start_connector(props: Mapping[str, Any], context: PlanningContext | None = None,
+                    worker_props: Mapping[str, Any] | None = None) -> tuple[Connector, dict[str, Any]]:
+    """Instantiate, validate, initialize and start the connector ``props`` describe.
+
+    Placeholders (``${file:...}``) are resolved here with ``worker_props``' config providers, as
+    Kafka's ``Worker.startConnector`` does: the connector sees the values, nothing else does.
+    """
+    raw = {k: str(v) for k, v in props.items() if v is not None}
+    [text] = resolve_connector_config(worker_props or {}, raw)
     if not text.get(CONNECTOR_CLASS_CONFIG):
         raise ConfigError(f"{CONNECTOR_CLASS_CONFIG} is missing: name the connector's class, e.g. "
                           f"{CONNECTOR_CLASS_CONFIG}=FileStreamSource", key=CONNECTOR_CLASS_CONFIG)
     connector = connector_class(text[CONNECTOR_CLASS_CONFIG])()
-    values = parse_connector_config(text, connector)
+    try:
+        values = parse_connector_config(text, connector)
+    except ConfigError as exc:
+        if text == raw:
+            raise
+        raise ConfigError(placeholder_text(str(exc), raw, text), key=exc.key) from None
     connector.initialize(context or PlanningContext())
     connector.start(text)
     return connector, values
 
 
-def plan_connector(props: Mapping[str, Any], context: PlanningContext | None = None) -> ConnectorPlan:
+def plan_connector(props: Mapping[str, Any], context: PlanningContext | None = None,
+                   worker_props: Mapping[str, Any] | None = None) -> ConnectorPlan:
     """Start the connector and ask it for at most ``tasks.max`` task configs.
+
+    The connector starts with its placeholders resolved (``worker_props``' config providers); its
+    task configs get them back (:func:`reverse_transform`), and ``props`` stays as given.
 
     A connector returning more fails, as in Kafka 3.9+, unless ``tasks.max.enforce=false``
     (then the extra configs run, with a warning). The connector is left started: the caller
     stops it (the worker keeps it running to watch for reconfiguration).
     """
-    connector, values = start_connector(props, context)
+    connector, values = start_connector(props, context, worker_props)
+    text = {k: str(v) for k, v in props.items() if v is not None}
     try:
-        configs = task_configs(connector, values)
+        configs = reverse_transform(text, task_configs(connector, values))
     except BaseException:
         connector.stop()
         raise
-    text = {k: str(v) for k, v in props.items() if v is not None}
     return ConnectorPlan(values[NAME_CONFIG], connector, text, values, configs)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from kopycat.runtime.bounded_plan import PlannedTask, plan_bounded_run
 from kopycat.runtime.bounded_run import run_planned_task
 from kopycat.runtime.bounds import RunSummary
+from kopycat.runtime.config_transformer import resolve_worker_config
 from kopycat.runtime.lag import connector_lag, lag_input_kind
 from kopycat.runtime.offsets_admin import connector_offsets
 
@@ -32,6 +33,7 @@ def run_connector_once(connector_props: Mapping[str, Any], worker_props: Mapping
                        observe: Callable[[RunSummary], None] | None = None) -> list[RunSummary]:
     """Plan, then run every task once; their summaries, by task. Raises the first task's error
     once every task has ended (the others still commit what they copied)."""
+    worker_props = resolve_worker_config(worker_props)
     with connector_offsets(connector_props, worker_props) as store:
         planned = plan_bounded_run(connector_props, worker_props, store)
         if on_plan is not None:

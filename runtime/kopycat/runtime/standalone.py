@@ -15,9 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from kopycat.api.errors import ConfigError
+from kopycat.runtime.config_transformer import resolve_worker_config
 from kopycat.runtime.worker import Worker
 from kopycat.runtime.worker_config import (
-    EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG, PLUGIN_PATH_CONFIG, STANDALONE_CONFIG, WORKER_CONFIG,
+    EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG,
+    PLUGIN_PATH_CONFIG,
+    STANDALONE_CONFIG,
+    WORKER_CONFIG,
 )
 from kopycat.storage.file_offset_store import FileOffsetStore
 from kopycat.storage.kafka_offset_store import KafkaOffsetStore
@@ -56,8 +60,10 @@ def run_standalone(worker_props: Mapping[str, Any], connectors: Iterable[Mapping
                    stop: threading.Event) -> Worker:
     """Start the connectors and block until ``stop`` is set; returns the stopped worker.
 
-    Raises ConfigError (before anything runs) for a bad worker or connector config.
+    Raises ConfigError (before anything runs) for a bad worker or connector config. The worker's
+    placeholders are resolved here, before its clients start (connectors' when their tasks start).
     """
+    worker_props = resolve_worker_config(worker_props)
     add_plugin_path(worker_props)
     worker = Worker(worker_props, _offset_store(worker_props))
     worker.start()

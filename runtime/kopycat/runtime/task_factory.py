@@ -17,14 +17,29 @@ from kopycat.api.errors import ConfigError
 from kopycat.api.records import TopicPartition
 from kopycat.api.task import SinkTask, SourceTask
 from kopycat.kafka import (
-    SINK_CONSUMER_DEFAULTS, SOURCE_PRODUCER_DEFAULTS, SOURCE_PRODUCER_FORCED, client_config, consumer_group_id,
+    SINK_CONSUMER_DEFAULTS,
+    SOURCE_PRODUCER_DEFAULTS,
+    SOURCE_PRODUCER_FORCED,
+    client_config,
+    consumer_group_id,
 )
 from kopycat.plugins import connector_class
 from kopycat.runtime.bounds import Bounds
+from kopycat.runtime.config_transformer import resolve_connector_config, resolve_task_configs, resolve_worker_config
 from kopycat.runtime.connector_config import (
-    AT_MOST_ONCE, CONNECTOR_CLASS_CONFIG, DELIVERY_GUARANTEE_CONFIG, EXACTLY_ONCE_SUPPORT_CONFIG,
-    HEADER_CONVERTER_CONFIG, KEY_CONVERTER_CONFIG, SINK_CONNECTOR_CONFIG, TOPICS_CONFIG, TOPICS_REGEX_CONFIG,
-    TRANSACTION_BOUNDARY_CONFIG, TRANSACTION_BOUNDARY_INTERVAL_CONFIG, VALUE_CONVERTER_CONFIG, at_most_once,
+    AT_MOST_ONCE,
+    CONNECTOR_CLASS_CONFIG,
+    DELIVERY_GUARANTEE_CONFIG,
+    EXACTLY_ONCE_SUPPORT_CONFIG,
+    HEADER_CONVERTER_CONFIG,
+    KEY_CONVERTER_CONFIG,
+    SINK_CONNECTOR_CONFIG,
+    TOPICS_CONFIG,
+    TOPICS_REGEX_CONFIG,
+    TRANSACTION_BOUNDARY_CONFIG,
+    TRANSACTION_BOUNDARY_INTERVAL_CONFIG,
+    VALUE_CONVERTER_CONFIG,
+    at_most_once,
 )
 from kopycat.runtime.error_reporters import build_reporters
 from kopycat.runtime.errors import RetryWithToleranceOperator
@@ -34,9 +49,14 @@ from kopycat.runtime.source_runner import SourceTaskRunner
 from kopycat.runtime.task_parts import TaskId, TaskParts
 from kopycat.runtime.topic_creation import TopicCreator, topic_creation_groups
 from kopycat.runtime.worker_config import (
-    BOOTSTRAP_SERVERS_CONFIG, EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG, GROUP_ID_CONFIG,
-    OFFSET_COMMIT_INTERVAL_MS_CONFIG, OFFSET_COMMIT_TIMEOUT_MS_CONFIG, TOPIC_CREATION_ENABLE_CONFIG,
-    WORKER_CONFIG, converters_for,
+    BOOTSTRAP_SERVERS_CONFIG,
+    EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG,
+    GROUP_ID_CONFIG,
+    OFFSET_COMMIT_INTERVAL_MS_CONFIG,
+    OFFSET_COMMIT_TIMEOUT_MS_CONFIG,
+    TOPIC_CREATION_ENABLE_CONFIG,
+    WORKER_CONFIG,
+    converters_for,
 )
 from kopycat.storage.connector_offset_backing_store import ConnectorOffsetBackingStore
 from kopycat.storage.kafka_offset_store import KafkaOffsetStore
@@ -155,8 +175,10 @@ def build_source_runner(task_id: TaskId, task_class: type[SourceTask], task_prop
     """A runner for one source task config; exactly-once when the worker enables it.
 
     A bounded run tells the task so (:mod:`kopycat.api.bounded`), as for sinks: a source that
-    can see its input's end (the mirror's high watermarks) then stops there.
+    can see its input's end (the mirror's high watermarks) then stops there. Config placeholders
+    (``${file:...}``) are resolved here, just before the task and its clients are made.
     """
+    worker_props, connector_props, task_props = resolve_task_configs(worker_props, connector_props, task_props)
     worker = WORKER_CONFIG.parse(worker_props)
     if bounds is not None and bounds.bounded:
         task_props = {**task_props, BOUNDED_RUN_CONFIG: "true"}
@@ -218,6 +240,8 @@ def fence_source_tasks(connector_props: Mapping[str, Any], worker_props: Mapping
     """
     if tasks <= 0 or not exactly_once_enabled(worker_props, connector_props):
         return
+    worker_props = resolve_worker_config(worker_props)
+    [connector_props] = resolve_connector_config(worker_props, connector_props)
     producer_config = source_producer_config(worker_props, connector_props)
     fence_zombies(producer_config, WORKER_CONFIG.parse(worker_props)[GROUP_ID_CONFIG],
                   str(connector_props.get("name", "")), tasks)
@@ -231,7 +255,9 @@ def build_sink_runner(task_id: TaskId, task_class: type[SinkTask], task_props: M
 
     A bounded run tells the task so (:mod:`kopycat.api.bounded`): sinks that hold records back
     between commits then write them at the run's commits instead of leaving the tail behind.
+    Config placeholders are resolved here, just before the task and its consumer are made.
     """
+    worker_props, connector_props, task_props = resolve_task_configs(worker_props, connector_props, task_props)
     worker = WORKER_CONFIG.parse(worker_props)
     if bounds is not None and bounds.bounded:
         task_props = {**task_props, BOUNDED_RUN_CONFIG: "true"}

@@ -27,6 +27,7 @@ from typing import Any
 from kopycat.api.errors import AlreadyExistsError, ConnectError, NotFoundError
 from kopycat.api.task import SinkTask, SourceTask
 from kopycat.runtime.bounds import Bounds, RunSummary
+from kopycat.runtime.config_transformer import reverse_transform
 from kopycat.runtime.offsets_admin import connector_offset_store
 from kopycat.runtime.planning import ConnectorPlan, PlanningContext, plan_connector, task_class_of, task_configs
 from kopycat.runtime.sink_runner import SinkTaskRunner
@@ -123,7 +124,7 @@ class Worker:
         context = PlanningContext(reader, on_reconfigure=lambda: self._reconfigure_later(name),
                                   on_error=lambda error: self._connector_failed(name, error))
         try:
-            plan = plan_connector(props, context)
+            plan = plan_connector(props, context, self.worker_props)
         except BaseException:
             offset_store.stop()
             raise
@@ -291,7 +292,8 @@ class Worker:
             if running is None:
                 return
             try:
-                configs = task_configs(running.plan.connector, running.plan.values)
+                configs = reverse_transform(running.plan.props,
+                                            task_configs(running.plan.connector, running.plan.values))
             except Exception as exc:  # noqa: BLE001 - fail the connector, keep the worker
                 self._connector_failed(name, exc)
                 return

@@ -56,6 +56,7 @@ from kopycat.connectors.files.store import (
 from kopycat.connectors.files.store_factory import open_store
 from kopycat.group_offsets import consumer_committed
 from kopycat.kafka import SINK_CONSUMER_DEFAULTS, client_config, consumer_group_id, resets_to_latest
+from kopycat.runtime.config_transformer import resolve_connector_config
 from kopycat.runtime.run_range import offsets_at
 
 __all__ = ["export_ranges", "live_window_ends", "plan_spark_export", "spark_store", "window_ranges"]
@@ -73,8 +74,10 @@ def plan_spark_export(props: Mapping[str, Any], worker_props: Mapping[str, Any],
     so a DAG run exports a known range however much arrives meanwhile. With ``window`` (a
     backfill) the ranges run from the window's first offsets to the live positions
     (:func:`window_ranges`) instead of from the group's; the config and window are checked before
-    Kafka or the store is asked anything.
+    Kafka or the store is asked anything. Config placeholders (``${file:...}``) are resolved here
+    with the worker's providers: this is where the export's clients and job are made.
     """
+    [props] = resolve_connector_config(worker_props, props)
     settings = _check_exportable(props, window)
     values = settings.values
     name = str(props.get("name") or "")
