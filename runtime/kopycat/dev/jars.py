@@ -2,10 +2,11 @@
 
 The poms live in the repository (include/jars/<name>/pom.xml) and name versions once; the jars
 land in ~/.cache/kopycat/<name>-<version>/libs (KOPYCAT_CACHE overrides the root) so a clean
-clone reuses them and the work tree stays small. A pom that lists ``<artifactItems>`` instead of
-dependencies (an archive whose parent pom Maven Central lacks, such as the Schema Registry's zip)
-is fetched with ``dependency:unpack``: its archives are unpacked into the same libs directory. The set is fetched again when its pom changes
+clone reuses them and the work tree stays small. The set is fetched again when its pom changes
 (the stamp holds the pom's hash), so an edited exclusion never leaves stale jars behind.
+A pom that lists ``<artifactItems>`` instead of dependencies (an archive whose parent pom Maven
+Central lacks, such as the Schema Registry's zip) is fetched with ``dependency:unpack``: its
+archives are unpacked into the same libs directory.
 """
 
 from __future__ import annotations
