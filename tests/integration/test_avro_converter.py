@@ -108,13 +108,17 @@ def test_what_confluents_serializer_writes_kopycat_reads_and_the_bytes_are_equal
     serializer = AvroSerializer(ConfluentRegistryClient({"url": schema_registry}), schema_text)
     context = SerializationContext(topic_name, MessageField.VALUE)
     reader = _converter(schema_registry)
+    written = []
     for i in range(4):
         theirs = serializer(_oracle_dict(_order(i)), context)
         ours = converter.from_connect_data(topic_name, ORDER, _order(i))
         assert theirs == ours
+        written.append(theirs)
         schema, value = reader.to_connect_data(topic_name, theirs)
         assert schema == ORDER
         assert value == _order(i) and value.get("status") == _order(i).get("status")
+    batch = converter.from_connect_data_batch(topic_name, ORDER, [None, *(_order(i) for i in range(4))])
+    assert batch == [None, *written]
 
 
 def test_keys_use_the_key_subject_and_tombstones_stay_null(schema_registry: str, topic_name: str) -> None:

@@ -31,7 +31,7 @@ import io
 import json
 import struct
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 import fastavro
@@ -108,6 +108,14 @@ CONFIG: Final = (
 
 _MAGIC_BYTE: Final = 0
 _HEADER: Final = struct.Struct(">bI")
+_ENCODE_ERRORS: Final = (TypeError, ValueError, AttributeError, KeyError, OverflowError)
+
+
+def _encode(header: bytes, parsed: Any, datum: Any) -> bytes:
+    out = io.BytesIO()
+    out.write(header)
+    fastavro.schemaless_writer(out, parsed, datum)
+    return out.getvalue()
 
 
 def subject_name(strategy: str, topic: str, is_key: bool, avro_schema: AvroSchema) -> str:
@@ -145,7 +153,8 @@ class _Writer:
         self.parsed = fastavro.parse_schema(to_avro_schema(schema, null_namespace="kopycat.nonamespace",
                                                            connect_meta_data=connect_meta_data))
         self.values = avro_values_converter(schema)
-        self.ids: dict[str, int] = {}
+        self.headers: dict[str, bytes] = {}
+        """Magic byte and schema id by topic (the subject may depend on it)."""
 
 
 class _Reader:
@@ -193,22 +202,38 @@ class AvroConverter(Converter):
         """Magic byte, schema id, Avro binary; a null value gives None (a tombstone)."""
         if value is None:
             return None
+        writer, header = self._prepare(topic, schema)
+        try:
+            return _encode(header, writer.parsed, writer.values([value])[0])
+        except _ENCODE_ERRORS as exc:
+            raise DataError(f"Failed to serialize Avro data for topic {topic}: {type(exc).__name__}: {exc}") from None
+
+    def from_connect_data_batch(self, topic: str, schema: Schema | None,
+                                values: Sequence[Any]) -> list[bytes | None]:
+        """The batch's schema resolved once and its values mapped together (a struct batch column by
+        column); any failure converts value by value, so the bad value is the one named."""
+        present = [value for value in values if value is not None]
+        if not present:
+            return [None] * len(values)
+        writer, header = self._prepare(topic, schema)
+        try:
+            encoded = iter([_encode(header, writer.parsed, item) for item in writer.values(present)])
+        except (*_ENCODE_ERRORS, DataError):
+            return [self.from_connect_data(topic, schema, value) for value in values]
+        return [None if value is None else next(encoded) for value in values]
+
+    def _prepare(self, topic: str, schema: Schema | None) -> tuple[_Writer, bytes]:
+        """The writer of ``schema`` and the 5-byte header of its id for ``topic`` (registered on first use)."""
         if schema is None:
             raise DataError("AvroConverter needs a Connect schema to write a value; the record has none "
                             "(use JsonConverter with schemas.enable=false for schemaless data)")
         writer = self._writers.get(schema)
         if writer is None:
             writer = self._writers.setdefault(schema, _Writer(schema, self.connect_meta_data))
-        schema_id = writer.ids.get(topic)
-        if schema_id is None:
-            schema_id = writer.ids.setdefault(topic, self._schema_id(topic, writer))
-        out = io.BytesIO()
-        out.write(_HEADER.pack(_MAGIC_BYTE, schema_id))
-        try:
-            fastavro.schemaless_writer(out, writer.parsed, writer.values([value])[0])
-        except (TypeError, ValueError, AttributeError, KeyError, OverflowError) as exc:
-            raise DataError(f"Failed to serialize Avro data for topic {topic}: {exc}") from None
-        return out.getvalue()
+        header = writer.headers.get(topic)
+        if header is None:
+            header = writer.headers.setdefault(topic, _HEADER.pack(_MAGIC_BYTE, self._schema_id(topic, writer)))
+        return writer, header
 
     def _schema_id(self, topic: str, writer: _Writer) -> int:
         assert self.client is not None, "configure() first"
