@@ -11,7 +11,9 @@ with ``value.converter.schema.registry.url=...`` works as in a Confluent Platfor
   (``auto.register.schemas``), looked up without registering, or the subject's latest version used
   (``use.latest.version``); ids are cached per schema.
 - Reading: the id's schema is fetched once, mapped back by :mod:`kopycat.converters.avro_to_connect`
-  and decoded; the Connect schema is cached per id.
+  and decoded; the Connect schema is cached per id. As in Confluent's converter, a schema without
+  ``connect.version`` takes its version under the strategy's subject (one more lookup per id; a
+  schema not registered there simply has no version, where Confluent's would fail).
 - Subjects (``key.subject.name.strategy`` / ``value.subject.name.strategy``): Confluent's
   ``TopicNameStrategy`` (``<topic>-key|value``), ``RecordNameStrategy`` (the record's full name) and
   ``TopicRecordNameStrategy`` (``<topic>-<record full name>``), by their class names or short names.
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import struct
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
@@ -45,6 +48,8 @@ from kopycat.converters.avro_to_connect import connect_values_converter, plain_r
 from kopycat.converters.schema_registry import SchemaRegistryClient, SchemaRegistryError
 
 __all__ = ["AvroConverter", "subject_name"]
+
+log = logging.getLogger(__name__)
 
 SCHEMA_REGISTRY_URL_CONFIG: Final = "schema.registry.url"
 BASIC_AUTH_CREDENTIALS_SOURCE_CONFIG: Final = "basic.auth.credentials.source"
@@ -160,9 +165,8 @@ class _Writer:
 class _Reader:
     """What reading one schema id needs, built once: the Connect schema, a decoder, a value mapping."""
 
-    def __init__(self, text: str, connect_meta_data: bool) -> None:
-        avro = json.loads(text)
-        self.schema = to_connect_schema(avro, connect_meta_data=connect_meta_data)
+    def __init__(self, avro: AvroSchema, connect_meta_data: bool, version: int | None) -> None:
+        self.schema = to_connect_schema(avro, connect_meta_data=connect_meta_data, version=version)
         self.parsed = fastavro.parse_schema(plain_reader_schema(avro))
         self.values: Callable[[Any], Any] = connect_values_converter(self.schema)
 
@@ -272,7 +276,19 @@ class AvroConverter(Converter):
         except SchemaRegistryError as exc:
             raise SchemaRegistryError(f"Failed to deserialize Avro data for topic {topic}: schema id {schema_id} "
                                       f"could not be fetched: {exc}", exc.status, exc.error_code) from None
-        return _Reader(text, self.connect_meta_data)
+        avro = json.loads(text)
+        return _Reader(avro, self.connect_meta_data, self._version(topic, avro, text))
+
+    def _version(self, topic: str, avro: AvroSchema, text: str) -> int | None:
+        """The schema's version under the subject the strategy names, which the Connect schema takes
+        when it carries no ``connect.version`` (Confluent's converter asks the registry the same);
+        None when the schema is not registered under that subject."""
+        assert self.client is not None, "configure() first"
+        try:
+            return self.client.version_of(subject_name(self.strategy, topic, self.is_key, avro), text).version
+        except SchemaRegistryError as exc:
+            log.debug("No version for the schema of topic %s: %s", topic, exc)
+            return None
 
 
 def _client(parsed: Mapping[str, Any]) -> SchemaRegistryClient:

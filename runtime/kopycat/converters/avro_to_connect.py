@@ -11,7 +11,8 @@ The reverse of :mod:`kopycat.converters.avro_data`, following ``AvroData.toConne
     map         MAP with required STRING keys
     record      STRUCT named by ``connect.name``, else the record's full name (not ``ConnectDefault*``)
     ["null", T] / [T, "null"]     T, optional
-    enum, fixed STRING, BYTES (as Confluent reads them without enhanced support, minus their parameters)
+    enum        STRING with parameters io.confluent.connect.avro.Enum (its full name) and .Enum.<symbol>
+    fixed       BYTES with parameter connect.fixed.size; named types keep their full name as Connect name
 
 With ``connect.meta.data`` the ``connect.doc``, ``connect.version``, ``connect.parameters``,
 ``connect.default`` and ``connect.name`` properties restore what :func:`~kopycat.converters.avro_data.to_avro_schema`
@@ -27,6 +28,8 @@ Connect logical conversions of :mod:`kopycat.api.logical` apply) to Connect valu
 
 from __future__ import annotations
 
+import json
+import logging
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -55,15 +58,25 @@ from kopycat.converters.avro_data import (
 
 __all__ = ["connect_values_converter", "plain_reader_schema", "to_connect_schema"]
 
+log = logging.getLogger(__name__)
+
 _SIMPLE: Final = {"float": Type.FLOAT32, "double": Type.FLOAT64, "boolean": Type.BOOLEAN, "string": Type.STRING,
                   "bytes": Type.BYTES, "enum": Type.STRING, "fixed": Type.BYTES}
 _LOGICAL: Final = {("int", "date"): Date, ("int", "time-millis"): Time, ("long", "timestamp-millis"): Timestamp}
 _DEFAULT_FULL_NAME: Final = f"{NAMESPACE}.{DEFAULT_SCHEMA_NAME}"
+AVRO_TYPE_ENUM: Final = NAMESPACE + ".Enum"
+AVRO_ENUM_DOC_PREFIX_PROP: Final = NAMESPACE + ".enum.doc."
+AVRO_ENUM_DEFAULT_PREFIX_PROP: Final = NAMESPACE + ".enum.default."
+CONNECT_AVRO_FIXED_SIZE_PROP: Final = "connect.fixed.size"
 
 
-def to_connect_schema(avro: AvroSchema, *, connect_meta_data: bool = True) -> Schema:
-    """The Connect schema of a parsed Avro schema (``AvroData.toConnectSchema``)."""
-    return _Reader(connect_meta_data).schema(avro, None, {})
+def to_connect_schema(avro: AvroSchema, *, connect_meta_data: bool = True, version: int | None = None) -> Schema:
+    """The Connect schema of a parsed Avro schema (``AvroData.toConnectSchema``).
+
+    ``version`` is the schema's version in the registry: the top-level schema takes it when it
+    carries no ``connect.version`` (as Confluent's AvroConverter passes it to AvroData).
+    """
+    return _Reader(connect_meta_data).schema(avro, None, {}, version=version)
 
 
 def plain_reader_schema(avro: AvroSchema) -> AvroSchema:
@@ -96,16 +109,18 @@ class _Reader:
     def __init__(self, connect_meta_data: bool) -> None:
         self.meta = connect_meta_data
         self.named: dict[str, Any] = {}
+        self.building: set[str] = set()
+        """Records whose fields are being read: a reference to one of them is a cycle."""
 
-    def schema(self, avro: AvroSchema, space: str | None, field_default: Any,
-               optional: bool = False) -> Schema:
-        """``field_default`` is {} when there is none, else {"value": the Avro field default}."""
+    def schema(self, avro: AvroSchema, space: str | None, field_default: dict[str, Any],
+               optional: bool = False, version: int | None = None) -> Schema:
+        """``field_default`` is {} when there is none, else {"value": the Avro field default};
+        ``version`` is the registry's, used when the schema carries no ``connect.version``."""
         if isinstance(avro, list):
-            branches = [b for b in avro if b != "null"]
-            if len(branches) != 1 or len(avro) != 2:
+            if len(avro) != 2 or "null" not in avro:
                 raise DataError(f"Avro union {avro} is not supported: only [\"null\", T] maps to a Connect schema")
-            default = field_default if avro[0] != "null" else {}
-            return self.schema(branches[0], space, default, optional=True)
+            branch = avro[1] if avro[0] == "null" else avro[0]
+            return self.schema(branch, space, {}, optional=True)  # as AvroData: the field default is not passed on
         if isinstance(avro, str):
             if avro in self.named:
                 avro = self.named[avro]
@@ -114,13 +129,9 @@ class _Reader:
             else:
                 avro = {"type": avro}
         builder = self._base(avro, space)
+        self._metadata(avro, builder, field_default, version, space)
         if optional:
             builder.optional()
-        self._metadata(avro, builder)
-        built = builder.build()
-        if field_default and built.default is None and field_default["value"] is not None:
-            builder.default_value(_from_default_json(built, field_default["value"]))
-            builder.parameter(AVRO_FIELD_DEFAULT_FLAG_PROP, "true")
         return builder.build()
 
     def _base(self, avro: dict[str, Any], space: str | None) -> SchemaBuilder:
@@ -130,7 +141,7 @@ class _Reader:
         logical = _LOGICAL.get((kind, avro.get("logicalType")))
         if logical is not None:
             return logical.builder()
-        if kind == "bytes" and avro.get("logicalType") == "decimal":
+        if kind in ("bytes", "fixed") and avro.get("logicalType") == "decimal":
             builder = Decimal.builder(int(avro.get("scale", 0)))
             precision = avro.get("precision")
             if precision is not None and int(precision) != CONNECT_AVRO_DECIMAL_PRECISION_DEFAULT:
@@ -141,17 +152,21 @@ class _Reader:
                                                                                     Type.INT32))
         if kind == "long":
             return SchemaBuilder.type_(Type.INT64)
+        if kind == "enum":
+            return self._enum(avro, space)
         if kind in _SIMPLE:
-            if kind in ("enum", "fixed"):
+            builder = SchemaBuilder.type_(_SIMPLE[kind])
+            if kind == "fixed":
                 self.named[_full_name(avro, space)] = avro
-            return SchemaBuilder.type_(_SIMPLE[kind])
+                builder.parameter(CONNECT_AVRO_FIXED_SIZE_PROP, str(avro["size"]))
+            return builder
         if kind == "map":
             return SchemaBuilder.map(Schema.STRING_SCHEMA, self.schema(avro["values"], space, {}))
         if kind == "array":
             items = avro["items"]
             entry = self.named.get(items, items) if isinstance(items, str) else items
             if _is_map_entry(entry):
-                self.schema(entry, space, {})  # note its name for later references
+                self.named[_full_name(entry, space)] = entry
                 key, value = (self.schema(f["type"], entry.get("namespace", space), {}) for f in entry["fields"])
                 return SchemaBuilder.map(key, value)
             return SchemaBuilder.array(self.schema(items, space, {}))
@@ -159,39 +174,69 @@ class _Reader:
             return self._record(avro, space)
         raise DataError(f"Avro type {kind!r} has no Connect schema")
 
-    def _record(self, avro: dict[str, Any], space: str | None) -> SchemaBuilder:
+    def _enum(self, avro: dict[str, Any], space: str | None) -> SchemaBuilder:
+        """An enum is a STRING whose parameters keep the enum's name, symbols, doc and default."""
         full = _full_name(avro, space)
         self.named[full] = avro
+        builder = SchemaBuilder.string()
+        if self.meta and avro.get("doc") is not None:
+            builder.parameter(AVRO_ENUM_DOC_PREFIX_PROP + avro["name"].rpartition(".")[2], avro["doc"])
+        if self.meta and avro.get("default") is not None:
+            builder.parameter(AVRO_ENUM_DEFAULT_PREFIX_PROP + avro["name"].rpartition(".")[2], avro["default"])
+        builder.parameter(AVRO_TYPE_ENUM, full)
+        for symbol in avro["symbols"]:
+            builder.parameter(f"{AVRO_TYPE_ENUM}.{symbol}", symbol)
+        return builder
+
+    def _record(self, avro: dict[str, Any], space: str | None) -> SchemaBuilder:
+        full = _full_name(avro, space)
+        if full in self.building:
+            raise DataError(f"Avro record {full} refers to itself: recursive schemas have no Connect schema here")
+        self.named[full] = avro
+        self.building.add(full)
         inner_space = full.rpartition(".")[0] or None
         builder = SchemaBuilder.struct()
         if self.meta and avro.get("doc") is not None:
             builder.parameter(AVRO_RECORD_DOC_PROP, avro["doc"])
         for field in avro["fields"]:
-            default = {"value": field["default"]} if "default" in field else {}
-            builder.field(field["name"], self.schema(field["type"], inner_space, default))
             if self.meta and field.get("doc") is not None:
                 builder.parameter(AVRO_FIELD_DOC_PREFIX_PROP + field["name"], field["doc"])
+            default = {"value": field["default"]} if "default" in field else {}
+            builder.field(field["name"], self.schema(field["type"], inner_space, default))
+        self.building.discard(full)
         return builder
 
-    def _metadata(self, avro: dict[str, Any], builder: SchemaBuilder) -> None:
-        """``connect.*`` properties back onto the builder; a named type's name otherwise."""
-        name = _full_name(avro, None) if avro["type"] in ("record", "enum", "fixed") else None
-        if avro["type"] == "record" and _is_map_entry(avro):
-            name = None
-        if self.meta:
-            if avro.get(CONNECT_DOC_PROP) is not None:
-                builder.doc(avro[CONNECT_DOC_PROP])
-            if avro.get(CONNECT_VERSION_PROP) is not None and builder.build().version is None:
-                builder.version(int(avro[CONNECT_VERSION_PROP]))
-            params = avro.get(CONNECT_PARAMETERS_PROP)
-            if params:
-                builder.parameters({str(k): str(v) for k, v in params.items()})
-            if avro.get(CONNECT_NAME_PROP) is not None:
-                name = avro[CONNECT_NAME_PROP]
-        if name is not None and not name.startswith(_DEFAULT_FULL_NAME) and builder.build().name is None:
+    def _metadata(self, avro: dict[str, Any], builder: SchemaBuilder, field_default: dict[str, Any],
+                  version: int | None, space: str | None) -> None:
+        """Doc, version, parameters, default and name, in ``toConnectSchema``'s order and conditions."""
+        if self.meta and avro.get(CONNECT_DOC_PROP) is not None:
+            builder.doc(avro[CONNECT_DOC_PROP])
+        found = avro.get(CONNECT_VERSION_PROP, version)
+        if found is not None:
+            builder.version(int(found))
+        params = avro.get(CONNECT_PARAMETERS_PROP)
+        if self.meta and params:
+            builder.parameters({str(k): str(v) for k, v in params.items()})
+        for key, value in avro.items():
+            if key.startswith("avro"):
+                builder.parameter(key, value if isinstance(value, str) else json.dumps(value))
+        connect_default = avro.get(CONNECT_DEFAULT_VALUE_PROP)
+        if not field_default:
+            default = connect_default
+        else:
+            default = field_default["value"]
+            if self.meta and connect_default is None:
+                builder.parameter(AVRO_FIELD_DEFAULT_FLAG_PROP, "true")
+        if default is not None:
+            try:
+                builder.default_value(_from_default_json(builder.build(), default))
+            except (DataError, ValueError, TypeError, AttributeError) as exc:
+                log.warning("Ignoring invalid default %r for Avro schema %s: %s", default, avro.get("name"), exc)
+        name = avro.get(CONNECT_NAME_PROP)
+        if name is None and avro["type"] in ("record", "enum", "fixed"):
+            name = _full_name(avro, space)
+        if name is not None and not name.startswith(_DEFAULT_FULL_NAME):
             builder.name(name)
-        if self.meta and avro.get(CONNECT_DEFAULT_VALUE_PROP) is not None:
-            builder.default_value(_from_default_json(builder.build(), avro[CONNECT_DEFAULT_VALUE_PROP]))
 
 
 def _is_map_entry(avro: Any) -> bool:

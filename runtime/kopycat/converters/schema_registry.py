@@ -5,7 +5,7 @@ Confluent-compatible registry answers: Confluent's, Apicurio's ``/apis/ccompat/v
 
 - ``GET /schemas/ids/{id}``                      the schema text of an id (cached: ids never change)
 - ``POST /subjects/{subject}/versions``           register, answers the id (``auto.register.schemas``)
-- ``POST /subjects/{subject}``                    look a schema up under a subject without registering
+- ``POST /subjects/{subject}``                    look a schema (its id, its version) up under a subject
 - ``GET /subjects/{subject}/versions/latest``     the latest schema (``use.latest.version``)
 
 ``normalize=true`` is sent when asked (``normalize.schemas``). ``schema.registry.url`` may list
@@ -96,6 +96,7 @@ class SchemaRegistryClient:
             self._headers["Authorization"] = "Bearer " + bearer_token
         self._by_id: dict[int, str] = {}
         self._ids: dict[tuple[str, str, bool], int] = {}
+        self._versions: dict[tuple[str, str], RegisteredSchema] = {}
 
     # ------------------------------------------------------------------ the converter's calls
 
@@ -125,6 +126,16 @@ class SchemaRegistryClient:
             answer = self.request("POST", f"/subjects/{_quote(subject)}", {"schema": schema},
                                   params={"normalize": "true"} if normalize else None)
             known = self._remember(key, int(answer["id"]), schema)
+        return known
+
+    def version_of(self, subject: str, schema: str) -> RegisteredSchema:
+        """``schema`` as registered under ``subject``, with its version (Confluent's ``getVersion``)."""
+        key = (subject, schema)
+        known = self._versions.get(key)
+        if known is None:
+            answer = self.request("POST", f"/subjects/{_quote(subject)}", {"schema": schema})
+            found = RegisteredSchema(int(answer["id"]), schema, answer.get("subject", subject), answer.get("version"))
+            known = self._versions.setdefault(key, found)
         return known
 
     def latest(self, subject: str) -> RegisteredSchema:

@@ -121,6 +121,9 @@ def test_avro_schemas_without_connect_properties_map_as_avro_data_reads_them() -
                                  "io.confluent.connect.avro.field.doc.attrs": "free form"}
     assert [f.schema.type.name for f in schema.fields] == ["INT64", "STRING", "INT64", "INT32", "BYTES", "MAP",
                                                            "INT32"]
+    assert schema.field("kind").schema.parameters == {"io.confluent.connect.avro.Enum": "org.other.Kind",
+                                                      "io.confluent.connect.avro.Enum.A": "A"}
+    assert schema.field("kind").schema.name == "org.other.Kind"
     assert schema.field("at").schema == Timestamp.SCHEMA
     assert schema.field("day").schema == Date.builder().optional().build()
     assert schema.field("price").schema == Decimal.schema(4)
@@ -128,9 +131,18 @@ def test_avro_schemas_without_connect_properties_map_as_avro_data_reads_them() -
     assert (retries.default, retries.parameters) == (3, {"io.confluent.connect.avro.field.default": "true"})
 
 
-def test_general_unions_are_a_data_error_naming_the_union() -> None:
+def test_the_registry_version_applies_only_where_connect_version_is_absent() -> None:
+    assert to_connect_schema("string", version=3) == SchemaBuilder.string().version(3).build()
+    assert to_connect_schema(to_avro_schema(INNER.__class__(INNER.type, version=5, name="com.acme.V")),
+                             version=3).version == 5
+
+
+def test_general_unions_and_recursive_records_are_data_errors_naming_the_type() -> None:
     with pytest.raises(DataError, match="union"):
         to_connect_schema({"type": "record", "name": "U", "fields": [{"name": "x", "type": ["int", "string"]}]})
+    with pytest.raises(DataError, match="a.Node refers to itself"):
+        to_connect_schema({"type": "record", "name": "Node", "namespace": "a",
+                           "fields": [{"name": "next", "type": ["null", "Node"]}]})
 
 
 @pytest.mark.parametrize(("strategy", "is_key", "subject"), [
