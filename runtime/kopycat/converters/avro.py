@@ -21,9 +21,9 @@ with ``value.converter.schema.registry.url=...`` works as in a Confluent Platfor
   know, the registry unreachable after its retries; the runner adds topic, partition and offset and
   applies ``errors.tolerance`` and the dead letter queue as for any converter.
 
-``enhanced.avro.schema.support`` is accepted and changes nothing yet: it concerns Avro enums and
-general unions, which Kopycat's Connect schemas never produce and :mod:`~kopycat.converters.avro_to_connect`
-does not read. The columnar methods (``to_arrow_array``/``from_arrow_array``) keep the SPI's default
+``enhanced.avro.schema.support`` writes a STRING read from an Avro enum back as that enum (its
+other part, general unions as ``io.confluent.connect.avro.Union`` structs, is not supported: such
+schemas are a DataError on read). The columnar methods (``to_arrow_array``/``from_arrow_array``) keep the SPI's default
 None: the runners then convert record by record.
 """
 
@@ -152,11 +152,11 @@ def _strategy(value: str, key: str) -> str:
 class _Writer:
     """What writing one Connect schema needs, built once: the Avro schema, its text, an encoder."""
 
-    def __init__(self, schema: Schema, connect_meta_data: bool) -> None:
-        self.avro = to_avro_schema(schema, connect_meta_data=connect_meta_data)
+    def __init__(self, schema: Schema, connect_meta_data: bool, enhanced: bool) -> None:
+        self.avro = to_avro_schema(schema, connect_meta_data=connect_meta_data, enhanced=enhanced)
         self.text = json.dumps(self.avro, separators=(",", ":"), ensure_ascii=False)
         self.parsed = fastavro.parse_schema(to_avro_schema(schema, null_namespace="kopycat.nonamespace",
-                                                           connect_meta_data=connect_meta_data))
+                                                           connect_meta_data=connect_meta_data, enhanced=enhanced))
         self.values = avro_values_converter(schema)
         self.headers: dict[str, bytes] = {}
         """Magic byte and schema id by topic (the subject may depend on it)."""
@@ -233,7 +233,7 @@ class AvroConverter(Converter):
                             "(use JsonConverter with schemas.enable=false for schemaless data)")
         writer = self._writers.get(schema)
         if writer is None:
-            writer = self._writers.setdefault(schema, _Writer(schema, self.connect_meta_data))
+            writer = self._writers.setdefault(schema, _Writer(schema, self.connect_meta_data, self.enhanced))
         header = writer.headers.get(topic)
         if header is None:
             header = writer.headers.setdefault(topic, _HEADER.pack(_MAGIC_BYTE, self._schema_id(topic, writer)))

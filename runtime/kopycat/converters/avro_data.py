@@ -63,6 +63,9 @@ AVRO_FIELD_DOC_PREFIX_PROP: Final = NAMESPACE + ".field.doc."
 AVRO_FIELD_DEFAULT_FLAG_PROP: Final = NAMESPACE + ".field.default"
 CONNECT_AVRO_DECIMAL_PRECISION_PROP: Final = "connect.decimal.precision"
 CONNECT_AVRO_DECIMAL_PRECISION_DEFAULT: Final = 64
+AVRO_TYPE_ENUM: Final = NAMESPACE + ".Enum"
+AVRO_ENUM_DOC_PREFIX_PROP: Final = NAMESPACE + ".enum.doc."
+AVRO_ENUM_DEFAULT_PREFIX_PROP: Final = NAMESPACE + ".enum.default."
 
 _PRIMITIVES: Final = {
     Type.INT8: "int", Type.INT16: "int", Type.INT32: "int", Type.INT64: "long", Type.FLOAT32: "float",
@@ -72,11 +75,14 @@ _LOGICAL_AVRO: Final = {Date.LOGICAL_NAME: "date", Time.LOGICAL_NAME: "time-mill
                         Timestamp.LOGICAL_NAME: "timestamp-millis"}
 
 
-def to_avro_schema(schema: Schema, null_namespace: str | None = None, *, connect_meta_data: bool = True) -> AvroSchema:
+def to_avro_schema(schema: Schema, null_namespace: str | None = None, *, connect_meta_data: bool = True,
+                   enhanced: bool = False) -> AvroSchema:
     """The Avro schema of a Connect schema (``AvroData.fromConnectSchema``), as JSON-ready objects.
 
     ``connect_meta_data=False`` (the converters' ``connect.meta.data``) leaves out the ``connect.doc``,
-    ``connect.version``, ``connect.parameters``, ``connect.default`` and ``connect.name`` properties.
+    ``connect.version``, ``connect.parameters``, ``connect.default``, ``connect.name`` and
+    ``connect.type`` properties. ``enhanced`` (``enhanced.avro.schema.support``) writes a STRING
+    carrying ``io.confluent.connect.avro.Enum`` parameters (an Avro enum read back) as that enum.
 
     ``null_namespace`` puts names without a namespace into that one. Avro's Java parser finds a
     reference to such a name from inside a namespace (``Names.get`` falls back to the null
@@ -85,7 +91,8 @@ def to_avro_schema(schema: Schema, null_namespace: str | None = None, *, connect
     Raises :class:`DataError` when two different Connect schemas would define one Avro name, which
     Avro's ``Schema.toString`` refuses too ("Can't redefine").
     """
-    return _Builder(null_namespace=null_namespace, connect_meta_data=connect_meta_data).build(schema)
+    return _Builder(null_namespace=null_namespace, connect_meta_data=connect_meta_data,
+                    enhanced=enhanced).build(schema)
 
 
 def _non_optional(schema: Schema) -> Schema:
@@ -122,6 +129,8 @@ class _Builder:
     """The namespace names are relative to at this point of the JSON (Avro's ``Names.space``)."""
     null_namespace: str | None = None
     connect_meta_data: bool = True
+    enhanced: bool = False
+    """``enhanced.avro.schema.support``: STRINGs that were Avro enums become enums again."""
 
     def build(self, schema: Schema, ignore_optional: bool = False) -> AvroSchema:
         if schema.type is Type.STRUCT and schema.optional:  # the union holds the record; no properties
@@ -134,6 +143,8 @@ class _Builder:
         return base if ignore_optional else _maybe_optional(schema, base)
 
     def _base(self, schema: Schema) -> AvroSchema:
+        if self.enhanced and schema.type is Type.STRING and AVRO_TYPE_ENUM in (schema.parameters or {}):
+            return self._enum(schema)
         if schema.type in _PRIMITIVES:
             out: dict[str, Any] = {"type": _PRIMITIVES[schema.type]}
             if schema.name == Decimal.LOGICAL_NAME:
@@ -179,6 +190,26 @@ class _Builder:
         fields = [(f.name, f.schema, params.get(AVRO_FIELD_DOC_PREFIX_PROP + f.name)) for f in schema.fields]
         self._define(identity, space, name)
         return self._record_json(space, name, params.get(AVRO_RECORD_DOC_PROP), fields, {})
+
+    def _enum(self, schema: Schema) -> AvroSchema:
+        """A STRING read from an Avro enum, written back as that enum (enhanced schema support)."""
+        params = schema.parameters or {}
+        identity = ("enum", params[AVRO_TYPE_ENUM])
+        reference = self._reference(identity)
+        if reference is not None:
+            return reference
+        space, name = _split_name(params[AVRO_TYPE_ENUM], self.null_namespace)
+        short = _split_name(schema.name)[1] if schema.name else DEFAULT_SCHEMA_NAME
+        self._define(identity, space, name)
+        out: dict[str, Any] = {"type": "enum", "name": name}
+        if space is not None and space != self.space:
+            out["namespace"] = space
+        if params.get(AVRO_ENUM_DOC_PREFIX_PROP + short) is not None:
+            out["doc"] = params[AVRO_ENUM_DOC_PREFIX_PROP + short]
+        out["symbols"] = [k[len(AVRO_TYPE_ENUM) + 1:] for k in params if k.startswith(AVRO_TYPE_ENUM + ".")]
+        if params.get(AVRO_ENUM_DEFAULT_PREFIX_PROP + short) is not None:
+            out["default"] = params[AVRO_ENUM_DEFAULT_PREFIX_PROP + short]
+        return out
 
     def _map_entry(self, schema: Schema) -> AvroSchema:
         """The record of a map with non-string keys (``MapEntry``, or the map's name)."""
@@ -240,8 +271,8 @@ class _Builder:
                 out[CONNECT_DEFAULT_VALUE_PROP] = default_json(schema, schema.default)
             if schema.name is not None:
                 out[CONNECT_NAME_PROP] = schema.name
-        if schema.type in (Type.INT8, Type.INT16):
-            out[CONNECT_TYPE_PROP] = schema.type.value
+            if schema.type in (Type.INT8, Type.INT16):
+                out[CONNECT_TYPE_PROP] = schema.type.value
         if schema.name == Decimal.LOGICAL_NAME:
             scale, precision = out["scale"], out["precision"]
             if 0 <= scale <= precision:  # else Confluent falls back to a legacy form Avro readers ignore

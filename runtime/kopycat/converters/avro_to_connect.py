@@ -36,9 +36,12 @@ from typing import Any, Final
 from kopycat.api.data import LOGICAL_TYPES, Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type
 from kopycat.api.errors import DataError
 from kopycat.converters.avro_data import (
+    AVRO_ENUM_DEFAULT_PREFIX_PROP,
+    AVRO_ENUM_DOC_PREFIX_PROP,
     AVRO_FIELD_DEFAULT_FLAG_PROP,
     AVRO_FIELD_DOC_PREFIX_PROP,
     AVRO_RECORD_DOC_PROP,
+    AVRO_TYPE_ENUM,
     CONNECT_AVRO_DECIMAL_PRECISION_DEFAULT,
     CONNECT_AVRO_DECIMAL_PRECISION_PROP,
     CONNECT_DEFAULT_VALUE_PROP,
@@ -64,9 +67,6 @@ _SIMPLE: Final = {"float": Type.FLOAT32, "double": Type.FLOAT64, "boolean": Type
                   "bytes": Type.BYTES, "enum": Type.STRING, "fixed": Type.BYTES}
 _LOGICAL: Final = {("int", "date"): Date, ("int", "time-millis"): Time, ("long", "timestamp-millis"): Timestamp}
 _DEFAULT_FULL_NAME: Final = f"{NAMESPACE}.{DEFAULT_SCHEMA_NAME}"
-AVRO_TYPE_ENUM: Final = NAMESPACE + ".Enum"
-AVRO_ENUM_DOC_PREFIX_PROP: Final = NAMESPACE + ".enum.doc."
-AVRO_ENUM_DEFAULT_PREFIX_PROP: Final = NAMESPACE + ".enum.default."
 CONNECT_AVRO_FIXED_SIZE_PROP: Final = "connect.fixed.size"
 
 

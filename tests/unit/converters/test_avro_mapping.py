@@ -131,6 +131,28 @@ def test_avro_schemas_without_connect_properties_map_as_avro_data_reads_them() -
     assert (retries.default, retries.parameters) == (3, {"io.confluent.connect.avro.field.default": "true"})
 
 
+def test_an_avro_enum_reads_as_a_string_and_goes_back_to_the_enum_only_with_enhanced_support() -> None:
+    kind = {"type": "enum", "name": "Kind", "namespace": "org.other", "doc": "kinds", "symbols": ["A", "B"],
+            "default": "A"}
+    schema = to_connect_schema({"type": "record", "name": "E", "namespace": "org.other",
+                                "fields": [{"name": "kind", "type": kind}]})
+    field = schema.field("kind").schema
+    assert field.type.name == "STRING" and field.parameters["io.confluent.connect.avro.enum.doc.Kind"] == "kinds"
+    assert to_avro_schema(field, connect_meta_data=False) == "string"
+    enum = to_avro_schema(field, enhanced=True)
+    assert {k: enum[k] for k in ("type", "name", "namespace", "doc", "symbols", "default")} == kind
+    assert to_connect_schema(enum) == field
+    out = io.BytesIO()
+    fastavro.schemaless_writer(out, fastavro.parse_schema(enum), "B")
+    assert out.getvalue() == b"\x02"
+
+
+def test_connect_meta_data_false_leaves_out_every_connect_property() -> None:
+    schema = SchemaBuilder.struct().name("a.B").version(1).field("x", Schema.INT8_SCHEMA).build()
+    assert to_avro_schema(schema, connect_meta_data=False) == {
+        "type": "record", "name": "B", "namespace": "a", "fields": [{"name": "x", "type": "int"}]}
+
+
 def test_the_registry_version_applies_only_where_connect_version_is_absent() -> None:
     assert to_connect_schema("string", version=3) == SchemaBuilder.string().version(3).build()
     assert to_connect_schema(to_avro_schema(INNER.__class__(INNER.type, version=5, name="com.acme.V")),
