@@ -1,4 +1,4 @@
-"""Fixtures for real services: Kafka brokers, PostgreSQL, moto S3. Nothing here is a fake.
+"""Fixtures for real services: Kafka brokers, PostgreSQL, moto S3, a Schema Registry. Nothing here is a fake.
 
 Services are session-scoped (started once, on first use) and hand each test its own topic,
 database or bucket, so tests never see each other's data.
@@ -16,6 +16,7 @@ from kopycat.dev.kafka_broker import LocalKafkaBroker
 from kopycat.dev.kafka_connect import LocalKafkaConnect
 from kopycat.dev.postgres import LocalPostgres
 from kopycat.dev.s3 import LocalS3
+from kopycat.dev.schema_registry import LocalSchemaRegistry
 
 INTEGRATION_DIR = Path(__file__).parent / "integration"
 
@@ -87,6 +88,13 @@ def s3_bucket(s3_server: LocalS3) -> str:
     bucket = f"kopycat-{uuid.uuid4().hex[:12]}"
     s3_server.client().create_bucket(Bucket=bucket)
     return bucket
+
+
+@pytest.fixture(scope="session")
+def schema_registry() -> Iterator[str]:
+    """A real Schema Registry (Apicurio, in memory) for the session: Confluent's API URL."""
+    with LocalSchemaRegistry(name="schema-registry-test") as registry:
+        yield registry.url
 
 
 @pytest.fixture(scope="session")

@@ -26,6 +26,8 @@
                              in Kopycat first with --stop); exit 1 if some were skipped
     kopycat dev kafka        run a real single-node Kafka broker in the foreground
     kopycat dev postgres     run a throwaway PostgreSQL server in the foreground
+    kopycat dev schema-registry
+                             run a Schema Registry (Apicurio, Confluent's API) in the foreground
     kopycat dev demo         the README's demo pipeline on embedded defaults
 
 Output for people goes to stdout; errors exit non-zero with one clear line.
@@ -72,6 +74,15 @@ def _dev_postgres(args: argparse.Namespace) -> int:
 
     with LocalPostgres(name="dev-postgres") as server:
         _serve_until_interrupted("PostgreSQL", server.url())
+    return 0
+
+
+def _dev_schema_registry(args: argparse.Namespace) -> int:
+    from kopycat.dev.schema_registry import LocalSchemaRegistry
+
+    with LocalSchemaRegistry(name="dev-schema-registry") as registry:
+        print(f"schema.registry.url={registry.url}", flush=True)
+        _serve_until_interrupted("Schema Registry", registry.url)
     return 0
 
 
@@ -286,6 +297,8 @@ def build_parser() -> argparse.ArgumentParser:
         dest="dev_command", required=True)
     dev.add_parser("kafka", help="run a single-node Kafka broker").set_defaults(func=_dev_kafka)
     dev.add_parser("postgres", help="run a PostgreSQL server").set_defaults(func=_dev_postgres)
+    dev.add_parser("schema-registry", help="run a Schema Registry (Apicurio, Confluent's API)").set_defaults(
+        func=_dev_schema_registry)
     demo = dev.add_parser("demo", help="run the demo pipeline: the shop DAGs through Airflow")
     demo.add_argument("--orders", type=int, default=5_000, help="orders in the demo shop (default 5000)")
     demo.set_defaults(func=_dev_demo)

@@ -63,6 +63,7 @@ _BUILTIN_CONVERTERS: Final = {
     "org.apache.kafka.connect.storage.StringConverter": "kopycat.converters.string:StringConverter",
     "org.apache.kafka.connect.converters.ByteArrayConverter":
         "kopycat.converters.bytes:ByteArrayConverter",
+    "io.confluent.connect.avro.AvroConverter": "kopycat.converters.avro:AvroConverter",
 }
 
 _BUILTIN_CONFIG_PROVIDERS: Final = {

@@ -4,6 +4,9 @@ The poms live in the repository (include/jars/<name>/pom.xml) and name versions 
 land in ~/.cache/kopycat/<name>-<version>/libs (KOPYCAT_CACHE overrides the root) so a clean
 clone reuses them and the work tree stays small. The set is fetched again when its pom changes
 (the stamp holds the pom's hash), so an edited exclusion never leaves stale jars behind.
+A pom that lists ``<artifactItems>`` instead of dependencies (an archive whose parent pom Maven
+Central lacks, such as the Schema Registry's zip) is fetched with ``dependency:unpack``: its
+archives are unpacked into the same libs directory.
 """
 
 from __future__ import annotations
@@ -64,8 +67,8 @@ def ensure_jars(name: str) -> Path:
         raise JarsError("Maven (mvn) is not installed; run `make setup` (or apt-get install maven)")
     if target.exists():
         shutil.rmtree(target)
-    cmd = [mvn, "-q", "-B", "-f", str(pom_path(name)), "dependency:copy-dependencies",
-           f"-DoutputDirectory={target}"]
+    goal = "dependency:unpack" if "<artifactItems>" in pom_path(name).read_text() else "dependency:copy-dependencies"
+    cmd = [mvn, "-q", "-B", "-f", str(pom_path(name)), goal, f"-DoutputDirectory={target}"]
     result = subprocess.run(cmd, capture_output=True, text=True)
     if result.returncode != 0:
         raise JarsError(f"fetching the {name} jars failed ({' '.join(cmd)}):\n"

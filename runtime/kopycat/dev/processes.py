@@ -12,7 +12,7 @@ import shutil
 import signal
 import subprocess
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import ClassVar
 
@@ -85,13 +85,15 @@ class JvmService(LocalService):
         """The JVM's process id while it runs: benchmarks read its CPU and RSS in /proc."""
         return None if self._process is None else self._process.pid
 
-    def launch(self, command: Sequence[str]) -> None:
-        """Start ``command`` in a session of its own, stdout and stderr to ``workdir/stdout.log``;
-        the child dies with this process."""
+    def launch(self, command: Sequence[str], env: Mapping[str, str] | None = None) -> None:
+        """Start ``command`` in a session of its own, stdout and stderr to
+        ``workdir/stdout.log``, with ``env`` added to this process's environment; the child dies
+        with this process."""
         assert self.workdir is not None, f"{self.kind} has no work dir yet"
         stdout = open(self.workdir / "stdout.log", "wb")  # noqa: SIM115 - owned by the process
         self._process = subprocess.Popen(
             list(command), stdout=stdout, stderr=subprocess.STDOUT, start_new_session=True,
+            env=None if env is None else {**os.environ, **env},
             preexec_fn=die_with_parent)  # noqa: PLW1509 - one prctl call, no locks taken
 
     def check_alive(self) -> None:
@@ -106,7 +108,7 @@ class JvmService(LocalService):
         if self.workdir is None:
             return f"(no log: the {self.kind} never started)"
         parts = []
-        for path in (self.log_file, self.workdir / "stdout.log"):
+        for path in dict.fromkeys((self.log_file, self.workdir / "stdout.log")):  # once when they are one
             if path.exists():
                 parts.append(f"--- {path} ---\n" + "\n".join(
                     path.read_text(errors="replace").splitlines()[-lines:]))

@@ -12,7 +12,7 @@ JSON lines in order, or the Avro container file.
 Follows Confluent's ``ParquetFormat`` (values only, the value schema as the file schema,
 ``parquet.codec``), ``JsonFormat`` (values through JsonConverter with schemas.enable=false,
 one per line) and ``AvroFormat`` (values only, the value schema through ``AvroData`` as the
-file schema, ``avro.codec``; see :mod:`~kopycat.connectors.files.avro_schema`).
+file schema, ``avro.codec``; see :mod:`~kopycat.converters.avro_data`).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from kopycat.api.data import Schema, Struct, Type
 from kopycat.api.errors import ConfigError, DataError
 from kopycat.api.record_batch import SinkRecordBatch
 from kopycat.api.records import SinkRecord
-from kopycat.connectors.files.avro_schema import AvroSchema, avro_values_converter, to_avro_schema
+from kopycat.converters.avro_data import AvroSchema, avro_values_converter, to_avro_schema
 from kopycat.converters.json import JsonConverter
 
 __all__ = [
@@ -184,7 +184,7 @@ class _AvroSchemas:
     header: bytes
     """The ``avro.schema`` text Confluent writes: Avro's compact ``Schema.toString``."""
     encoding: AvroSchema
-    """The same schema as fastavro parses it (see :func:`~kopycat.connectors.files.avro_schema.to_avro_schema`)."""
+    """The same schema as fastavro parses it (see :func:`~kopycat.converters.avro_data.to_avro_schema`)."""
     convert: Callable[[Sequence[Any]], list[Any]]
 
 

@@ -20,9 +20,9 @@ from kopycat.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time,
 from kopycat.api.errors import ConfigError, DataError
 from kopycat.api.records import SinkRecord, TopicPartition
 from kopycat.connectors.files import record_formats
-from kopycat.connectors.files.avro_schema import avro_values_converter, to_avro_schema
 from kopycat.connectors.files.file_sink import FileSinkTask
 from kopycat.connectors.files.record_formats import AvroFormat, format_from_config
+from kopycat.converters.avro_data import avro_values_converter, to_avro_schema
 from kopycat.runtime.sink_task_context import WorkerSinkTaskContext
 
 TP0 = TopicPartition("orders", 0)

@@ -1,8 +1,10 @@
 """Connect schemas as Avro schemas and Connect values as fastavro's, as Confluent's ``AvroData`` maps them.
 
-Follows ``io.confluent.connect.avro.AvroData.fromConnectSchema`` / ``fromConnectData`` with the
-defaults Confluent's storage sinks run it with (``connect.meta.data=true``, no enhanced schema
-support, names not scrubbed), so an Avro file of ours carries the schema theirs would::
+The one Connect -> Avro mapping of Kopycat: the storage sink's Avro files and the Schema Registry
+converter (:mod:`kopycat.converters.avro`) both use it; :mod:`kopycat.converters.avro_to_connect`
+maps back. Follows ``io.confluent.connect.avro.AvroData.fromConnectSchema`` / ``fromConnectData``
+with the defaults Confluent's storage sinks run it with (``connect.meta.data=true``, no enhanced
+schema support, names not scrubbed), so an Avro file of ours carries the schema theirs would::
 
     INT8, INT16        "int" with "connect.type": "int8" / "int16"
     INT32, INT64       "int", "long"          FLOAT32, FLOAT64   "float", "double"
@@ -39,7 +41,7 @@ from kopycat.api.arrow_values import struct_dict
 from kopycat.api.data import LOGICAL_TYPES, Date, Decimal, Schema, Struct, Time, Timestamp, Type
 from kopycat.api.errors import DataError
 
-__all__ = ["AvroSchema", "avro_values_converter", "to_avro_schema"]
+__all__ = ["AvroSchema", "avro_values_converter", "default_json", "to_avro_schema"]
 
 AvroSchema = dict[str, Any] | list[Any] | str
 """An Avro schema as parsed JSON: a type name, a union (list) or an object."""
@@ -61,6 +63,9 @@ AVRO_FIELD_DOC_PREFIX_PROP: Final = NAMESPACE + ".field.doc."
 AVRO_FIELD_DEFAULT_FLAG_PROP: Final = NAMESPACE + ".field.default"
 CONNECT_AVRO_DECIMAL_PRECISION_PROP: Final = "connect.decimal.precision"
 CONNECT_AVRO_DECIMAL_PRECISION_DEFAULT: Final = 64
+AVRO_TYPE_ENUM: Final = NAMESPACE + ".Enum"
+AVRO_ENUM_DOC_PREFIX_PROP: Final = NAMESPACE + ".enum.doc."
+AVRO_ENUM_DEFAULT_PREFIX_PROP: Final = NAMESPACE + ".enum.default."
 
 _PRIMITIVES: Final = {
     Type.INT8: "int", Type.INT16: "int", Type.INT32: "int", Type.INT64: "long", Type.FLOAT32: "float",
@@ -70,8 +75,14 @@ _LOGICAL_AVRO: Final = {Date.LOGICAL_NAME: "date", Time.LOGICAL_NAME: "time-mill
                         Timestamp.LOGICAL_NAME: "timestamp-millis"}
 
 
-def to_avro_schema(schema: Schema, null_namespace: str | None = None) -> AvroSchema:
+def to_avro_schema(schema: Schema, null_namespace: str | None = None, *, connect_meta_data: bool = True,
+                   enhanced: bool = False) -> AvroSchema:
     """The Avro schema of a Connect schema (``AvroData.fromConnectSchema``), as JSON-ready objects.
+
+    ``connect_meta_data=False`` (the converters' ``connect.meta.data``) leaves out the ``connect.doc``,
+    ``connect.version``, ``connect.parameters``, ``connect.default``, ``connect.name`` and
+    ``connect.type`` properties. ``enhanced`` (``enhanced.avro.schema.support``) writes a STRING
+    carrying ``io.confluent.connect.avro.Enum`` parameters (an Avro enum read back) as that enum.
 
     ``null_namespace`` puts names without a namespace into that one. Avro's Java parser finds a
     reference to such a name from inside a namespace (``Names.get`` falls back to the null
@@ -80,7 +91,8 @@ def to_avro_schema(schema: Schema, null_namespace: str | None = None) -> AvroSch
     Raises :class:`DataError` when two different Connect schemas would define one Avro name, which
     Avro's ``Schema.toString`` refuses too ("Can't redefine").
     """
-    return _Builder(null_namespace=null_namespace).build(schema)
+    return _Builder(null_namespace=null_namespace, connect_meta_data=connect_meta_data,
+                    enhanced=enhanced).build(schema)
 
 
 def _non_optional(schema: Schema) -> Schema:
@@ -116,6 +128,9 @@ class _Builder:
     space: str | None = None
     """The namespace names are relative to at this point of the JSON (Avro's ``Names.space``)."""
     null_namespace: str | None = None
+    connect_meta_data: bool = True
+    enhanced: bool = False
+    """``enhanced.avro.schema.support``: STRINGs that were Avro enums become enums again."""
 
     def build(self, schema: Schema, ignore_optional: bool = False) -> AvroSchema:
         if schema.type is Type.STRUCT and schema.optional:  # the union holds the record; no properties
@@ -128,6 +143,8 @@ class _Builder:
         return base if ignore_optional else _maybe_optional(schema, base)
 
     def _base(self, schema: Schema) -> AvroSchema:
+        if self.enhanced and schema.type is Type.STRING and AVRO_TYPE_ENUM in (schema.parameters or {}):
+            return self._enum(schema)
         if schema.type in _PRIMITIVES:
             out: dict[str, Any] = {"type": _PRIMITIVES[schema.type]}
             if schema.name == Decimal.LOGICAL_NAME:
@@ -173,6 +190,26 @@ class _Builder:
         fields = [(f.name, f.schema, params.get(AVRO_FIELD_DOC_PREFIX_PROP + f.name)) for f in schema.fields]
         self._define(identity, space, name)
         return self._record_json(space, name, params.get(AVRO_RECORD_DOC_PROP), fields, {})
+
+    def _enum(self, schema: Schema) -> AvroSchema:
+        """A STRING read from an Avro enum, written back as that enum (enhanced schema support)."""
+        params = schema.parameters or {}
+        identity = ("enum", params[AVRO_TYPE_ENUM])
+        reference = self._reference(identity)
+        if reference is not None:
+            return reference
+        space, name = _split_name(params[AVRO_TYPE_ENUM], self.null_namespace)
+        short = _split_name(schema.name)[1] if schema.name else DEFAULT_SCHEMA_NAME
+        self._define(identity, space, name)
+        out: dict[str, Any] = {"type": "enum", "name": name}
+        if space is not None and space != self.space:
+            out["namespace"] = space
+        if params.get(AVRO_ENUM_DOC_PREFIX_PROP + short) is not None:
+            out["doc"] = params[AVRO_ENUM_DOC_PREFIX_PROP + short]
+        out["symbols"] = [k[len(AVRO_TYPE_ENUM) + 1:] for k in params if k.startswith(AVRO_TYPE_ENUM + ".")]
+        if params.get(AVRO_ENUM_DEFAULT_PREFIX_PROP + short) is not None:
+            out["default"] = params[AVRO_ENUM_DEFAULT_PREFIX_PROP + short]
+        return out
 
     def _map_entry(self, schema: Schema) -> AvroSchema:
         """The record of a map with non-string keys (``MapEntry``, or the map's name)."""
@@ -222,19 +259,20 @@ class _Builder:
     def _metadata(self, schema: Schema, out: dict[str, Any]) -> None:
         """The ``connect.*`` properties, logical type and ``avro*`` parameters, in Avro's order."""
         params = schema.parameters or {}
-        if schema.doc is not None:
-            out[CONNECT_DOC_PROP] = schema.doc
-        if schema.version is not None:
-            out[CONNECT_VERSION_PROP] = schema.version
-        shown = {k: v for k, v in params.items() if k != AVRO_FIELD_DEFAULT_FLAG_PROP}
-        if shown:
-            out[CONNECT_PARAMETERS_PROP] = shown
-        if schema.default is not None and AVRO_FIELD_DEFAULT_FLAG_PROP not in params:
-            out[CONNECT_DEFAULT_VALUE_PROP] = default_json(schema, schema.default)
-        if schema.name is not None:
-            out[CONNECT_NAME_PROP] = schema.name
-        if schema.type in (Type.INT8, Type.INT16):
-            out[CONNECT_TYPE_PROP] = schema.type.value
+        if self.connect_meta_data:
+            if schema.doc is not None:
+                out[CONNECT_DOC_PROP] = schema.doc
+            if schema.version is not None:
+                out[CONNECT_VERSION_PROP] = schema.version
+            shown = {k: v for k, v in params.items() if k != AVRO_FIELD_DEFAULT_FLAG_PROP}
+            if shown:
+                out[CONNECT_PARAMETERS_PROP] = shown
+            if schema.default is not None and AVRO_FIELD_DEFAULT_FLAG_PROP not in params:
+                out[CONNECT_DEFAULT_VALUE_PROP] = default_json(schema, schema.default)
+            if schema.name is not None:
+                out[CONNECT_NAME_PROP] = schema.name
+            if schema.type in (Type.INT8, Type.INT16):
+                out[CONNECT_TYPE_PROP] = schema.type.value
         if schema.name == Decimal.LOGICAL_NAME:
             scale, precision = out["scale"], out["precision"]
             if 0 <= scale <= precision:  # else Confluent falls back to a legacy form Avro readers ignore
