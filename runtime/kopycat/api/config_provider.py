@@ -46,7 +46,7 @@ class ConfigProvider(ABC):
     every key asked for there, and :meth:`close` when done. Calls come from one thread at a time.
     """
 
-    def configure(self, params: Mapping[str, str]) -> None:  # noqa: B027 -- an optional hook with a default body
+    def configure(self, params: Mapping[str, str]) -> None:  # noqa: B027 - an optional hook with a default body
         """Take the provider's parameters; raise ConfigError naming the parameter if one is wrong.
 
         Besides the user's parameters the worker passes ``provider.name``, the provider's name in
@@ -62,5 +62,5 @@ class ConfigProvider(ABC):
         never put a value in an error message or a log line.
         """
 
-    def close(self) -> None:  # noqa: B027 -- an optional hook with a default body
+    def close(self) -> None:  # noqa: B027 - an optional hook with a default body
         """Release what :meth:`configure` opened. Default: nothing."""

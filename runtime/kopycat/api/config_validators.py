@@ -67,17 +67,17 @@ class Range(Validator):
     ``None`` fails, as in Kafka: a key with a Range needs a value (or a default).
     """
 
-    def __init__(self, min: float | None = None, max: float | None = None) -> None:  # noqa: A002
+    def __init__(self, min: float | None = None, max: float | None = None) -> None:  # noqa: A002 - Kafka's Range.between(min, max) names
         self.min = min
         self.max = max
 
     @classmethod
-    def at_least(cls, min: float) -> Range:  # noqa: A002
+    def at_least(cls, min: float) -> Range:  # noqa: A002 - Kafka's names
         """Only a lower bound (``Range.atLeast``)."""
         return cls(min=min)
 
     @classmethod
-    def between(cls, min: float, max: float) -> Range:  # noqa: A002
+    def between(cls, min: float, max: float) -> Range:  # noqa: A002 - Kafka's names
         """Both bounds, inclusive (``Range.between``)."""
         return cls(min=min, max=max)
 

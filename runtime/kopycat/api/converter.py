@@ -114,7 +114,7 @@ class HeaderConverter(ABC):
     Same null contract as :class:`Converter`. The built-in converters implement both.
     """
 
-    def configure(self, configs: Mapping[str, str], is_key: bool = False) -> None:  # noqa: B027
+    def configure(self, configs: Mapping[str, str], is_key: bool = False) -> None:  # noqa: B027 - optional hook, empty by default
         """Apply configuration."""
 
     @abstractmethod

@@ -55,7 +55,9 @@ from kopycat.runtime.connector_config import validate_connector_config as valida
 from kopycat.runtime.lag import connector_lag, lag_input_kind
 from kopycat.runtime.offsets_admin import alter_offsets, get_offsets, max_record_bytes
 from kopycat.runtime.worker_config import (
-    TOPIC_TRACKING_ALLOW_RESET_CONFIG, TOPIC_TRACKING_ENABLE_CONFIG, WORKER_CONFIG,
+    TOPIC_TRACKING_ALLOW_RESET_CONFIG,
+    TOPIC_TRACKING_ENABLE_CONFIG,
+    WORKER_CONFIG,
 )
 from kopycat.storage.config_backing_store import ClusterConfigState, ConfigBackingStore, TargetState
 from kopycat.storage.connector_status import ConnectorStatus, State, TaskStatus

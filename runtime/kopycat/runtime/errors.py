@@ -248,10 +248,10 @@ class ErrorReporter(ABC):
     def report(self, context: ProcessingContext) -> Future[Any] | None:
         """Report one failure; a Future when the report completes later (a DLQ produce)."""
 
-    def flush(self, timeout: float | None = None) -> None:
+    def flush(self, timeout: float | None = None) -> None:  # noqa: B027 - optional hook, empty by default
         """Wait until reports in flight are stored; raise ConnectError if any was lost."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook, empty by default
         """Release what the reporter holds, after storing reports in flight."""
 
 
@@ -335,7 +335,7 @@ class RetryWithToleranceOperator:
             for reporter in self.reporters:
                 reporter.report(context)
 
-    def flush(self, timeout: float | None = None) -> None:
+    def flush(self, timeout: float | None = None) -> None:  # noqa: B027 - optional hook, empty by default
         """Wait for every reporter's reports in flight; ConnectError if one was lost.
 
         Call before committing offsets: a skipped record's offset may be committed only once

@@ -59,7 +59,7 @@ def planned_sink_records(connector_props: Mapping[str, Any], worker_props: Mappi
         if lag_input_kind(connector_props) != "sink":
             return None
         rows = connector_lag(connector_props, worker_props).partitions
-    except Exception as exc:  # noqa: BLE001 -- a bar without a total is still a progress display
+    except Exception as exc:  # noqa: BLE001 - a bar without a total is still a progress display
         log.debug("No total for the progress bar: %s", exc)
         return None
     starts = {(row.topic, row.partition): row.end - row.lag for row in rows}

@@ -382,7 +382,7 @@ class SourceTaskRunner(WorkerTask):
                 callback = None
                 if wants_acks:
                     original = record if origin is None else origin[id(record)]
-                    callback = lambda error, message, original=original: acks((original, error, message))  # noqa: E731
+                    callback = lambda error, message, original=original: acks((original, error, message))  # noqa: E731 - a closure per record carries its original
                 partition = record.kafka_partition
                 if partition is None:
                     partition = PARTITION_ANY

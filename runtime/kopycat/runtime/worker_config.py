@@ -12,7 +12,13 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from kopycat.api.config import (
-    CaseInsensitiveValidString, ConfigDef, ConfigType, Importance, LambdaValidator, NonEmptyString, Range,
+    CaseInsensitiveValidString,
+    ConfigDef,
+    ConfigType,
+    Importance,
+    LambdaValidator,
+    NonEmptyString,
+    Range,
 )
 from kopycat.api.converter import Converter, HeaderConverter
 from kopycat.plugins import converter_class, header_converter_class, new_converter, new_header_converter

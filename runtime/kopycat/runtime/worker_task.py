@@ -77,7 +77,7 @@ class WorkerTask(ABC):
         and return :attr:`StopReason.STOPPED` once :attr:`stopping` is set.
         """
 
-    def final_offset_commit(self, failed: bool) -> None:
+    def final_offset_commit(self, failed: bool) -> None:  # noqa: B027 - optional hook, empty by default
         """Hook: commit what is safe after the loop ended (Kafka's ``finalOffsetCommit``).
 
         ``failed`` is True when the run is failing: commit only what is known to be safe, and

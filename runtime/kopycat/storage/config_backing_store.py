@@ -36,7 +36,9 @@ from kopycat.api.errors import ConfigError, ConnectError, DataError, NotFoundErr
 from kopycat.storage.internal_topic_codec import parse_task_id, read_value, serialize_struct
 from kopycat.storage.kafka_based_log import KafkaBasedLog, worker_bootstrap_servers
 from kopycat.storage.worker_storage_config import (
-    CONFIG_STORAGE_REPLICATION_FACTOR_CONFIG, CONFIG_STORAGE_TOPIC_CONFIG, CONFIG_STORAGE_TOPIC_DEFAULT,
+    CONFIG_STORAGE_REPLICATION_FACTOR_CONFIG,
+    CONFIG_STORAGE_TOPIC_CONFIG,
+    CONFIG_STORAGE_TOPIC_DEFAULT,
     KAFKA_CONFIG_STORE_CONFIG,
 )
 

@@ -104,7 +104,7 @@ class ConnectorOffsetBackingStore(OffsetBackingStore):
         if tombstones:
             try:
                 secondary.set(tombstones).result(_TOMBSTONE_TIMEOUT_S)
-            except Exception as exc:  # noqa: BLE001 -- reported through the callback and future, as Kafka
+            except Exception as exc:  # noqa: BLE001 - reported through the callback and future, as Kafka
                 log.error("Writing %d offset tombstones to the worker's offset store failed: %s", len(tombstones), exc)
                 if callback is not None:
                     callback(exc)
@@ -117,7 +117,7 @@ class ConnectorOffsetBackingStore(OffsetBackingStore):
             if error is None and regular:
                 try:
                     secondary.set(regular, _log_secondary_failure)
-                except Exception as exc:  # noqa: BLE001 -- the secondary copy is best effort
+                except Exception as exc:  # noqa: BLE001 - the secondary copy is best effort
                     _log_secondary_failure(exc)
             if callback is not None:
                 callback(error)

@@ -32,14 +32,23 @@ from concurrent.futures import Future
 from typing import Any, Final
 
 from confluent_kafka import (
-    Consumer, IsolationLevel, KafkaError, KafkaException, Message, Producer, TopicPartition,
+    Consumer,
+    IsolationLevel,
+    KafkaError,
+    KafkaException,
+    Message,
+    Producer,
+    TopicPartition,
 )
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from kopycat.api.errors import ConnectError
 from kopycat.kafka import ensure_properties
 from kopycat.storage.topic_admin import (
-    create_topic_if_missing, partition_count, retrying, verify_topic_cleanup_policy_only_compact,
+    create_topic_if_missing,
+    partition_count,
+    retrying,
+    verify_topic_cleanup_policy_only_compact,
 )
 from kopycat.storage.write_completion import SetCallback, completed_future
 

@@ -25,8 +25,11 @@ from kopycat.storage.kafka_based_log import KafkaBasedLog, worker_bootstrap_serv
 from kopycat.storage.offset_backing_store import OffsetBackingStore, OffsetTable
 from kopycat.storage.offset_codec import default_partition
 from kopycat.storage.worker_storage_config import (
-    KAFKA_OFFSET_STORE_CONFIG, OFFSET_STORAGE_PARTITIONS_CONFIG, OFFSET_STORAGE_REPLICATION_FACTOR_CONFIG,
-    OFFSET_STORAGE_TOPIC_CONFIG, OFFSET_STORAGE_TOPIC_DEFAULT,
+    KAFKA_OFFSET_STORE_CONFIG,
+    OFFSET_STORAGE_PARTITIONS_CONFIG,
+    OFFSET_STORAGE_REPLICATION_FACTOR_CONFIG,
+    OFFSET_STORAGE_TOPIC_CONFIG,
+    OFFSET_STORAGE_TOPIC_DEFAULT,
 )
 from kopycat.storage.write_completion import SetCallback
 

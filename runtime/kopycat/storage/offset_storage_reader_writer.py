@@ -17,8 +17,8 @@ from typing import Any
 
 from kopycat.api.errors import ConnectError, DataError
 from kopycat.api.task import OffsetStorageReader
-from kopycat.storage.offset_codec import decode_value, encode_key, encode_value, validate_format
 from kopycat.storage.offset_backing_store import OffsetBackingStore
+from kopycat.storage.offset_codec import decode_value, encode_key, encode_value, validate_format
 from kopycat.storage.write_completion import SetCallback, completed_future
 
 __all__ = ["OffsetStorageReaderImpl", "OffsetStorageWriter"]

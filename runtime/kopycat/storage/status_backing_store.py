@@ -19,15 +19,29 @@ from typing import Any, Self
 
 from kopycat.api.errors import ConnectError, DataError
 from kopycat.storage.connector_status import (
-    CONNECTOR_STATUS_PREFIX, TASK_STATUS_PREFIX, TOPIC_STATUS_PREFIX, ConnectorStatus, State, TaskStatus,
-    TopicStatus, decode_status, decode_topic_status, encode_status, encode_topic_status, parse_topic_status_key,
-    status_key, topic_status_key,
+    CONNECTOR_STATUS_PREFIX,
+    TASK_STATUS_PREFIX,
+    TOPIC_STATUS_PREFIX,
+    ConnectorStatus,
+    State,
+    TaskStatus,
+    TopicStatus,
+    decode_status,
+    decode_topic_status,
+    encode_status,
+    encode_topic_status,
+    parse_topic_status_key,
+    status_key,
+    topic_status_key,
 )
 from kopycat.storage.internal_topic_codec import parse_task_id
 from kopycat.storage.kafka_based_log import KafkaBasedLog, worker_bootstrap_servers
 from kopycat.storage.worker_storage_config import (
-    KAFKA_STATUS_STORE_CONFIG, STATUS_STORAGE_PARTITIONS_CONFIG, STATUS_STORAGE_REPLICATION_FACTOR_CONFIG,
-    STATUS_STORAGE_TOPIC_CONFIG, STATUS_STORAGE_TOPIC_DEFAULT,
+    KAFKA_STATUS_STORE_CONFIG,
+    STATUS_STORAGE_PARTITIONS_CONFIG,
+    STATUS_STORAGE_REPLICATION_FACTOR_CONFIG,
+    STATUS_STORAGE_TOPIC_CONFIG,
+    STATUS_STORAGE_TOPIC_DEFAULT,
 )
 from kopycat.storage.write_completion import completed_future
 

@@ -7,6 +7,7 @@ import decimal
 
 import pyarrow as pa
 import pytest
+
 from kopycat.api.arrow import to_arrow_schema
 from kopycat.api.arrow_values import from_arrow_array, to_arrow_batch
 from kopycat.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 import pytest
+
 from kopycat.api.config import (
     NO_DEFAULT,
     And,

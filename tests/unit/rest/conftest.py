@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+
 from kopycat.rest import RestHerder, create_app
 from kopycat.storage.config_backing_store import MemoryConfigBackingStore
 from kopycat.storage.status_backing_store import MemoryStatusBackingStore

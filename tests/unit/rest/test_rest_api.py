@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+
 from kopycat import __version__
 from kopycat.rest import RestHerder, create_app
 from kopycat.storage.config_backing_store import ClusterConfigState, MemoryConfigBackingStore, TargetState
@@ -170,7 +171,8 @@ def test_unknown_paths_methods_and_bodies_answer_in_kafkas_shape(client: TestCli
 
 def test_a_stored_connector_without_status_is_unassigned(client: TestClient, file_source: str) -> None:
     assert client.get(f"/connectors/{file_source}/status").json() == {
-        "name": file_source, "connector": {"state": "UNASSIGNED", "worker_id": "127.0.0.1:8083", "version": __version__},
+        "name": file_source,
+        "connector": {"state": "UNASSIGNED", "worker_id": "127.0.0.1:8083", "version": __version__},
         "tasks": [], "type": "source"}
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi.testclient import TestClient
+
 from kopycat.rest import RestHerder
 from kopycat.rest.masking import (
     mask_config,

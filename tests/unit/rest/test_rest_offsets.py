@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+
 from kopycat.api.errors import ConfigError
 from kopycat.api.records import TopicPartition
 from kopycat.rest import RestHerder

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+
 from kopycat.rest import RestHerder
 from kopycat.rest.masking import is_secret_name
 from kopycat.storage.connector_status import ConnectorStatus, State, TaskStatus

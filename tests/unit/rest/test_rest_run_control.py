@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi.testclient import TestClient
+
 from kopycat.rest import RestHerder, create_app
 from kopycat.storage.config_backing_store import MemoryConfigBackingStore, TargetState
 from kopycat.storage.connector_status import ConnectorStatus, State, TaskStatus

@@ -14,8 +14,18 @@ import pytest
 
 from kopycat.api.errors import ConfigError, ConnectError, DataError, NotFoundError
 from kopycat.storage.config_backing_store import (
-    ClusterConfigState, ConfigTable, KafkaConfigBackingStore, MemoryConfigBackingStore, TargetState, commit_key,
-    connector_key, encode_connector_config, encode_target_state, encode_tasks_commit, target_state_key, task_key,
+    ClusterConfigState,
+    ConfigTable,
+    KafkaConfigBackingStore,
+    MemoryConfigBackingStore,
+    TargetState,
+    commit_key,
+    connector_key,
+    encode_connector_config,
+    encode_target_state,
+    encode_tasks_commit,
+    target_state_key,
+    task_key,
 )
 from kopycat.storage.internal_topic_codec import parse_task_id
 

@@ -114,5 +114,6 @@ def test_a_reference_to_something_other_than_an_array_is_refused() -> None:
     content = bytearray(dump_byte_array_map([(b"key", b"value")]))
     value_at = content.rindex(b"\x75\x71\x00\x7e\x00\x02")
     content[value_at:-1] = b"\x71\x00\x7e\x00\x01"  # TC_REFERENCE to the map itself
-    with pytest.raises(JavaSerializationError, match=r"TC_REFERENCE at byte \d+ to handle 0x7E0001, which is not a byte\[\]"):
+    with pytest.raises(JavaSerializationError,
+                       match=r"TC_REFERENCE at byte \d+ to handle 0x7E0001, which is not a byte\[\]"):
         load_byte_array_map(bytes(content))

@@ -11,8 +11,18 @@ import pytest
 
 from kopycat.api.errors import DataError
 from kopycat.storage.offset_codec import (
-    canonical_key, decode_key, decode_value, default_partition, encode_key, encode_value,
-    java_hash_map_order, java_ordered, java_string_hash, murmur2, to_positive, validate_format,
+    canonical_key,
+    decode_key,
+    decode_value,
+    default_partition,
+    encode_key,
+    encode_value,
+    java_hash_map_order,
+    java_ordered,
+    java_string_hash,
+    murmur2,
+    to_positive,
+    validate_format,
 )
 
 JDBC_KEY = b'["jdbc-orders",{"protocol":"1","table":"db.public.orders"}]'

@@ -14,8 +14,16 @@ import pytest
 
 from kopycat.api.errors import ConfigError, ConnectError, DataError
 from kopycat.storage.connector_status import (
-    ConnectorStatus, State, TaskStatus, TopicStatus, decode_status, decode_topic_status, encode_status,
-    encode_topic_status, status_key, topic_status_key,
+    ConnectorStatus,
+    State,
+    TaskStatus,
+    TopicStatus,
+    decode_status,
+    decode_topic_status,
+    encode_status,
+    encode_topic_status,
+    status_key,
+    topic_status_key,
 )
 from kopycat.storage.status_backing_store import KafkaStatusBackingStore, MemoryStatusBackingStore, StatusTable
 

@@ -16,8 +16,8 @@ is made deterministic by overwriting the window's directories: only a TimeBasedP
 record time (``timestamp.extractor`` Record or RecordField) with a window of whole
 ``partition.duration.ms`` buckets may run so (``start`` raises ConfigError otherwise). ``open``
 asks for the same seeks as a live run: the window's live position (see
-kopycat.runtime.run_range.BackfillWindow); before a partition's first file commit, its committed files in the window's bucket directories are
-deleted; then the new files are committed. Files are cut by
+kopycat.runtime.run_range.BackfillWindow); before a partition's first file commit, its committed
+files in the window's bucket directories are deleted; then the new files are committed. Files are cut by
 ``flush.size``/``rotate.interval.ms`` only, so the same window gives the same names and bytes.
 Other partitions' files and other buckets are never touched. Run a window while no live run of
 the connector writes the same partitions (an Airflow DAG with ``max_active_runs=1``).
