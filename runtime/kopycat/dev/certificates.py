@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import os
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,20 +21,11 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-__all__ = ["CertificateFiles", "KeyPair", "make_certificates", "keytool_executable"]
+from kopycat.keystores import keytool_executable
+
+__all__ = ["CertificateFiles", "KeyPair", "make_certificates"]
 
 _VALID_FOR = datetime.timedelta(days=2)
-
-
-def keytool_executable() -> str:
-    """``$JAVA_HOME/bin/keytool`` when present, else ``keytool`` on PATH."""
-    java_home = os.environ.get("JAVA_HOME")
-    if java_home and (Path(java_home) / "bin" / "keytool").exists():
-        return str(Path(java_home) / "bin" / "keytool")
-    keytool = shutil.which("keytool")
-    if keytool is None:
-        raise RuntimeError("no `keytool` on PATH: install a JDK (make setup does)")
-    return keytool
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,16 +18,31 @@ from types import TracebackType
 from typing import Any, Self
 
 from kopycat.api.errors import ConnectError, DataError
+from kopycat.kafka import worker_client_config
 from kopycat.storage.connector_status import (
-    CONNECTOR_STATUS_PREFIX, TASK_STATUS_PREFIX, TOPIC_STATUS_PREFIX, ConnectorStatus, State, TaskStatus,
-    TopicStatus, decode_status, decode_topic_status, encode_status, encode_topic_status, parse_topic_status_key,
-    status_key, topic_status_key,
+    CONNECTOR_STATUS_PREFIX,
+    TASK_STATUS_PREFIX,
+    TOPIC_STATUS_PREFIX,
+    ConnectorStatus,
+    State,
+    TaskStatus,
+    TopicStatus,
+    decode_status,
+    decode_topic_status,
+    encode_status,
+    encode_topic_status,
+    parse_topic_status_key,
+    status_key,
+    topic_status_key,
 )
 from kopycat.storage.internal_topic_codec import parse_task_id
 from kopycat.storage.kafka_based_log import KafkaBasedLog, worker_bootstrap_servers
 from kopycat.storage.worker_storage_config import (
-    KAFKA_STATUS_STORE_CONFIG, STATUS_STORAGE_PARTITIONS_CONFIG, STATUS_STORAGE_REPLICATION_FACTOR_CONFIG,
-    STATUS_STORAGE_TOPIC_CONFIG, STATUS_STORAGE_TOPIC_DEFAULT,
+    KAFKA_STATUS_STORE_CONFIG,
+    STATUS_STORAGE_PARTITIONS_CONFIG,
+    STATUS_STORAGE_REPLICATION_FACTOR_CONFIG,
+    STATUS_STORAGE_TOPIC_CONFIG,
+    STATUS_STORAGE_TOPIC_DEFAULT,
 )
 from kopycat.storage.write_completion import completed_future
 
@@ -288,6 +303,7 @@ class KafkaStatusBackingStore(StatusBackingStore):
     def from_config(cls, props: Mapping[str, Any], **kwargs: Any) -> KafkaStatusBackingStore:
         """A store from worker properties: ``bootstrap.servers`` and the ``status.storage.*`` keys."""
         values = KAFKA_STATUS_STORE_CONFIG.parse(props)
+        kwargs.setdefault("client_config", worker_client_config(props))
         return cls(worker_bootstrap_servers(props, "the Kafka status store"),
                    topic=values[STATUS_STORAGE_TOPIC_CONFIG],
                    partitions=values[STATUS_STORAGE_PARTITIONS_CONFIG],

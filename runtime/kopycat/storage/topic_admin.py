@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from typing import Any, Final, TypeVar
 
 from confluent_kafka import KafkaError, KafkaException
@@ -18,7 +19,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 from kopycat.api.errors import ConfigError, ConnectError
 
-__all__ = ["create_topic_if_missing", "partition_count", "retrying", "topic_cleanup_policy",
+__all__ = ["admin_result", "create_topic_if_missing", "partition_count", "retrying", "topic_cleanup_policy",
            "verify_topic_cleanup_policy_only_compact"]
 
 log = logging.getLogger(__name__)
@@ -31,6 +32,19 @@ _TRANSIENT: Final = frozenset({
     KafkaError.FENCED_LEADER_EPOCH, KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError.REQUEST_TIMED_OUT,
     KafkaError.NOT_CONTROLLER, KafkaError._TIMED_OUT, KafkaError._TRANSPORT,
 })
+
+
+def admin_result(admin: AdminClient, future: Future[_T], timeout_s: float) -> _T:
+    """``future.result(timeout_s)``, serving ``admin``'s callbacks while it waits.
+
+    An admin client's ``error_cb`` runs only inside ``poll()``; on a secured cluster it is where a
+    refused login ends the wait (:class:`~kopycat.client_security.AuthenticationWatch`) rather than the
+    request timing out with no reason given.
+    """
+    deadline = time.monotonic() + timeout_s
+    while not future.done() and time.monotonic() < deadline:
+        admin.poll(0.1)
+    return future.result(timeout=max(0.0, deadline - time.monotonic()))
 
 
 def retrying(call: Callable[[], _T], what: str, timeout_s: float) -> _T:
@@ -72,7 +86,7 @@ def create_topic_if_missing(admin: AdminClient, topic: str, *, partitions: int, 
 
     def create() -> bool:
         try:
-            admin.create_topics([new_topic], request_timeout=timeout_s)[topic].result(timeout=timeout_s)
+            admin_result(admin, admin.create_topics([new_topic], request_timeout=timeout_s)[topic], timeout_s)
         except KafkaException as exc:
             if exc.args[0].code() == KafkaError.TOPIC_ALREADY_EXISTS:
                 return False
@@ -104,8 +118,8 @@ def topic_cleanup_policy(admin: AdminClient, topic: str, timeout_s: float = 30.0
     resource = ConfigResource(ConfigResource.Type.TOPIC, topic)
 
     def describe() -> dict[str, Any]:
-        entries: dict[str, Any] = admin.describe_configs([resource], request_timeout=timeout_s)[resource].result(
-            timeout_s)
+        entries: dict[str, Any] = admin_result(
+            admin, admin.describe_configs([resource], request_timeout=timeout_s)[resource], timeout_s)
         return entries
 
     try:
