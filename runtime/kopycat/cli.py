@@ -12,7 +12,9 @@
                              read or forget a connector's offsets (stop it first)
     kopycat rest worker.properties [--host 127.0.0.1] [--port 8083] [--token-file F]
                              serve Kafka Connect's REST API over the Kafka config/status topics
-    kopycat dev kafka        run a real single-node Kafka broker in the foreground
+    kopycat dev kafka [--security]
+                             run a real single-node Kafka broker in the foreground (secured: SASL_SSL,
+                             mTLS and ACLs, printing the client settings in Java's and librdkafka's keys)
     kopycat dev postgres     run a throwaway PostgreSQL server in the foreground
     kopycat dev demo         the README's demo pipeline on embedded defaults
 
@@ -49,9 +51,28 @@ def _serve_until_interrupted(what: str, address: str) -> None:
 def _dev_kafka(args: argparse.Namespace) -> int:
     from kopycat.dev.kafka_broker import LocalKafkaBroker
 
+    if args.security:
+        return _dev_secured_kafka()
     with LocalKafkaBroker(name="dev-kafka") as broker:
         print(f"bootstrap.servers={broker.bootstrap_servers}", flush=True)
         _serve_until_interrupted("Kafka broker", broker.bootstrap_servers)
+    return 0
+
+
+def _dev_secured_kafka() -> int:
+    from kopycat.dev.secured_kafka import RESTRICTED_USER, SecuredKafkaBroker
+
+    with SecuredKafkaBroker(name="dev-kafka-secured") as broker:
+        blocks = {
+            "SASL_SSL, as Kafka Connect's worker.properties (Java)": broker.java_sasl_settings(),
+            "SASL_SSL, as librdkafka's settings": broker.librdkafka_sasl_settings(),
+            "mutual TLS, as Kafka Connect's worker.properties (Java)": broker.java_mtls_settings(),
+            "mutual TLS, as librdkafka's settings": broker.librdkafka_mtls_settings(),
+            f"a user without ACLs ({RESTRICTED_USER}), Java": broker.java_sasl_settings(RESTRICTED_USER, "PLAIN"),
+        }
+        for title, settings in blocks.items():
+            print(f"# {title}", *(f"{key}={value}" for key, value in settings.items()), "", sep="\n", flush=True)
+        _serve_until_interrupted("Secured Kafka broker", broker.bootstrap_servers)
     return 0
 
 
@@ -199,7 +220,10 @@ def build_parser() -> argparse.ArgumentParser:
     rest.set_defaults(func=_rest)
     dev = commands.add_parser("dev", help="real services for development").add_subparsers(
         dest="dev_command", required=True)
-    dev.add_parser("kafka", help="run a single-node Kafka broker").set_defaults(func=_dev_kafka)
+    kafka = dev.add_parser("kafka", help="run a single-node Kafka broker")
+    kafka.add_argument("--security", action="store_true",
+                       help="SASL_SSL (PLAIN, SCRAM), mutual TLS and ACLs; prints the client settings")
+    kafka.set_defaults(func=_dev_kafka)
     dev.add_parser("postgres", help="run a PostgreSQL server").set_defaults(func=_dev_postgres)
     demo = dev.add_parser("demo", help="run the demo pipeline: the shop DAGs through Airflow")
     demo.add_argument("--orders", type=int, default=5_000, help="orders in the demo shop (default 5000)")

@@ -25,7 +25,7 @@ librdkafka retries a refused login forever; Kafka's Java clients throw at once
 (``SaslAuthenticationException``, ``SslAuthenticationException``) and the task fails.
 :class:`AuthenticationWatch` is the ``error_cb`` that gives up after
 ``kopycat.auth.failure.timeout.ms`` of failed logins with one line naming the cluster, the mechanism
-and the likely fix.
+and the likely fix; an authorization error fails at once, naming the ACL operation that is missing.
 """
 
 from __future__ import annotations
@@ -45,7 +45,10 @@ from kopycat.keystores import client_key_files, trusted_certificates_file
 
 __all__ = [
     "AUTH_FAILURE_TIMEOUT_MS_CONFIG", "AUTH_FAILURE_TIMEOUT_MS_DEFAULT", "AuthenticationFailedError",
-    "AuthenticationWatch", "CLIENT_SECURITY_CONFIG", "is_security_key", "translate_security",
+    "AuthenticationWatch", "AuthorizationFailedError", "CLIENT_SECURITY_CONFIG", "explain_client_error",
+    "is_security_key",
+    "missing_acl",
+    "translate_security",
 ]
 
 log = logging.getLogger(__name__)
@@ -174,7 +177,41 @@ class AuthenticationFailedError(ConnectError):
     """A client's login was refused for longer than ``kopycat.auth.failure.timeout.ms``."""
 
 
+class AuthorizationFailedError(ConnectError):
+    """The cluster refused an operation to the client's principal: an ACL is missing
+    (Kafka's ``AuthorizationException``, which fails a Java task at once too)."""
+
+
 _AUTH_CODES: Final = frozenset({KafkaError._AUTHENTICATION, KafkaError._SSL})
+_MISSING_ACL: Final = {
+    KafkaError.TOPIC_AUTHORIZATION_FAILED: "the Describe, Read or Write operation on the topic",
+    KafkaError.GROUP_AUTHORIZATION_FAILED: "the Read operation on the consumer group",
+    KafkaError.CLUSTER_AUTHORIZATION_FAILED: "an operation on the cluster",
+    KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED: "the Write and Describe operations on the transactional id",
+}
+_IDEMPOTENT_WRITE: Final = ("the IdempotentWrite operation on the cluster, or Write on the topics it produces to "
+                            "(KIP-679)")
+
+
+def missing_acl(code: int, text: str = "") -> str | None:
+    """What ACL an authorization error ``code`` says is missing, or None when it is no such error."""
+    if code == KafkaError.CLUSTER_AUTHORIZATION_FAILED and "idempotence" in text.lower():
+        return _IDEMPOTENT_WRITE
+    return _MISSING_ACL.get(code)
+
+
+def explain_client_error(exc: BaseException) -> ConnectError | None:
+    """A clear error for a librdkafka authorization failure raised by a client call (a fatal error
+    such as a refused idempotent producer id is raised by ``poll``, never passed to ``error_cb``);
+    None for any other exception."""
+    error = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
+    if error is None:
+        return None
+    acl = missing_acl(error.code(), error.str())
+    if acl is None:
+        return None
+    return AuthorizationFailedError(f"{error.str()} ({error.name()}): the principal lacks {acl}; grant it with "
+                                    f"kafka-acls.sh --add --allow-principal <principal> ...")
 
 
 class AuthenticationWatch:
@@ -190,6 +227,7 @@ class AuthenticationWatch:
         self.protocol = str(config.get("security.protocol", "PLAINTEXT")).upper()
         self.mechanism = str(config.get("sasl.mechanism", "GSSAPI")).upper() if "SASL" in self.protocol else ""
         self.timeout_s = timeout_s
+        self._username = str(config.get("sasl.username") or "")
         self._first: float | None = None
         self._last = 0.0
         self._lock = threading.Lock()
@@ -205,7 +243,18 @@ class AuthenticationWatch:
                     "(and ssl.endpoint.identification.algorithm)")
         return "check ssl.keystore.* (the client certificate the broker requires) and ssl.truststore.*"
 
+    @property
+    def principal(self) -> str:
+        """The principal the cluster sees, as far as the settings tell it."""
+        user = self._username
+        return f"User:{user}" if user else "the client's principal"
+
     def __call__(self, error: KafkaError) -> None:
+        acl = missing_acl(error.code(), error.str())
+        if acl is not None:
+            raise AuthorizationFailedError(
+                f"The Kafka cluster at {self.servers} refused {self.principal}: {error.str()}; grant it {acl} "
+                f"(kafka-acls.sh --add --allow-principal {self.principal} ...)")
         if error.code() not in _AUTH_CODES:
             log.debug("Client error from %s: %s", self.servers, error.str())
             return

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from confluent_kafka.admin import AdminClient, NewTopic
 
 from kopycat.dev.secured_kafka import RESTRICTED_USER, SecuredKafkaBroker
 
@@ -131,15 +132,30 @@ def test_an_unknown_ca_fails_within_a_minute_naming_the_truststore(
     assert "ssl.truststore.location" in last, last
 
 
-def test_a_user_without_acls_gets_an_error_naming_the_topic(
+def test_a_user_without_acls_reading_a_topic_gets_one_line_naming_the_topic_and_the_operation(
         tmp_path: Path, secured_kafka: SecuredKafkaBroker, topic_name: str) -> None:
+    admin = AdminClient(secured_kafka.librdkafka_sasl_settings())
+    admin.create_topics([NewTopic(topic_name, 1, 1)])[topic_name].result(30)
     client = secured_kafka.java_sasl_settings(RESTRICTED_USER, "PLAIN")
     worker = _worker(tmp_path, client, topic_name, offsets_topic=False)
+    sink = _write(tmp_path / "sink.properties", [
+        f"name={topic_name}", "connector.class=FileStreamSink", f"file={tmp_path / 'out.txt'}", f"topics={topic_name}"])
+    failed = _kopycat("run", str(worker), str(sink), "--no-progress")
+    line = _error_line(failed)
+    assert failed.returncode != 0
+    assert f"topic '{topic_name}'" in line and "Read" in line and "authoriz" in line.lower(), line
+    _assert_no_secret(failed, secured_kafka.passwords[RESTRICTED_USER], secured_kafka.store_password)
+
+
+def test_a_user_without_acls_gets_one_line_naming_the_offsets_topic_it_may_not_create(
+        tmp_path: Path, secured_kafka: SecuredKafkaBroker, topic_name: str) -> None:
+    client = secured_kafka.java_sasl_settings(RESTRICTED_USER, "SCRAM-SHA-512")
+    worker = _worker(tmp_path, client, topic_name)
     source = _write(tmp_path / "source.properties", [
         f"name={topic_name}", "connector.class=FileStreamSource", f"file={_write(tmp_path / 'in.txt', _LINES)}",
         f"topic={topic_name}"])
     failed = _kopycat("run", str(worker), str(source), "--no-progress")
-    output = failed.stdout + failed.stderr
-    assert failed.returncode != 0, output[-3000:]
-    assert topic_name in output and "authorization failed" in output.lower(), output[-3000:]
+    line = _error_line(failed)
+    assert failed.returncode != 0
+    assert f"topic '{topic_name}-offsets'" in line and "Create operation" in line, line
     _assert_no_secret(failed, secured_kafka.passwords[RESTRICTED_USER], secured_kafka.store_password)

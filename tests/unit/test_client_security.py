@@ -8,12 +8,18 @@ import stat
 from pathlib import Path
 
 import pytest
-from confluent_kafka import KafkaError
+from confluent_kafka import KafkaError, KafkaException
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
 from kopycat.api.errors import ConfigError
-from kopycat.client_security import AuthenticationFailedError, AuthenticationWatch, translate_security
+from kopycat.client_security import (
+    AuthenticationFailedError,
+    AuthenticationWatch,
+    AuthorizationFailedError,
+    explain_client_error,
+    translate_security,
+)
 from kopycat.jaas import parse_jaas_config
 from kopycat.kafka import client_config, worker_client_config
 
@@ -165,3 +171,19 @@ def test_refused_logins_fail_after_the_timeout_with_one_line() -> None:
     message = str(caught.value)
     assert "\n" not in message
     assert "h:9093" in message and "SCRAM-SHA-512" in message and "sasl.jaas.config" in message
+
+
+def test_authorization_errors_fail_at_once_naming_the_missing_acl() -> None:
+    watch = AuthenticationWatch({"bootstrap.servers": "h:9093", "security.protocol": "SASL_SSL",
+                                 "sasl.mechanism": "PLAIN", "sasl.username": "bob"}, timeout_s=60.0)
+    with pytest.raises(AuthorizationFailedError, match="User:bob.*Read operation on the consumer group"):
+        watch(_Error(KafkaError.GROUP_AUTHORIZATION_FAILED, "Group authorization failed"))
+
+
+def test_a_refused_idempotent_producer_id_is_explained_as_a_missing_idempotent_write_acl() -> None:
+    fatal = KafkaException(KafkaError(KafkaError.CLUSTER_AUTHORIZATION_FAILED,
+                                      "Failed to acquire idempotence PID from broker: Cluster authorization failed",
+                                      fatal=True))
+    explained = explain_client_error(fatal)
+    assert isinstance(explained, AuthorizationFailedError) and "IdempotentWrite" in str(explained)
+    assert explain_client_error(KafkaException(KafkaError(KafkaError._TIMED_OUT))) is None
