@@ -7,6 +7,7 @@ process); every line it prints, its log included, is checked for the passwords.
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 import time
@@ -15,7 +16,10 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from kopycat.client_security import AuthenticationFailedError
 from kopycat.dev.secured_kafka import RESTRICTED_USER, SecuredKafkaBroker
+from kopycat.properties import load_config_file
+from kopycat.runtime.run_once import run_connector_once
 
 pytestmark = pytest.mark.integration
 
@@ -159,3 +163,22 @@ def test_a_user_without_acls_gets_one_line_naming_the_offsets_topic_it_may_not_c
     assert failed.returncode != 0
     assert f"topic '{topic_name}-offsets'" in line and "Create operation" in line, line
     _assert_no_secret(failed, secured_kafka.passwords[RESTRICTED_USER], secured_kafka.store_password)
+
+
+def test_no_log_record_of_an_in_process_run_carries_a_password(
+        tmp_path: Path, secured_kafka: SecuredKafkaBroker, topic_name: str, caplog: pytest.LogCaptureFixture) -> None:
+    source_file = _write(tmp_path / "in.txt", _LINES)
+    worker = load_config_file(str(_worker(tmp_path, secured_kafka.java_sasl_settings(mechanism="PLAIN"), topic_name)))
+    wrong = {**worker, "sasl.jaas.config": worker["sasl.jaas.config"].replace(
+        secured_kafka.passwords["admin"], "wrong-password"), "kopycat.auth.failure.timeout.ms": "2000"}
+    source = {"name": topic_name, "connector.class": "FileStreamSource", "file": str(source_file), "topic": topic_name}
+    with caplog.at_level(logging.DEBUG):
+        summaries = run_connector_once(source, worker)
+        with pytest.raises(AuthenticationFailedError):
+            run_connector_once(source, wrong)
+    assert [s.records for s in summaries] == [300]
+    secrets = (secured_kafka.passwords["admin"], secured_kafka.store_password, "wrong-password")
+    assert caplog.records
+    for record in caplog.records:
+        text = record.getMessage()
+        assert not any(secret in text for secret in secrets), f"a password reached the log ({record.name})"
