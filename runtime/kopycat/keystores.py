@@ -118,6 +118,14 @@ def _pkcs12(data: bytes, password: str | None, location: str, key: str) -> pkcs1
                           f"PKCS12 store", key=key) from None
 
 
+def _pem_certificates(data: bytes, location: str, key: str) -> list[x509.Certificate]:
+    try:
+        return x509.load_pem_x509_certificates(data)
+    except ValueError:
+        raise ConfigError(f"{key}={location} holds no PEM certificate (-----BEGIN CERTIFICATE-----)",
+                          key=key) from None
+
+
 def _pem(certificates: list[x509.Certificate]) -> bytes:
     return b"".join(cert.public_bytes(serialization.Encoding.PEM) for cert in certificates)
 
@@ -132,7 +140,7 @@ def trusted_certificates_file(location: str, store_type: str | None, password: s
         if isinstance(found, Path):
             return found
         if kind == "PEM":
-            certificates = x509.load_pem_x509_certificates(_read(location, key))
+            certificates = _pem_certificates(_read(location, key), location, key)
         else:
             data = _read(location, key)
             if kind == "JKS":
@@ -165,7 +173,7 @@ def client_key_files(location: str, store_type: str | None, password: str | None
                     data, (key_password or password or "").encode() or None)
             except (ValueError, TypeError) as exc:
                 raise ConfigError(f"{key}={location}: no readable private key ({exc})", key=key) from None
-            chain = x509.load_pem_x509_certificates(data)
+            chain = _pem_certificates(data, location, key)
         else:
             if kind == "JKS":
                 data = _jks_as_pkcs12(location, password, key_password, key)

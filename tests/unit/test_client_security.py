@@ -187,3 +187,16 @@ def test_a_refused_idempotent_producer_id_is_explained_as_a_missing_idempotent_w
     explained = explain_client_error(fatal)
     assert isinstance(explained, AuthorizationFailedError) and "IdempotentWrite" in str(explained)
     assert explain_client_error(KafkaException(KafkaError(KafkaError._TIMED_OUT))) is None
+
+
+def test_a_pem_truststore_file_is_read_and_a_file_without_certificates_is_refused(tmp_path: Path) -> None:
+    from kopycat.dev.certificates import make_certificates
+
+    if shutil.which("keytool") is None:
+        pytest.skip("needs the JDK's keytool")
+    certs = make_certificates(tmp_path / "certs", password="changeit")
+    config = translate_security({"ssl.truststore.type": "PEM", "ssl.truststore.location": str(certs.ca_pem)})
+    assert Path(config["ssl.ca.location"]).read_bytes() == certs.ca_pem.read_bytes()
+    (tmp_path / "empty.pem").write_text("nothing here\n")
+    with pytest.raises(ConfigError, match="holds no PEM certificate"):
+        translate_security({"ssl.truststore.type": "PEM", "ssl.truststore.location": str(tmp_path / "empty.pem")})
