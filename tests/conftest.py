@@ -17,6 +17,7 @@ from kopycat.dev.kafka_connect import LocalKafkaConnect
 from kopycat.dev.postgres import LocalPostgres
 from kopycat.dev.s3 import LocalS3
 from kopycat.dev.schema_registry import LocalSchemaRegistry
+from kopycat.dev.secured_kafka import SecuredKafkaBroker
 
 INTEGRATION_DIR = Path(__file__).parent / "integration"
 
@@ -39,6 +40,13 @@ def kafka_broker() -> Iterator[LocalKafkaBroker]:
 def kafka_broker_b() -> Iterator[LocalKafkaBroker]:
     """A second, independent broker: the other cluster in mirroring tests."""
     with LocalKafkaBroker(name="kafka-b") as broker:
+        yield broker
+
+
+@pytest.fixture(scope="session")
+def secured_kafka() -> Iterator[SecuredKafkaBroker]:
+    """A secured broker (SASL_SSL with PLAIN/SCRAM, mTLS, ACLs and a throwaway CA) for the session."""
+    with SecuredKafkaBroker(name="kafka-secured") as broker:
         yield broker
 
 

@@ -24,7 +24,9 @@
                            [--connector NAME ...]
                              put Kopycat's stored connectors to a Kafka Connect cluster (stopped
                              in Kopycat first with --stop); exit 1 if some were skipped
-    kopycat dev kafka        run a real single-node Kafka broker in the foreground
+    kopycat dev kafka [--security]
+                             run a real single-node Kafka broker in the foreground (secured: SASL_SSL,
+                             mTLS and ACLs, printing the client settings in Java's and librdkafka's keys)
     kopycat dev postgres     run a throwaway PostgreSQL server in the foreground
     kopycat dev schema-registry
                              run a Schema Registry (Apicurio, Confluent's API) in the foreground
@@ -63,9 +65,28 @@ def _serve_until_interrupted(what: str, address: str) -> None:
 def _dev_kafka(args: argparse.Namespace) -> int:
     from kopycat.dev.kafka_broker import LocalKafkaBroker
 
+    if args.security:
+        return _dev_secured_kafka()
     with LocalKafkaBroker(name="dev-kafka") as broker:
         print(f"bootstrap.servers={broker.bootstrap_servers}", flush=True)
         _serve_until_interrupted("Kafka broker", broker.bootstrap_servers)
+    return 0
+
+
+def _dev_secured_kafka() -> int:
+    from kopycat.dev.secured_kafka import RESTRICTED_USER, SecuredKafkaBroker
+
+    with SecuredKafkaBroker(name="dev-kafka-secured") as broker:
+        blocks = {
+            "SASL_SSL, as Kafka Connect's worker.properties (Java)": broker.java_sasl_settings(),
+            "SASL_SSL, as librdkafka's settings": broker.librdkafka_sasl_settings(),
+            "mutual TLS, as Kafka Connect's worker.properties (Java)": broker.java_mtls_settings(),
+            "mutual TLS, as librdkafka's settings": broker.librdkafka_mtls_settings(),
+            f"a user without ACLs ({RESTRICTED_USER}), Java": broker.java_sasl_settings(RESTRICTED_USER, "PLAIN"),
+        }
+        for title, settings in blocks.items():
+            print(f"# {title}", *(f"{key}={value}" for key, value in settings.items()), "", sep="\n", flush=True)
+        _serve_until_interrupted("Secured Kafka broker", broker.bootstrap_servers)
     return 0
 
 
@@ -295,7 +316,10 @@ def build_parser() -> argparse.ArgumentParser:
         move.set_defaults(func=_connect_move)
     dev = commands.add_parser("dev", help="real services for development").add_subparsers(
         dest="dev_command", required=True)
-    dev.add_parser("kafka", help="run a single-node Kafka broker").set_defaults(func=_dev_kafka)
+    kafka = dev.add_parser("kafka", help="run a single-node Kafka broker")
+    kafka.add_argument("--security", action="store_true",
+                       help="SASL_SSL (PLAIN, SCRAM), mutual TLS and ACLs; prints the client settings")
+    kafka.set_defaults(func=_dev_kafka)
     dev.add_parser("postgres", help="run a PostgreSQL server").set_defaults(func=_dev_postgres)
     dev.add_parser("schema-registry", help="run a Schema Registry (Apicurio, Confluent's API)").set_defaults(
         func=_dev_schema_registry)

@@ -6,7 +6,11 @@ clients (KIP-458, with the default ``All`` override policy). Kopycat does the sa
 names are librdkafka's, which equal the Java client's for the common ones (``acks``,
 ``linger.ms``, ``compression.type``, ``security.protocol``, ``sasl.mechanism``...). Java-only
 names that librdkafka would reject are translated or dropped here, so a Kafka Connect
-worker.properties works unchanged.
+worker.properties works unchanged: every client config goes through :func:`librdkafka_config`,
+which also translates the Java security settings (JAAS line, key stores; see
+:mod:`kopycat.client_security`). Scoped as Kafka's ``Worker`` scopes them: the top-level security
+keys secure the worker's own clients (:func:`worker_client_config`) and every admin client, a task's
+producer and consumer see only ``producer.*``/``consumer.*`` and their ``*.override.*``.
 
 Settings the engine's guarantees depend on are *forced* (a user's different value is replaced
 with a warning), as Kafka's ``ConnectUtils.ensureProperty`` does.
@@ -18,9 +22,18 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Final
 
+from kopycat.client_security import (
+    AUTH_FAILURE_TIMEOUT_MS_CONFIG,
+    AUTH_FAILURE_TIMEOUT_MS_DEFAULT,
+    AuthenticationWatch,
+    is_security_key,
+    translate_security,
+)
+
 __all__ = [
     "GROUP_ID_OVERRIDE_CONFIG", "SINK_CONSUMER_DEFAULTS", "SOURCE_PRODUCER_DEFAULTS", "SOURCE_PRODUCER_FORCED",
-    "client_config", "consumer_group_id", "ensure_properties", "resets_to_latest",
+    "auth_failure_timeout_s", "client_config", "consumer_group_id", "ensure_properties", "librdkafka_config",
+    "resets_to_latest", "worker_client_config",
 ]
 
 log = logging.getLogger(__name__)
@@ -70,17 +83,53 @@ def consumer_group_id(connector: str, connector_props: Mapping[str, Any] | None 
     return override or f"connect-{connector}"
 
 
-def _translated(props: Mapping[str, Any], prefix: str) -> dict[str, Any]:
+def _client_properties(props: Mapping[str, Any], prefix: str, origin: dict[str, str]) -> dict[str, Any]:
+    """The ``prefix``-ed keys of ``props`` without the prefix; ``origin`` records the key each came from."""
     found: dict[str, Any] = {}
     for key, value in props.items():
         if not key.startswith(prefix):
             continue
         name = key[len(prefix):]
+        if prefix == "" and not is_security_key(name):
+            continue
         if name in _JAVA_ONLY:
             log.info("Ignoring %s: a Java client setting with no librdkafka equivalent", key)
             continue
-        found[_RENAMED.get(name, name)] = value
+        name = _RENAMED.get(name, name)
+        found[name] = value
+        origin[name] = key
     return found
+
+
+def auth_failure_timeout_s(worker_props: Mapping[str, Any]) -> float:
+    """``kopycat.auth.failure.timeout.ms`` of the worker, in seconds."""
+    return float(worker_props.get(AUTH_FAILURE_TIMEOUT_MS_CONFIG) or AUTH_FAILURE_TIMEOUT_MS_DEFAULT) / 1000
+
+
+def librdkafka_config(config: Mapping[str, Any], origin: Mapping[str, str] | None = None, *,
+                      auth_timeout_s: float = AUTH_FAILURE_TIMEOUT_MS_DEFAULT / 1000) -> dict[str, Any]:
+    """One client's settings as librdkafka takes them: Java security settings translated
+    (:func:`~kopycat.client_security.translate_security`) and, on a secured connection, an
+    ``error_cb`` that fails the client's caller once logins are refused for ``auth_timeout_s``.
+
+    Every builder of a client config calls this last; a config translated twice is unchanged.
+    """
+    found = translate_security(config, origin)
+    protocol = str(found.get("security.protocol", "PLAINTEXT")).upper()
+    if protocol != "PLAINTEXT" and "error_cb" not in found:
+        found["error_cb"] = AuthenticationWatch(found, auth_timeout_s)
+    return found
+
+
+def worker_client_config(worker_props: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings of the worker's own clients (the offset, config and status stores): its
+    ``bootstrap.servers`` and top-level security keys, as Kafka's ``KafkaBasedLog`` gets them."""
+    origin: dict[str, str] = {}
+    config = _client_properties(worker_props, "", origin)
+    servers = worker_props.get("bootstrap.servers")
+    if servers:
+        config["bootstrap.servers"] = ",".join(servers) if isinstance(servers, list | tuple) else servers
+    return librdkafka_config(config, origin, auth_timeout_s=auth_failure_timeout_s(worker_props))
 
 
 def client_config(worker_props: Mapping[str, Any], connector_props: Mapping[str, Any], client: str,
@@ -88,16 +137,21 @@ def client_config(worker_props: Mapping[str, Any], connector_props: Mapping[str,
                   forced: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The config of one client (``producer``, ``consumer`` or ``admin``) of a task.
 
-    Precedence, lowest first: ``defaults``, ``bootstrap.servers`` and the worker's ``<client>.*``
+    Precedence, lowest first: ``defaults``, ``bootstrap.servers`` (and, for the admin client, the
+    worker's top-level security keys, as Kafka's ``Worker.adminConfigs``), the worker's ``<client>.*``
     keys, the connector's ``<client>.override.*`` keys, then ``forced``.
     """
     config: dict[str, Any] = dict(defaults or {})
+    origin: dict[str, str] = {}
     servers = worker_props.get("bootstrap.servers")
     if servers:
         config["bootstrap.servers"] = ",".join(servers) if isinstance(servers, list | tuple) else servers
-    config.update(_translated(worker_props, f"{client}."))
-    config.update(_translated(connector_props, f"{client}.override."))
-    return ensure_properties(config, forced or {}, client)
+    if client == "admin":
+        config.update(_client_properties(worker_props, "", origin))
+    config.update(_client_properties(worker_props, f"{client}.", origin))
+    config.update(_client_properties(connector_props, f"{client}.override.", origin))
+    translated = librdkafka_config(config, origin, auth_timeout_s=auth_failure_timeout_s(worker_props))
+    return ensure_properties(translated, forced or {}, client)
 
 
 def ensure_properties(config: dict[str, Any], forced: Mapping[str, Any], client: str) -> dict[str, Any]:

@@ -106,6 +106,7 @@ class LocalKafkaBroker(JvmService):
         libs = ensure_jars("kafka")
         self.workdir = Path(tempfile.mkdtemp(prefix=f"kopycat-{self.name}-"))
         self.port, self.controller_port = free_port(), free_port()
+        self.prepare(self.workdir)
         config = self._write_config()
         log4j = self.workdir / "log4j2.properties"
         log4j.write_text(LOG4J2_PROPERTIES)
@@ -117,19 +118,42 @@ class LocalKafkaBroker(JvmService):
         self.launch([*base, f"-Xms{self.heap}", f"-Xmx{self.heap}", "-XX:+UseG1GC", "kafka.Kafka", str(config)])
         self._wait_until_ready()
 
+    # ------------------------------------------------------------------ hooks a variant declares
+
+    def prepare(self, workdir: Path) -> None:
+        """Hook: write what the config refers to (certificates...) into ``workdir`` and take more
+        ports, before the config is written. Default: nothing."""
+
+    def listener_settings(self) -> dict[str, str]:
+        """Hook: the listener keys of server.properties. Default: PLAINTEXT on ``port`` for clients and
+        the broker itself, a PLAINTEXT CONTROLLER listener on ``controller_port``."""
+        return {
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.controller_port}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port},"
+                                    f"CONTROLLER://127.0.0.1:{self.controller_port}",
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+        }
+
+    def storage_format_arguments(self) -> list[str]:
+        """Hook: more arguments of ``kafka-storage format`` (``--add-scram ...``). Default: none."""
+        return []
+
+    def client_config(self) -> dict[str, str]:
+        """Hook: the librdkafka settings of a client with every right on this broker (the start-up
+        check uses it). Default: ``bootstrap.servers`` alone."""
+        return {"bootstrap.servers": self.bootstrap_servers}
+
+    # ------------------------------------------------------------------ start-up
+
     def _write_config(self) -> Path:
         assert self.workdir is not None
         settings = {
             "process.roles": "broker,controller",
             "node.id": "1",
             "controller.quorum.bootstrap.servers": f"127.0.0.1:{self.controller_port}",
-            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},"
-                         f"CONTROLLER://127.0.0.1:{self.controller_port}",
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port},"
-                                    f"CONTROLLER://127.0.0.1:{self.controller_port}",
-            "controller.listener.names": "CONTROLLER",
-            "inter.broker.listener.name": "PLAINTEXT",
-            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            **self.listener_settings(),
             "log.dirs": str(self.workdir / "data"),
             **SINGLE_NODE_SETTINGS,
             **self.extra_settings,
@@ -140,7 +164,8 @@ class LocalKafkaBroker(JvmService):
 
     def _format_storage(self, base: list[str], config: Path) -> None:
         cmd = [*base, "kafka.tools.StorageTool", "format", "--standalone",
-               "-t", cluster_id(), "-c", str(config)]
+               "-t", cluster_id(), "-c", str(config),
+               *self.storage_format_arguments()]
         result = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
         if result.returncode != 0:
             raise BrokerStartError(f"formatting the log dir failed:\n{result.stdout}{result.stderr}")
@@ -152,7 +177,7 @@ class LocalKafkaBroker(JvmService):
         # Wait for the listener before making a client, or librdkafka logs every refused connect.
         while not wait_for_port(self.port, 0.5) and time.monotonic() < deadline:
             self.check_alive()
-        admin = AdminClient({"bootstrap.servers": self.bootstrap_servers})
+        admin = AdminClient(self.client_config())
         while time.monotonic() < deadline:
             self.check_alive()
             try:

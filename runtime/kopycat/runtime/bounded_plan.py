@@ -28,6 +28,7 @@ from kopycat.runtime.task_factory import fence_source_tasks
 from kopycat.runtime.topic_offsets import end_offsets, isolation_of, partition_counts
 from kopycat.storage.offset_backing_store import OffsetBackingStore
 from kopycat.storage.offset_storage_reader_writer import OffsetStorageReaderImpl
+from kopycat.storage.topic_admin import check_topic_visible
 
 __all__ = ["PlannedTask", "plan_bounded_run", "password_keys", "with_passwords"]
 
@@ -135,11 +136,15 @@ def _plan_sink(props: Mapping[str, Any], configs: Sequence[dict[str, str]],
 def _end_offsets(props: Mapping[str, Any], worker_props: Mapping[str, Any]) -> dict[TopicPartition, int]:
     """Each input partition's end as the sink's consumer can read it (the last stable offset for
     read_committed), all partitions in one ListOffsets round."""
-    admin = AdminClient(client_config(worker_props, props, "admin"))
+    admin_config = client_config(worker_props, props, "admin")
+    secured = str(admin_config.get("security.protocol", "PLAINTEXT")).upper() != "PLAINTEXT"
+    admin = AdminClient(admin_config)
     counts = partition_counts(admin, f"the Kafka cluster at {worker_props.get('bootstrap.servers')}")
     keys = []
     for topic in sink_topics(props, counts):
         if topic not in counts:
+            if secured:
+                check_topic_visible(admin, topic, "Read")
             log.warning("Topic %s does not exist (yet): nothing to copy from it", topic)
             continue
         keys += [(topic, partition) for partition in range(counts[topic])]

@@ -16,9 +16,12 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from confluent_kafka import KafkaException
+
 from kopycat.api.errors import ConnectError
 from kopycat.api.task import SinkTask, SourceTask
 from kopycat.api.window import TimeWindow
+from kopycat.client_security import explain_client_error
 from kopycat.runtime.bounded_plan import PlannedTask, with_passwords
 from kopycat.runtime.bounds import Bounds, RunSummary
 from kopycat.runtime.config_transformer import resolve_worker_config
@@ -87,5 +90,11 @@ def _run(runner: Any, progress_interval_s: float, observe: Callable[[RunSummary]
     if observe is not None:
         observe(runner.summary)
     with ProgressLogger(runner.summary, progress_interval_s):
-        summary: RunSummary = runner.run()
+        try:
+            summary: RunSummary = runner.run()
+        except KafkaException as exc:
+            explained = explain_client_error(exc)
+            if explained is None:
+                raise
+            raise explained from exc
     return summary

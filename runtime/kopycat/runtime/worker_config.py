@@ -21,6 +21,7 @@ from kopycat.api.config import (
     Range,
 )
 from kopycat.api.converter import Converter, HeaderConverter
+from kopycat.client_security import CLIENT_SECURITY_CONFIG
 from kopycat.plugins import converter_class, header_converter_class, new_converter, new_header_converter
 from kopycat.storage.worker_storage_config import FILE_OFFSET_STORE_CONFIG, KAFKA_OFFSET_STORE_CONFIG
 
@@ -86,6 +87,7 @@ WORKER_CONFIG: Final = (
     .define(PLUGIN_PATH_CONFIG, ConfigType.LIST, [], importance=Importance.LOW,
             doc="Directories added to the Python import path, where connector modules can be found "
                 "(Kafka's plugin.path holds jars instead).")
+    .merge(CLIENT_SECURITY_CONFIG)
 )
 """Kafka's ``WorkerConfig`` keys that Kopycat uses."""
 

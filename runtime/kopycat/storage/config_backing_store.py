@@ -33,6 +33,7 @@ from confluent_kafka import KafkaException
 
 from kopycat.api.data import Schema, SchemaBuilder, Struct
 from kopycat.api.errors import ConfigError, ConnectError, DataError, NotFoundError
+from kopycat.kafka import worker_client_config
 from kopycat.storage.internal_topic_codec import parse_task_id, read_value, serialize_struct
 from kopycat.storage.kafka_based_log import KafkaBasedLog, worker_bootstrap_servers
 from kopycat.storage.worker_storage_config import (
@@ -463,6 +464,7 @@ class KafkaConfigBackingStore(_LogConfigStore):
     def from_config(cls, props: Mapping[str, Any], **kwargs: Any) -> KafkaConfigBackingStore:
         """A store from worker properties: ``bootstrap.servers`` and the ``config.storage.*`` keys."""
         values = KAFKA_CONFIG_STORE_CONFIG.parse(props)
+        kwargs.setdefault("client_config", worker_client_config(props))
         return cls(worker_bootstrap_servers(props, "the Kafka config store"),
                    topic=values[CONFIG_STORAGE_TOPIC_CONFIG],
                    replication_factor=values[CONFIG_STORAGE_REPLICATION_FACTOR_CONFIG], **kwargs)

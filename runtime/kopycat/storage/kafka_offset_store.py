@@ -21,6 +21,7 @@ from concurrent.futures import Future
 from typing import Any, NamedTuple
 
 from kopycat.api.errors import ConnectError
+from kopycat.kafka import worker_client_config
 from kopycat.storage.kafka_based_log import KafkaBasedLog, worker_bootstrap_servers
 from kopycat.storage.offset_backing_store import OffsetBackingStore, OffsetTable
 from kopycat.storage.offset_codec import default_partition
@@ -78,6 +79,7 @@ class KafkaOffsetStore(OffsetBackingStore):
     def from_config(cls, props: Mapping[str, Any], **kwargs: Any) -> KafkaOffsetStore:
         """A store from worker properties: ``bootstrap.servers`` and the ``offset.storage.*`` keys."""
         values = KAFKA_OFFSET_STORE_CONFIG.parse(props)
+        kwargs.setdefault("client_config", worker_client_config(props))
         return cls(worker_bootstrap_servers(props, "the Kafka offset store"),
                    topic=values[OFFSET_STORAGE_TOPIC_CONFIG],
                    partitions=values[OFFSET_STORAGE_PARTITIONS_CONFIG],

@@ -18,6 +18,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from kopycat.api.errors import ConnectError, DataError
+from kopycat.kafka import worker_client_config
 from kopycat.storage.connector_status import (
     CONNECTOR_STATUS_PREFIX,
     TASK_STATUS_PREFIX,
@@ -302,6 +303,7 @@ class KafkaStatusBackingStore(StatusBackingStore):
     def from_config(cls, props: Mapping[str, Any], **kwargs: Any) -> KafkaStatusBackingStore:
         """A store from worker properties: ``bootstrap.servers`` and the ``status.storage.*`` keys."""
         values = KAFKA_STATUS_STORE_CONFIG.parse(props)
+        kwargs.setdefault("client_config", worker_client_config(props))
         return cls(worker_bootstrap_servers(props, "the Kafka status store"),
                    topic=values[STATUS_STORAGE_TOPIC_CONFIG],
                    partitions=values[STATUS_STORAGE_PARTITIONS_CONFIG],

@@ -11,15 +11,17 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from typing import Any, Final, TypeVar
 
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 from kopycat.api.errors import ConfigError, ConnectError
+from kopycat.client_security import AuthorizationFailedError
 
-__all__ = ["create_topic_if_missing", "partition_count", "retrying", "topic_cleanup_policy",
-           "verify_topic_cleanup_policy_only_compact"]
+__all__ = ["admin_result", "check_topic_visible", "create_topic_if_missing", "partition_count", "retrying",
+           "topic_cleanup_policy", "verify_topic_cleanup_policy_only_compact"]
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +33,19 @@ _TRANSIENT: Final = frozenset({
     KafkaError.FENCED_LEADER_EPOCH, KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError.REQUEST_TIMED_OUT,
     KafkaError.NOT_CONTROLLER, KafkaError._TIMED_OUT, KafkaError._TRANSPORT,
 })
+
+
+def admin_result(admin: AdminClient, future: Future[_T], timeout_s: float) -> _T:
+    """``future.result(timeout_s)``, serving ``admin``'s callbacks while it waits.
+
+    An admin client's ``error_cb`` runs only inside ``poll()``; on a secured cluster it is where a
+    refused login ends the wait (:class:`~kopycat.client_security.AuthenticationWatch`) rather than the
+    request timing out with no reason given.
+    """
+    deadline = time.monotonic() + timeout_s
+    while not future.done() and time.monotonic() < deadline:
+        admin.poll(0.1)
+    return future.result(timeout=max(0.0, deadline - time.monotonic()))
 
 
 def retrying(call: Callable[[], _T], what: str, timeout_s: float) -> _T:
@@ -72,7 +87,7 @@ def create_topic_if_missing(admin: AdminClient, topic: str, *, partitions: int, 
 
     def create() -> bool:
         try:
-            admin.create_topics([new_topic], request_timeout=timeout_s)[topic].result(timeout=timeout_s)
+            admin_result(admin, admin.create_topics([new_topic], request_timeout=timeout_s)[topic], timeout_s)
         except KafkaException as exc:
             if exc.args[0].code() == KafkaError.TOPIC_ALREADY_EXISTS:
                 return False
@@ -84,6 +99,11 @@ def create_topic_if_missing(admin: AdminClient, topic: str, *, partitions: int, 
                                    f"{replication_factor}, {dict(config)})", timeout_s)
     except ConnectError as exc:
         cause = exc.__cause__
+        if isinstance(cause, KafkaException) and cause.args[0].code() in (
+                KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.CLUSTER_AUTHORIZATION_FAILED):
+            raise AuthorizationFailedError(f"{exc}: the principal lacks the Create operation on topic '{topic}' "
+                                           f"(or on the cluster); grant it, or create the topic beforehand"
+                                           ) from cause
         if isinstance(cause, KafkaException) and cause.args[0].code() == KafkaError.INVALID_REPLICATION_FACTOR:
             raise ConnectError(f"{exc}. The replication factor is larger than the number of brokers: lower "
                                f"it (1 for a single broker), or use -1 for the broker's "
@@ -104,8 +124,8 @@ def topic_cleanup_policy(admin: AdminClient, topic: str, timeout_s: float = 30.0
     resource = ConfigResource(ConfigResource.Type.TOPIC, topic)
 
     def describe() -> dict[str, Any]:
-        entries: dict[str, Any] = admin.describe_configs([resource], request_timeout=timeout_s)[resource].result(
-            timeout_s)
+        entries: dict[str, Any] = admin_result(
+            admin, admin.describe_configs([resource], request_timeout=timeout_s)[resource], timeout_s)
         return entries
 
     try:
@@ -167,3 +187,23 @@ def partition_count(admin: AdminClient, topic: str, timeout_s: float = 30.0) -> 
         if time.monotonic() >= deadline:
             raise ConnectError(f"Topic '{topic}' has no usable partitions after {timeout_s:.0f} s: {problem}")
         time.sleep(0.1)
+
+
+def check_topic_visible(admin: AdminClient, topic: str, operation: str, timeout_s: float = 10.0) -> None:
+    """Raise AuthorizationFailedError when the cluster hides ``topic`` from this principal.
+
+    A listing of all topics leaves out those a principal may not Describe, so a missing ACL looks like a
+    missing topic; asking for the topic by name gets the broker's TOPIC_AUTHORIZATION_FAILED, which a
+    Java client raises as ``TopicAuthorizationException`` naming the topic. Call it on secured clusters
+    only: on a PLAINTEXT one a request by name may auto-create the topic.
+    """
+    try:
+        metadata = admin.list_topics(topic, timeout=timeout_s).topics.get(topic)
+    except KafkaException:
+        return
+    if metadata is not None and metadata.error is not None and \
+            metadata.error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED:
+        raise AuthorizationFailedError(
+            f"Not authorized to access topic '{topic}' ({metadata.error.str()}): the principal lacks the Describe "
+            f"and {operation} operations on topic '{topic}'; grant them with kafka-acls.sh --add "
+            f"--allow-principal <principal> --operation Describe --operation {operation} --topic {topic}")

@@ -52,6 +52,7 @@ from kopycat.connectors.mirror.topic_filter import (
     TopicFilter,
     compile_pattern_list,
 )
+from kopycat.kafka import librdkafka_config
 
 __all__ = ["CONFIG", "TASK_INDEX_CONFIG", "TASK_TOPIC_PARTITIONS_CONFIG", "MirrorSettings",
            "decode_topic_partitions", "encode_topic_partitions"]
@@ -296,7 +297,7 @@ class MirrorSettings:
                        "auto.offset.reset": _LIBRDKAFKA_RESET.get(reset, reset),
                        "enable.auto.commit": False, "enable.auto.offset.store": False})
         config.setdefault("client.id", self.client_label(role))
-        return config
+        return librdkafka_config(config)
 
     def source_admin_config(self, role: str = "replication-source-admin") -> dict[str, Any]:
         config = self._cluster_settings("source")
@@ -304,7 +305,7 @@ class MirrorSettings:
             config.update(self._prefixed(prefix))
         config["bootstrap.servers"] = self.source_bootstrap
         config.setdefault("client.id", self.client_label(role))
-        return config
+        return librdkafka_config(config)
 
     def target_admin_config(self, role: str = "replication-target-admin") -> dict[str, Any] | None:
         """The target admin client, or None without ``target.cluster.bootstrap.servers``."""
@@ -315,7 +316,7 @@ class MirrorSettings:
             config.update(self._prefixed(prefix))
         config["bootstrap.servers"] = self.target_bootstrap
         config.setdefault("client.id", self.client_label(role))
-        return config
+        return librdkafka_config(config)
 
     def offset_syncs_admin_config(self) -> dict[str, Any] | None:
         if self.offset_syncs_at_source:
@@ -333,7 +334,7 @@ class MirrorSettings:
             config.update(self._prefixed(prefix))
         config["bootstrap.servers"] = bootstrap
         config.setdefault("client.id", self.client_label(f"offset-syncs-{cluster}-producer"))
-        return config
+        return librdkafka_config(config)
 
     def _cluster_settings(self, cluster: str) -> dict[str, Any]:
         """``<cluster>.cluster.<key>`` (MM2) and, for the source, ``source.<key>`` (the proposal)."""
