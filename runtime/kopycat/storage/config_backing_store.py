@@ -21,18 +21,18 @@ from __future__ import annotations
 
 import logging
 import threading
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from concurrent.futures import TimeoutError as FutureTimeoutError
 from dataclasses import dataclass, field
 from enum import Enum
-from types import TracebackType
-from typing import Any, Final, Self
+from typing import Any, Final
 
 from confluent_kafka import KafkaException
 
 from kopycat.api.data import Schema, SchemaBuilder, Struct
 from kopycat.api.errors import ConfigError, ConnectError, DataError, NotFoundError
+from kopycat.storage.backing_store import BackingStore
 from kopycat.storage.internal_topic_codec import parse_task_id, read_value, serialize_struct
 from kopycat.storage.kafka_based_log import KafkaBasedLog, worker_bootstrap_servers
 from kopycat.storage.worker_storage_config import (
@@ -299,7 +299,7 @@ class ConfigTable:
 
 # ------------------------------------------------------------------------------- the stores
 
-class ConfigBackingStore(ABC):
+class ConfigBackingStore(BackingStore):
     """Where connector and task configurations live (Kafka Connect's ``ConfigBackingStore``).
 
     Writes block until stored; ``snapshot`` and ``contains`` see every write made before them.
@@ -341,14 +341,6 @@ class ConfigBackingStore(ABC):
     @abstractmethod
     def put_target_state(self, connector: str, state: TargetState) -> None:
         """Ask a connector to start, pause or stop. Raises NotFoundError for an unknown connector."""
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
 
 
 class _LogConfigStore(ConfigBackingStore):

@@ -15,21 +15,21 @@ Three stores implement it: :class:`MemoryOffsetStore` (tests, embedded use),
 from __future__ import annotations
 
 import threading
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Collection, Mapping
 from concurrent.futures import Future
-from types import TracebackType
 from typing import Any
 
 import orjson
 
+from kopycat.storage.backing_store import BackingStore
 from kopycat.storage.offset_codec import canonical_key
 from kopycat.storage.write_completion import SetCallback, completed_future
 
 __all__ = ["MemoryOffsetStore", "OffsetBackingStore", "OffsetTable"]
 
 
-class OffsetBackingStore(ABC):
+class OffsetBackingStore(BackingStore):
     """Key-value storage of serialized source offsets (Kafka Connect's ``OffsetBackingStore``).
 
     Keys and values are bytes; a None value is a tombstone: the key is deleted. Methods may be
@@ -64,14 +64,6 @@ class OffsetBackingStore(ABC):
     @abstractmethod
     def connector_partitions(self, connector: str) -> list[dict[str, Any] | None]:
         """The source partitions of ``connector`` that have a stored offset (KIP-875)."""
-
-    def __enter__(self) -> OffsetBackingStore:
-        self.start()
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
 
 
 class OffsetTable:

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Mapping
 from concurrent.futures import Future, wait
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 from kopycat.api.errors import ConnectError, DataError
+from kopycat.storage.backing_store import BackingStore
 from kopycat.storage.connector_status import (
     CONNECTOR_STATUS_PREFIX,
     TASK_STATUS_PREFIX,
@@ -160,7 +160,7 @@ class StatusTable:
             return set(self._connectors)
 
 
-class StatusBackingStore(ABC):
+class StatusBackingStore(BackingStore):
     """Where connector and task statuses live (Kafka Connect's ``StatusBackingStore``, trimmed).
 
     ``put`` may return before the status is stored; ``flush`` waits for every ``put`` made
@@ -210,14 +210,6 @@ class StatusBackingStore(ABC):
     @abstractmethod
     def flush(self) -> None:
         """Wait until every status put so far is stored."""
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
 
 
 class MemoryStatusBackingStore(StatusBackingStore):
