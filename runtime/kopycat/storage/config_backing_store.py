@@ -35,6 +35,7 @@ from kopycat.api.errors import ConfigError, ConnectError, DataError, NotFoundErr
 from kopycat.storage.backing_store import BackingStore
 from kopycat.storage.internal_topic_codec import parse_task_id, read_value, serialize_struct
 from kopycat.storage.kafka_based_log import KafkaBasedLog, worker_bootstrap_servers
+from kopycat.storage.kafka_topic_store import KafkaTopicStore
 from kopycat.storage.worker_storage_config import (
     CONFIG_STORAGE_REPLICATION_FACTOR_CONFIG,
     CONFIG_STORAGE_TOPIC_CONFIG,
@@ -304,15 +305,8 @@ class ConfigBackingStore(BackingStore):
 
     Writes block until stored; ``snapshot`` and ``contains`` see every write made before them.
     Like Kafka Connect, a store expects one writer at a time (its herder); readers may be many.
+    ``start`` loads the stored configurations.
     """
-
-    @abstractmethod
-    def start(self) -> None:
-        """Connect and load the stored configurations."""
-
-    @abstractmethod
-    def stop(self) -> None:
-        """Release resources."""
 
     @abstractmethod
     def snapshot(self) -> ClusterConfigState:
@@ -426,7 +420,7 @@ class MemoryConfigBackingStore(_LogConfigStore):
         """Writes are applied as they are made."""
 
 
-class KafkaConfigBackingStore(_LogConfigStore):
+class KafkaConfigBackingStore(KafkaTopicStore, _LogConfigStore):
     """Configurations on the ``config.storage.topic`` topic (Kafka Connect's ``KafkaConfigBackingStore``).
 
     The topic is created with one partition and ``cleanup.policy=compact`` if missing, and refused
@@ -460,7 +454,7 @@ class KafkaConfigBackingStore(_LogConfigStore):
                    replication_factor=values[CONFIG_STORAGE_REPLICATION_FACTOR_CONFIG], **kwargs)
 
     def start(self) -> None:
-        self.topic_log.start()
+        super().start()
         if self.topic_log.num_partitions > 1:
             self.topic_log.stop()
             raise ConfigError(
@@ -468,9 +462,6 @@ class KafkaConfigBackingStore(_LogConfigStore):
                 f"to have a single partition in order to guarantee consistency of connector configurations, "
                 f"but found {self.topic_log.num_partitions} partitions. Use another topic (Kopycat creates "
                 f"it with one partition if missing).", key=CONFIG_STORAGE_TOPIC_CONFIG)
-
-    def stop(self) -> None:
-        self.topic_log.stop()
 
     def write_records(self, records: Mapping[str, bytes | None]) -> None:
         future = self.topic_log.send({key.encode(): value for key, value in records.items()})

@@ -34,15 +34,9 @@ class OffsetBackingStore(BackingStore):
 
     Keys and values are bytes; a None value is a tombstone: the key is deleted. Methods may be
     called from any thread; implementations state their own guarantees.
+    ``start`` loads existing offsets, so that ``get`` afterwards sees everything stored so far;
+    ``stop`` finishes pending writes as far as possible.
     """
-
-    @abstractmethod
-    def start(self) -> None:
-        """Connect and load existing offsets; afterwards ``get`` sees everything stored so far."""
-
-    @abstractmethod
-    def stop(self) -> None:
-        """Finish pending writes (as far as possible) and release resources."""
 
     @abstractmethod
     def get(self, keys: Collection[bytes]) -> dict[bytes, bytes | None]:

@@ -36,6 +36,7 @@ from kopycat.storage.connector_status import (
 )
 from kopycat.storage.internal_topic_codec import parse_task_id
 from kopycat.storage.kafka_based_log import KafkaBasedLog, worker_bootstrap_servers
+from kopycat.storage.kafka_topic_store import KafkaTopicStore
 from kopycat.storage.worker_storage_config import (
     KAFKA_STATUS_STORE_CONFIG,
     STATUS_STORAGE_PARTITIONS_CONFIG,
@@ -165,15 +166,8 @@ class StatusBackingStore(BackingStore):
 
     ``put`` may return before the status is stored; ``flush`` waits for every ``put`` made
     before it. Methods may be called from any thread.
+    ``start`` loads the stored statuses; ``stop`` stores pending statuses as far as possible.
     """
-
-    @abstractmethod
-    def start(self) -> None:
-        """Connect and load the stored statuses."""
-
-    @abstractmethod
-    def stop(self) -> None:
-        """Store pending statuses (as far as possible) and release resources."""
 
     @abstractmethod
     def put(self, status: ConnectorStatus | TaskStatus) -> Future[None]:
@@ -261,7 +255,7 @@ class MemoryStatusBackingStore(StatusBackingStore):
         """Statuses are stored as they are put."""
 
 
-class KafkaStatusBackingStore(StatusBackingStore):
+class KafkaStatusBackingStore(KafkaTopicStore, StatusBackingStore):
     """Statuses on the ``status.storage.topic`` topic (Kafka Connect's ``KafkaStatusBackingStore``).
 
     The topic is created compacted if missing (refused when not compact-only) and read to its
@@ -298,17 +292,6 @@ class KafkaStatusBackingStore(StatusBackingStore):
                    topic=values[STATUS_STORAGE_TOPIC_CONFIG],
                    partitions=values[STATUS_STORAGE_PARTITIONS_CONFIG],
                    replication_factor=values[STATUS_STORAGE_REPLICATION_FACTOR_CONFIG], **kwargs)
-
-    @property
-    def num_partitions(self) -> int:
-        """The topic's actual partition count (known after ``start``)."""
-        return self.topic_log.num_partitions
-
-    def start(self) -> None:
-        self.topic_log.start()
-
-    def stop(self) -> None:
-        self.topic_log.stop()
 
     def put(self, status: ConnectorStatus | TaskStatus) -> Future[None]:
         return self._send(status_key(status), encode_status(status, self.topic), status)
