@@ -32,7 +32,7 @@ from confluent_kafka import KafkaException
 
 from kopycat.api.data import Schema, SchemaBuilder, Struct
 from kopycat.api.errors import ConfigError, ConnectError, DataError, NotFoundError
-from kopycat.storage.backing_store import BackingStore
+from kopycat.lifecycle import Lifecycle
 from kopycat.storage.internal_topic_codec import parse_task_id, read_value, serialize_struct
 from kopycat.storage.kafka_based_log import KafkaBasedLog, worker_bootstrap_servers
 from kopycat.storage.kafka_topic_store import KafkaTopicStore
@@ -300,7 +300,7 @@ class ConfigTable:
 
 # ------------------------------------------------------------------------------- the stores
 
-class ConfigBackingStore(BackingStore):
+class ConfigBackingStore(Lifecycle):
     """Where connector and task configurations live (Kafka Connect's ``ConfigBackingStore``).
 
     Writes block until stored; ``snapshot`` and ``contains`` see every write made before them.

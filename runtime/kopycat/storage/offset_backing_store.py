@@ -22,14 +22,14 @@ from typing import Any
 
 import orjson
 
-from kopycat.storage.backing_store import BackingStore
+from kopycat.lifecycle import Lifecycle
 from kopycat.storage.offset_codec import canonical_key
 from kopycat.storage.write_completion import SetCallback, completed_future
 
 __all__ = ["MemoryOffsetStore", "OffsetBackingStore", "OffsetTable"]
 
 
-class OffsetBackingStore(BackingStore):
+class OffsetBackingStore(Lifecycle):
     """Key-value storage of serialized source offsets (Kafka Connect's ``OffsetBackingStore``).
 
     Keys and values are bytes; a None value is a tombstone: the key is deleted. Methods may be

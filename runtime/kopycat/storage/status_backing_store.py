@@ -17,7 +17,7 @@ from concurrent.futures import Future, wait
 from typing import Any
 
 from kopycat.api.errors import ConnectError, DataError
-from kopycat.storage.backing_store import BackingStore
+from kopycat.lifecycle import Lifecycle
 from kopycat.storage.connector_status import (
     CONNECTOR_STATUS_PREFIX,
     TASK_STATUS_PREFIX,
@@ -161,7 +161,7 @@ class StatusTable:
             return set(self._connectors)
 
 
-class StatusBackingStore(BackingStore):
+class StatusBackingStore(Lifecycle):
     """Where connector and task statuses live (Kafka Connect's ``StatusBackingStore``, trimmed).
 
     ``put`` may return before the status is stored; ``flush`` waits for every ``put`` made
