@@ -23,6 +23,7 @@ import os
 import re
 from collections.abc import Mapping, Set
 from pathlib import Path
+from typing import ClassVar
 
 from kopycat.api.config_provider import ConfigData, ConfigProvider
 from kopycat.api.errors import ConfigError
@@ -30,7 +31,7 @@ from kopycat.properties import parse_properties
 
 __all__ = [
     "ALLOWED_PATHS_CONFIG", "ALLOWLIST_PATTERN_CONFIG", "AllowedPaths", "DirectoryConfigProvider",
-    "EnvVarConfigProvider", "FileConfigProvider",
+    "EnvVarConfigProvider", "FileConfigProvider", "PathConfigProvider",
 ]
 
 log = logging.getLogger(__name__)
@@ -73,20 +74,33 @@ class AllowedPaths:
                           f"or move the secret under an allowed path", key=key)
 
 
-class FileConfigProvider(ConfigProvider):
+class PathConfigProvider(ConfigProvider):
+    """A provider that reads the file system, confined to its ``allowed.paths`` parameter.
+
+    Kafka's ``FileConfigProvider`` and ``DirectoryConfigProvider`` configure ``AllowedPaths`` alike;
+    a subclass names itself with ``default_name`` (overridden by the ``provider.name`` parameter,
+    which error messages use) and implements ``get``.
+    """
+
+    default_name: ClassVar[str]
+
+    def __init__(self) -> None:
+        self.name = self.default_name
+        self.allowed = AllowedPaths(self.name, None)
+
+    def configure(self, params: Mapping[str, str]) -> None:
+        self.name = params.get("provider.name", self.name)
+        self.allowed = AllowedPaths(self.name, params.get(ALLOWED_PATHS_CONFIG))
+
+
+class FileConfigProvider(PathConfigProvider):
     """``${file:<path>:<key>}``: a key of a Java ``.properties`` file (Kafka's ``FileConfigProvider``).
 
     A missing key is left out (the placeholder stays, as in Kafka); a file that cannot be read
     is a ConfigError naming the file.
     """
 
-    def __init__(self) -> None:
-        self.name = "file"
-        self.allowed = AllowedPaths(self.name, None)
-
-    def configure(self, params: Mapping[str, str]) -> None:
-        self.name = params.get("provider.name", self.name)
-        self.allowed = AllowedPaths(self.name, params.get(ALLOWED_PATHS_CONFIG))
+    default_name = "file"
 
     def get(self, path: str, keys: Set[str]) -> ConfigData:
         if not path:
@@ -101,18 +115,12 @@ class FileConfigProvider(ConfigProvider):
         return ConfigData({key: properties[key] for key in keys if key in properties})
 
 
-class DirectoryConfigProvider(ConfigProvider):
+class DirectoryConfigProvider(PathConfigProvider):
     """``${directory:<dir>:<file>}``: a file's content, as Kubernetes and Docker mount secrets
     (Kafka's ``DirectoryConfigProvider``). Only regular files directly in ``<dir>`` count; the
     content is taken whole, trailing newline included, as Kafka does."""
 
-    def __init__(self) -> None:
-        self.name = "directory"
-        self.allowed = AllowedPaths(self.name, None)
-
-    def configure(self, params: Mapping[str, str]) -> None:
-        self.name = params.get("provider.name", self.name)
-        self.allowed = AllowedPaths(self.name, params.get(ALLOWED_PATHS_CONFIG))
+    default_name = "directory"
 
     def get(self, path: str, keys: Set[str]) -> ConfigData:
         if not path:

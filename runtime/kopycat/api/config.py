@@ -15,19 +15,19 @@ engine and the CLI, :meth:`ConfigDef.validate_response` for the REST API's
 :meth:`ConfigDef.to_markdown` for the docs.
 
 Value types and parsing live in :mod:`kopycat.api.config_types`, validators in
-:mod:`kopycat.api.config_validators`; both are re-exported here, the one place to import from.
+:mod:`kopycat.api.config_validators`, the key and validation outcome in :mod:`kopycat.api.config_key`;
+all are re-exported here, the one place to import from.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, KeysView, Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, TypeVar, cast
 
+from kopycat.api.config_key import ConfigKey, ConfigValue, Recommender, ensure_valid, missing_message
 from kopycat.api.config_types import (
-    MASKED,
     NO_DEFAULT,
     ConfigType,
     Importance,
@@ -35,7 +35,6 @@ from kopycat.api.config_types import (
     Width,
     convert_to_string,
     default_for_docs,
-    invalid_value,
     parse_type,
     resolve_class,
 )
@@ -66,114 +65,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 _T = TypeVar("_T")
-
-
-class Recommender(Protocol):
-    """Valid values and visibility of a key given the others (``ConfigDef.Recommender``).
-
-    Called by :meth:`ConfigDef.validate` with every key's parsed value (None where missing or
-    invalid); raise :class:`ConfigError` to report a problem against the key.
-    """
-
-    def valid_values(self, name: str, parsed: Mapping[str, Any]) -> list[Any]: ...
-
-    def visible(self, name: str, parsed: Mapping[str, Any]) -> bool: ...
-
-
-@dataclass(frozen=True)
-class ConfigKey:
-    """One defined key: everything :meth:`ConfigDef.define` was told (``ConfigDef.ConfigKey``).
-
-    ``default`` is already parsed to ``type``, or :data:`NO_DEFAULT` for a required key.
-    """
-
-    name: str
-    type: ConfigType
-    default: Any
-    validator: Validator | None
-    importance: Importance
-    documentation: str
-    group: str | None = None
-    order_in_group: int = -1
-    width: Width = Width.NONE
-    display_name: str = ""
-    dependents: tuple[str, ...] = ()
-    recommender: Recommender | None = None
-    internal: bool = False
-
-    @property
-    def has_default(self) -> bool:
-        return self.default is not NO_DEFAULT
-
-    @property
-    def doc(self) -> str:
-        return self.documentation
-
-    def info(self) -> dict[str, Any]:
-        """Kafka Connect's ``ConfigKeyInfo`` JSON: the ``definition`` of a validate response."""
-        return {
-            "name": self.name,
-            "type": self.type.name,
-            "required": not self.has_default,
-            "default_value": convert_to_string(self.default, self.type) if self.has_default else None,
-            "importance": self.importance.name,
-            "documentation": self.documentation,
-            "group": self.group,
-            "width": self.width.name,
-            "display_name": self.display_name,
-            "dependents": list(self.dependents),
-            "order": self.order_in_group,
-        }
-
-
-@dataclass
-class ConfigValue:
-    """The outcome of validating one key: its value, every error, recommendations, visibility.
-
-    Kafka's ``common.config.ConfigValue``. ``value`` is parsed, so a PASSWORD key holds a
-    :class:`Password` and this object's repr shows ``[hidden]``.
-    """
-
-    name: str
-    value: Any = None
-    recommended_values: list[Any] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    visible: bool = True
-
-    def add_error_message(self, message: str) -> None:
-        self.errors.append(message)
-
-    def info(self, config_type: ConfigType | None) -> dict[str, Any]:
-        """Kafka Connect's ``ConfigValueInfo`` JSON: the ``value`` of a validate response."""
-        item_type = ConfigType.STRING if config_type is ConfigType.LIST else config_type
-        return {
-            "name": self.name,
-            "value": convert_to_string(self.value, config_type),
-            "recommended_values": [convert_to_string(v, item_type) for v in self.recommended_values],
-            "errors": list(self.errors),
-            "visible": self.visible,
-        }
-
-
-def _missing(key: ConfigKey) -> str:
-    message = f'Missing required configuration "{key.name}" which has no default value.'
-    return f"{message} {key.name}: {key.documentation}" if key.documentation else message
-
-
-def _validated(key: ConfigKey, value: Any) -> None:
-    """Run the key's validator; if a custom validator quoted the secret, withhold its message."""
-    if key.validator is None:
-        return
-    secret = value.value() if isinstance(value, Password) else ""
-    try:
-        key.validator.ensure_valid(key.name, value)
-        return
-    except ConfigError as exc:
-        if not secret or secret not in str(exc):
-            raise
-    # Raised outside the except block so the leaking error is not kept as __context__ either.
-    raise invalid_value(key.name, MASKED, "Value is not valid (the validator's message "
-                              "was withheld because it quoted the secret)")
 
 
 class ConfigDef:
@@ -294,8 +185,8 @@ class ConfigDef:
         elif key.has_default:
             value = key.default
         else:
-            raise ConfigError(_missing(key), key=key.name)
-        _validated(key, value)
+            raise ConfigError(missing_message(key), key=key.name)
+        ensure_valid(key, value)
         return value
 
     def validate(self, props: Mapping[str, Any]) -> list[ConfigValue]:
@@ -325,9 +216,9 @@ class ConfigDef:
             elif key.has_default:
                 value = key.default
             else:
-                result.add_error_message(_missing(key))
+                result.add_error_message(missing_message(key))
             try:
-                _validated(key, value)
+                ensure_valid(key, value)
             except ConfigError as exc:
                 result.add_error_message(str(exc))
             result.value = parsed[key.name] = value

@@ -33,14 +33,13 @@ from kopycat.api.errors import DataError
 from kopycat.converters._jsoncodec import (
     NeedExactNumbers,
     Options,
-    connect_schema,
     decode_schemaless,
     decoder,
     encode_schemaless,
     encoder,
-    schema_json,
 )
 from kopycat.converters._jsonformat import fix_escapes, needs_fix
+from kopycat.converters._jsonschema import connect_schema, schema_json
 from kopycat.interpreter_settings import gc_paused
 
 __all__ = ["JsonConverter"]

@@ -30,27 +30,23 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, ParamSpec, TypeVar
 
 from kopycat import __version__
-from kopycat.api.connector import SinkConnector, SourceConnector
+from kopycat.api.connector import SinkConnector
 from kopycat.api.errors import ConfigError
 from kopycat.kafka import consumer_group_id
-from kopycat.plugins import connector_class, list_plugins
+from kopycat.plugins import connector_class
 from kopycat.rest.bodies import check_config_size, config_strings, connector_name
 from kopycat.rest.errors import CONFLICT, ConnectRestError
-from kopycat.rest.masking import (
-    is_secret_name,
-    mask_config,
-    mask_text,
-    mask_validation,
-    restore_hidden,
-    secret_keys,
+from kopycat.rest.masking import is_secret_name, mask_config, mask_text, restore_hidden, secret_keys
+from kopycat.rest.plugin_info import (
+    connector_plugins,
+    connector_type,
+    missing_connector_type,
+    plugin_config,
+    validate_plugin_config,
 )
 from kopycat.rest.run_control import NoRunControl, RunControl
 from kopycat.rest.status_view import effective_state, plugin_version, state_json
-from kopycat.runtime.connector_config import (
-    CONNECTOR_CLASS_CONFIG,
-    NAME_CONFIG,
-    connector_definition,
-)
+from kopycat.runtime.connector_config import CONNECTOR_CLASS_CONFIG, NAME_CONFIG
 from kopycat.runtime.connector_config import validate_connector_config as validate_config
 from kopycat.runtime.lag import connector_lag, lag_input_kind
 from kopycat.runtime.offsets_admin import alter_offsets, get_offsets, max_record_bytes
@@ -63,7 +59,7 @@ from kopycat.storage.config_backing_store import ClusterConfigState, ConfigBacki
 from kopycat.storage.connector_status import ConnectorStatus, State, TaskStatus
 from kopycat.storage.status_backing_store import StatusBackingStore
 
-__all__ = ["CONNECT_API_COMMIT", "CONNECT_API_VERSION", "RestHerder", "connector_type"]
+__all__ = ["CONNECT_API_COMMIT", "CONNECT_API_VERSION", "RestHerder"]
 
 log = logging.getLogger(__name__)
 
@@ -89,20 +85,6 @@ def _serialized(method: Callable[_P, _R]) -> Callable[_P, _R]:
         with args[0]._lock:  # type: ignore[attr-defined]
             return method(*args, **kwargs)
     return locked
-
-
-def connector_type(config: Mapping[str, Any]) -> str:
-    """``source``, ``sink`` or ``unknown`` (Kafka's ``ConnectorType``, lower case in JSON)."""
-    try:
-        cls = connector_class(config.get(CONNECTOR_CLASS_CONFIG) or "")
-    except ConfigError:
-        return "unknown"
-    return "sink" if issubclass(cls, SinkConnector) else "source" if issubclass(cls, SourceConnector) else "unknown"
-
-
-def _java_map(props: Mapping[str, Any]) -> str:
-    """``{a=b, c=d}``, as Java's ``Map.toString`` shows a config in Kafka's messages (secrets hidden)."""
-    return "{" + ", ".join(f"{k}={v}" for k, v in mask_config(props).items()) + "}"
 
 
 class RestHerder:
@@ -171,7 +153,7 @@ class RestHerder:
     def _validate(self, props: Mapping[str, Any]) -> None:
         """Raise 400 with Kafka's message when ``props`` is invalid (``maybeAddConfigErrors``)."""
         if props.get(CONNECTOR_CLASS_CONFIG) is None:
-            raise ConnectRestError.bad_request(f"Connector config {_java_map(props)} contains no connector type")
+            raise missing_connector_type(props)
         try:
             response = validate_config(props, self.worker_props)
         except ConfigError as exc:
@@ -421,30 +403,15 @@ class RestHerder:
 
     def connector_plugins(self, connectors_only: bool = True) -> list[dict[str, str]]:
         """``GET /connector-plugins``: Kafka's ``PluginInfo`` list."""
-        return [{"class": p.class_name, "type": p.type, "version": p.version}
-                for p in list_plugins(connectors_only=connectors_only)]
+        return connector_plugins(connectors_only)
 
     def plugin_config(self, plugin: str) -> list[dict[str, Any]]:
         """``GET /connector-plugins/{plugin}/config``: the connector's keys as ``ConfigKeyInfo``."""
-        try:
-            definition = connector_definition({CONNECTOR_CLASS_CONFIG: plugin})
-        except ConfigError as exc:
-            raise ConnectRestError.not_found(f"Unknown plugin {plugin}.") from exc
-        return [key.info() for key in definition.keys.values()]
+        return plugin_config(plugin)
 
     def validate_plugin_config(self, plugin: str, config: Any) -> dict[str, Any]:
         """``PUT /connector-plugins/{plugin}/config/validate``: Kafka's ``ConfigInfos``, secrets hidden."""
-        props = config_strings(config, "connector configuration")
-        included = props.get(CONNECTOR_CLASS_CONFIG)
-        if included is not None and not _alias(included).endswith(_alias(plugin)):
-            raise ConnectRestError.bad_request(f"Included connector type {included} does not match request type "
-                                               f"{plugin}")
-        if included is None:
-            raise ConnectRestError.bad_request(f"Connector config {_java_map(props)} contains no connector type")
-        try:
-            return mask_validation(validate_config(props, self.worker_props), props)
-        except ConfigError as exc:
-            raise ConnectRestError.bad_request(mask_text(str(exc), props)) from exc
+        return validate_plugin_config(plugin, config, self.worker_props)
 
     # ------------------------------------------------------------------------- offsets
 
@@ -495,9 +462,4 @@ class RestHerder:
         return alter_offsets(name, offsets, self.worker_props, sink=isinstance(connector, SinkConnector),
                              group=consumer_group_id(name, config), connector_props=config,
                              check=lambda parsed: bool(connector.alter_offsets(config, parsed)))
-
-
-def _alias(plugin: str) -> str:
-    """Kafka's ``normalizedPluginName``: ``FileStreamSourceConnector`` -> ``FileStreamSource``."""
-    return plugin[:-len("Connector")] if plugin.endswith("Connector") and plugin != "Connector" else plugin
 

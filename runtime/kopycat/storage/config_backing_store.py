@@ -21,21 +21,22 @@ from __future__ import annotations
 
 import logging
 import threading
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from concurrent.futures import TimeoutError as FutureTimeoutError
 from dataclasses import dataclass, field
 from enum import Enum
-from types import TracebackType
-from typing import Any, Final, Self
+from typing import Any, Final
 
 from confluent_kafka import KafkaException
 
 from kopycat.api.data import Schema, SchemaBuilder, Struct
 from kopycat.api.errors import ConfigError, ConnectError, DataError, NotFoundError
 from kopycat.kafka import worker_client_config
+from kopycat.lifecycle import Lifecycle
 from kopycat.storage.internal_topic_codec import parse_task_id, read_value, serialize_struct
 from kopycat.storage.kafka_based_log import KafkaBasedLog, worker_bootstrap_servers
+from kopycat.storage.kafka_topic_store import KafkaTopicStore
 from kopycat.storage.worker_storage_config import (
     CONFIG_STORAGE_REPLICATION_FACTOR_CONFIG,
     CONFIG_STORAGE_TOPIC_CONFIG,
@@ -300,20 +301,13 @@ class ConfigTable:
 
 # ------------------------------------------------------------------------------- the stores
 
-class ConfigBackingStore(ABC):
+class ConfigBackingStore(Lifecycle):
     """Where connector and task configurations live (Kafka Connect's ``ConfigBackingStore``).
 
     Writes block until stored; ``snapshot`` and ``contains`` see every write made before them.
     Like Kafka Connect, a store expects one writer at a time (its herder); readers may be many.
+    ``start`` loads the stored configurations.
     """
-
-    @abstractmethod
-    def start(self) -> None:
-        """Connect and load the stored configurations."""
-
-    @abstractmethod
-    def stop(self) -> None:
-        """Release resources."""
 
     @abstractmethod
     def snapshot(self) -> ClusterConfigState:
@@ -342,14 +336,6 @@ class ConfigBackingStore(ABC):
     @abstractmethod
     def put_target_state(self, connector: str, state: TargetState) -> None:
         """Ask a connector to start, pause or stop. Raises NotFoundError for an unknown connector."""
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
 
 
 class _LogConfigStore(ConfigBackingStore):
@@ -435,7 +421,7 @@ class MemoryConfigBackingStore(_LogConfigStore):
         """Writes are applied as they are made."""
 
 
-class KafkaConfigBackingStore(_LogConfigStore):
+class KafkaConfigBackingStore(KafkaTopicStore, _LogConfigStore):
     """Configurations on the ``config.storage.topic`` topic (Kafka Connect's ``KafkaConfigBackingStore``).
 
     The topic is created with one partition and ``cleanup.policy=compact`` if missing, and refused
@@ -470,7 +456,7 @@ class KafkaConfigBackingStore(_LogConfigStore):
                    replication_factor=values[CONFIG_STORAGE_REPLICATION_FACTOR_CONFIG], **kwargs)
 
     def start(self) -> None:
-        self.topic_log.start()
+        super().start()
         if self.topic_log.num_partitions > 1:
             self.topic_log.stop()
             raise ConfigError(
@@ -478,9 +464,6 @@ class KafkaConfigBackingStore(_LogConfigStore):
                 f"to have a single partition in order to guarantee consistency of connector configurations, "
                 f"but found {self.topic_log.num_partitions} partitions. Use another topic (Kopycat creates "
                 f"it with one partition if missing).", key=CONFIG_STORAGE_TOPIC_CONFIG)
-
-    def stop(self) -> None:
-        self.topic_log.stop()
 
     def write_records(self, records: Mapping[str, bytes | None]) -> None:
         future = self.topic_log.send({key.encode(): value for key, value in records.items()})

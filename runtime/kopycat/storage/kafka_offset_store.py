@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 from kopycat.api.errors import ConnectError
 from kopycat.kafka import worker_client_config
 from kopycat.storage.kafka_based_log import KafkaBasedLog, worker_bootstrap_servers
+from kopycat.storage.kafka_topic_store import KafkaTopicStore
 from kopycat.storage.offset_backing_store import OffsetBackingStore, OffsetTable
 from kopycat.storage.offset_codec import default_partition
 from kopycat.storage.worker_storage_config import (
@@ -52,7 +53,7 @@ class OffsetRecord(NamedTuple):
     value: bytes | None
 
 
-class KafkaOffsetStore(OffsetBackingStore):
+class KafkaOffsetStore(KafkaTopicStore, OffsetBackingStore):
     """Offsets on the ``offset.storage.topic`` topic (Kafka Connect's ``KafkaOffsetBackingStore``).
 
     ``client_config``, ``producer_config`` and ``consumer_config`` are the
@@ -85,17 +86,9 @@ class KafkaOffsetStore(OffsetBackingStore):
                    partitions=values[OFFSET_STORAGE_PARTITIONS_CONFIG],
                    replication_factor=values[OFFSET_STORAGE_REPLICATION_FACTOR_CONFIG], **kwargs)
 
-    @property
-    def num_partitions(self) -> int:
-        """The topic's actual partition count (known after ``start``), which placement uses."""
-        return self.topic_log.num_partitions
-
     def start(self) -> None:
-        self.topic_log.start()
+        super().start()
         log.info("Read %d offsets from topic '%s'", len(self.table), self.topic)
-
-    def stop(self) -> None:
-        self.topic_log.stop()
 
     def read_to_end(self, timeout_s: float | None = None) -> None:
         """Bring the table up to date with the topic's end offsets as of now (Kafka's ``readToEnd``).

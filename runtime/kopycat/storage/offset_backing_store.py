@@ -15,34 +15,28 @@ Three stores implement it: :class:`MemoryOffsetStore` (tests, embedded use),
 from __future__ import annotations
 
 import threading
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Collection, Mapping
 from concurrent.futures import Future
-from types import TracebackType
 from typing import Any
 
 import orjson
 
+from kopycat.lifecycle import Lifecycle
 from kopycat.storage.offset_codec import canonical_key
 from kopycat.storage.write_completion import SetCallback, completed_future
 
 __all__ = ["MemoryOffsetStore", "OffsetBackingStore", "OffsetTable"]
 
 
-class OffsetBackingStore(ABC):
+class OffsetBackingStore(Lifecycle):
     """Key-value storage of serialized source offsets (Kafka Connect's ``OffsetBackingStore``).
 
     Keys and values are bytes; a None value is a tombstone: the key is deleted. Methods may be
     called from any thread; implementations state their own guarantees.
+    ``start`` loads existing offsets, so that ``get`` afterwards sees everything stored so far;
+    ``stop`` finishes pending writes as far as possible.
     """
-
-    @abstractmethod
-    def start(self) -> None:
-        """Connect and load existing offsets; afterwards ``get`` sees everything stored so far."""
-
-    @abstractmethod
-    def stop(self) -> None:
-        """Finish pending writes (as far as possible) and release resources."""
 
     @abstractmethod
     def get(self, keys: Collection[bytes]) -> dict[bytes, bytes | None]:
@@ -64,14 +58,6 @@ class OffsetBackingStore(ABC):
     @abstractmethod
     def connector_partitions(self, connector: str) -> list[dict[str, Any] | None]:
         """The source partitions of ``connector`` that have a stored offset (KIP-875)."""
-
-    def __enter__(self) -> OffsetBackingStore:
-        self.start()
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
 
 
 class OffsetTable:

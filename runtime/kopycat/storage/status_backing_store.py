@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import logging
 import threading
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Mapping
 from concurrent.futures import Future, wait
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 from kopycat.api.errors import ConnectError, DataError
 from kopycat.kafka import worker_client_config
+from kopycat.lifecycle import Lifecycle
 from kopycat.storage.connector_status import (
     CONNECTOR_STATUS_PREFIX,
     TASK_STATUS_PREFIX,
@@ -37,6 +37,7 @@ from kopycat.storage.connector_status import (
 )
 from kopycat.storage.internal_topic_codec import parse_task_id
 from kopycat.storage.kafka_based_log import KafkaBasedLog, worker_bootstrap_servers
+from kopycat.storage.kafka_topic_store import KafkaTopicStore
 from kopycat.storage.worker_storage_config import (
     KAFKA_STATUS_STORE_CONFIG,
     STATUS_STORAGE_PARTITIONS_CONFIG,
@@ -161,20 +162,13 @@ class StatusTable:
             return set(self._connectors)
 
 
-class StatusBackingStore(ABC):
+class StatusBackingStore(Lifecycle):
     """Where connector and task statuses live (Kafka Connect's ``StatusBackingStore``, trimmed).
 
     ``put`` may return before the status is stored; ``flush`` waits for every ``put`` made
     before it. Methods may be called from any thread.
+    ``start`` loads the stored statuses; ``stop`` stores pending statuses as far as possible.
     """
-
-    @abstractmethod
-    def start(self) -> None:
-        """Connect and load the stored statuses."""
-
-    @abstractmethod
-    def stop(self) -> None:
-        """Store pending statuses (as far as possible) and release resources."""
 
     @abstractmethod
     def put(self, status: ConnectorStatus | TaskStatus) -> Future[None]:
@@ -211,14 +205,6 @@ class StatusBackingStore(ABC):
     @abstractmethod
     def flush(self) -> None:
         """Wait until every status put so far is stored."""
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
 
 
 class MemoryStatusBackingStore(StatusBackingStore):
@@ -270,7 +256,7 @@ class MemoryStatusBackingStore(StatusBackingStore):
         """Statuses are stored as they are put."""
 
 
-class KafkaStatusBackingStore(StatusBackingStore):
+class KafkaStatusBackingStore(KafkaTopicStore, StatusBackingStore):
     """Statuses on the ``status.storage.topic`` topic (Kafka Connect's ``KafkaStatusBackingStore``).
 
     The topic is created compacted if missing (refused when not compact-only) and read to its
@@ -308,17 +294,6 @@ class KafkaStatusBackingStore(StatusBackingStore):
                    topic=values[STATUS_STORAGE_TOPIC_CONFIG],
                    partitions=values[STATUS_STORAGE_PARTITIONS_CONFIG],
                    replication_factor=values[STATUS_STORAGE_REPLICATION_FACTOR_CONFIG], **kwargs)
-
-    @property
-    def num_partitions(self) -> int:
-        """The topic's actual partition count (known after ``start``)."""
-        return self.topic_log.num_partitions
-
-    def start(self) -> None:
-        self.topic_log.start()
-
-    def stop(self) -> None:
-        self.topic_log.stop()
 
     def put(self, status: ConnectorStatus | TaskStatus) -> Future[None]:
         return self._send(status_key(status), encode_status(status, self.topic), status)

@@ -49,15 +49,8 @@ from kopycat.connectors.files.committed_files import (
     split_temp_paths,
 )
 from kopycat.connectors.files.partition_writer import TopicPartitionWriter
-from kopycat.connectors.files.partitioners import (
-    PARTITIONER_CLASS_CONFIG,
-    PATH_FORMAT_CONFIG,
-    TIMESTAMP_EXTRACTOR_CONFIG,
-    Partitioner,
-    TimeBasedPartitioner,
-    WallclockTimestampExtractor,
-    partitioner_from_config,
-)
+from kopycat.connectors.files.partitioner_config import PARTITIONER_CLASS_CONFIG, PATH_FORMAT_CONFIG
+from kopycat.connectors.files.partitioners import Partitioner, TimeBasedPartitioner, partitioner_from_config
 from kopycat.connectors.files.record_formats import ParquetFormat, RecordFormat, format_from_config
 from kopycat.connectors.files.round_committer import RoundCommitter
 from kopycat.connectors.files.sink_config import (
@@ -68,6 +61,7 @@ from kopycat.connectors.files.sink_config import (
 )
 from kopycat.connectors.files.store import Store, locate_store
 from kopycat.connectors.files.store_factory import open_store
+from kopycat.connectors.files.timestamp_extractors import TIMESTAMP_EXTRACTOR_CONFIG, WallclockTimestampExtractor
 
 __all__ = ["FileSinkConnector", "FileSinkTask"]
 

@@ -44,7 +44,8 @@ from kopycat.api.record_batch import SinkRecordBatch
 from kopycat.api.records import SinkRecord, TopicPartition
 from kopycat.api.schema_projector import SchemaProjector
 from kopycat.connectors.files.committed_files import TEMP_DIR, committed_name
-from kopycat.connectors.files.partitioners import Partitioner, parse_timezone
+from kopycat.connectors.files.partitioner_config import parse_timezone
+from kopycat.connectors.files.partitioners import Partitioner
 from kopycat.connectors.files.record_formats import FileContents, RecordFormat
 from kopycat.connectors.files.round_committer import RoundCommitter
 from kopycat.connectors.files.sink_config import FileSinkSettings

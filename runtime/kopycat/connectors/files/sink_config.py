@@ -1,7 +1,7 @@
 """The storage sink's configuration: Confluent's HDFS/S3 sink keys, names and defaults.
 
 Storage keys come from :mod:`~kopycat.connectors.files.store`, partitioner keys from
-:mod:`~kopycat.connectors.files.partitioners`; this module adds the writer's: format, rotation
+:mod:`~kopycat.connectors.files.partitioner_config`; this module adds the writer's: format, rotation
 (``flush.size``, ``rotate.interval.ms``, ``rotate.schedule.interval.ms``), ``topics.dir``,
 ``schema.compatibility`` and ``behavior.on.null.values``. Confluent keys Kopycat does not act on
 (``storage.class``, ``hadoop.conf.dir`` ...) are not defined, so a Confluent config with them still
@@ -24,7 +24,7 @@ from kopycat.api.config import (
     Range,
 )
 from kopycat.api.errors import ConfigError
-from kopycat.connectors.files.partitioners import PARTITIONER_CONFIG, TIMEZONE_CONFIG
+from kopycat.connectors.files.partitioner_config import PARTITIONER_CONFIG, TIMEZONE_CONFIG
 from kopycat.connectors.files.record_formats import (
     AVRO_CODEC_CONFIG,
     AVRO_CODECS,

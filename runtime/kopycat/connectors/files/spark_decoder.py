@@ -21,13 +21,10 @@ from kopycat.api.arrow import to_arrow_schema
 from kopycat.api.arrow_values import to_arrow_batch
 from kopycat.api.data import Schema, Type
 from kopycat.api.errors import ConfigError, DataError
-from kopycat.connectors.files.partitioners import (
-    PARTITIONER_CLASS_CONFIG,
-    DefaultPartitioner,
-    RecordTimestampExtractor,
-    TimeBasedPartitioner,
-)
+from kopycat.connectors.files.partitioner_config import PARTITIONER_CLASS_CONFIG
+from kopycat.connectors.files.partitioners import DefaultPartitioner, TimeBasedPartitioner
 from kopycat.connectors.files.spark_export import NULL_VALUES_FAIL, NULL_VALUES_IGNORE, spark_partitioner
+from kopycat.connectors.files.timestamp_extractors import RecordTimestampExtractor
 
 __all__ = ["DIR_COLUMN", "OFFSET_COLUMN", "TopicDecoder", "decode_dir", "encode_dir", "spark_arrow_schema"]
 

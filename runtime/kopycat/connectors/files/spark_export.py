@@ -40,16 +40,16 @@ from kopycat.api.records import TopicPartition
 from kopycat.api.window import TimeWindow
 from kopycat.connectors.files.committed_files import next_offsets
 from kopycat.connectors.files.file_sink import window_partitions
-from kopycat.connectors.files.partitioners import (
+from kopycat.connectors.files.partitioner_config import (
     DIRECTORY_DELIM_CONFIG,
     PARTITIONER_CLASS_CONFIG,
     PARTITIONER_CONFIG,
+)
+from kopycat.connectors.files.partitioners import DefaultPartitioner, TimeBasedPartitioner, partitioner_from_config
+from kopycat.connectors.files.timestamp_extractors import (
     TIMESTAMP_EXTRACTOR_CONFIG,
-    DefaultPartitioner,
     RecordTimestampExtractor,
-    TimeBasedPartitioner,
     WallclockTimestampExtractor,
-    partitioner_from_config,
 )
 
 __all__ = [

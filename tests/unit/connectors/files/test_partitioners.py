@@ -12,19 +12,21 @@ from kopycat.api.data import Schema, SchemaBuilder, Struct, Timestamp
 from kopycat.api.errors import ConfigError, DataError
 from kopycat.api.record_batch import SinkRecordBatch
 from kopycat.api.records import SinkRecord
+from kopycat.connectors.files.joda_time import time_bucket
+from kopycat.connectors.files.partitioner_config import PARTITIONER_CONFIG
 from kopycat.connectors.files.partitioners import (
-    PARTITIONER_CONFIG,
     DailyPartitioner,
     DefaultPartitioner,
     FieldPartitioner,
     HourlyPartitioner,
     Partitioner,
+    TimeBasedPartitioner,
+    partitioner_from_config,
+)
+from kopycat.connectors.files.timestamp_extractors import (
     RecordFieldTimestampExtractor,
     RecordTimestampExtractor,
-    TimeBasedPartitioner,
     WallclockTimestampExtractor,
-    partitioner_from_config,
-    time_bucket,
 )
 
 HOURLY_BERLIN = {"partitioner.class": "HourlyPartitioner", "timezone": "Europe/Berlin",
