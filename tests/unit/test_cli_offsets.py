@@ -74,6 +74,22 @@ def test_validate_refuses_a_topics_regex_that_a_run_would_refuse(
     assert "topics.regex: Invalid value" in out and "not a valid regular expression" in out
 
 
+@pytest.mark.parametrize(("line", "key", "problem"), [
+    ("topics=orders,bad topic", "topics", "contains a character other than ASCII alphanumerics"),
+    ("topics=orders,..", "topics", 'cannot be "." or ".."'),
+    (f"topics={'t' * 250}", "topics", "can't be longer than 249 characters"),
+    ("topics=orders\nerrors.tolerance=all\nerrors.deadletterqueue.topic.name=dead letters",
+     "errors.deadletterqueue.topic.name", "contains a character other than ASCII alphanumerics"),
+], ids=["space", "dots", "too-long", "dead-letter-topic"])
+def test_validate_refuses_a_topic_name_kafka_would_refuse(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str, key: str, problem: str) -> None:
+    config = tmp_path / "c.properties"
+    config.write_text(f"name=c\nconnector.class=FileStreamSink\nfile=/tmp/x\n{line}\n")
+    code, out, _ = run_cli(["validate", str(config)], capsys)
+    assert code == 1
+    assert f"{key}: Invalid value" in out and problem in out
+
+
 def test_validate_refuses_a_converter_setting_that_a_run_would_refuse(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = tmp_path / "c.properties"

@@ -27,7 +27,8 @@ from kopycat.api.connector import Connector, SinkConnector
 from kopycat.api.errors import ConfigError
 from kopycat.plugins import connector_class, converter_class, header_converter_class
 from kopycat.runtime.config_transformer import resolve_connector_config, with_placeholders
-from kopycat.runtime.errors import ERRORS_CONFIG, SINK_ERRORS_CONFIG
+from kopycat.runtime.errors import DLQ_TOPIC_NAME_CONFIG, ERRORS_CONFIG, SINK_ERRORS_CONFIG
+from kopycat.topic_names import topic_name_problem
 from kopycat.transforms.chain import enrich
 
 __all__ = [
@@ -179,7 +180,16 @@ def _topics_given(props: Mapping[str, Any]) -> None:
     if not topics and not regex:
         raise ConfigError(f"Must configure one of {TOPICS_CONFIG} or {TOPICS_REGEX_CONFIG}: the topics "
                           f"this sink consumes", key=TOPICS_CONFIG)
+    for topic in (t.strip() for t in topics.split(",") if t.strip()):
+        problem = topic_name_problem(topic)
+        if problem:
+            raise ConfigError.for_key(TOPICS_CONFIG, topics, f"{problem}; name existing topics, comma-separated")
     _topics_pattern(regex)
+    dead_letter_topic = str(props.get(DLQ_TOPIC_NAME_CONFIG) or "").strip()
+    problem = topic_name_problem(dead_letter_topic) if dead_letter_topic else None
+    if problem:
+        raise ConfigError.for_key(DLQ_TOPIC_NAME_CONFIG, dead_letter_topic,
+                                  f"{problem}; name a legal topic, or leave it blank for no dead letter queue")
 
 
 def _topics_pattern(pattern: str) -> re.Pattern[str] | None:

@@ -37,6 +37,7 @@ from kopycat.storage.offset_backing_store import OffsetBackingStore
 from kopycat.storage.offset_codec import encode_key, encode_value
 from kopycat.storage.offset_storage_reader_writer import OffsetStorageReaderImpl
 from kopycat.storage.worker_storage_config import OFFSET_STORAGE_FILE_FILENAME_CONFIG, OFFSET_STORAGE_TOPIC_CONFIG
+from kopycat.topic_names import topic_name_problem
 
 __all__ = [
     "KAFKA_OFFSET_KEY", "KAFKA_PARTITION_KEY", "KAFKA_TOPIC_KEY", "alter_offsets", "connector_offset_store",
@@ -54,8 +55,6 @@ _DEFAULT_MAX_RECORD_BYTES: Final = 1_000_000
 """librdkafka's ``message.max.bytes`` default, below the broker's (1048588) and Java's (1048576)."""
 _INT_RANGE: Final = (0, 2**31 - 1)
 _LONG_RANGE: Final = (0, 2**63 - 1)
-_TOPIC_CHARS: Final = re.compile(r"[a-zA-Z0-9._-]+")
-_TOPIC_MAX_LENGTH: Final = 249
 _JAVA_INTEGER: Final = re.compile(r"[+-]?[0-9]+")
 _ZOMBIES: Final = ("Failed to {verb} consumer group offsets for connector {name} either because its tasks haven't "
                    "stopped completely yet or the connector was resumed before the request to {verb} its offsets "
@@ -205,16 +204,7 @@ def _as_int(value: Any, what: str, key: str, bounds: tuple[int, int]) -> int:
 
 def _checked_topic(topic: str) -> str:
     """``topic`` if Kafka accepts it as a topic name (Kafka's ``Topic.validate``, with its messages)."""
-    problem = None
-    if not topic:
-        problem = "Topic name is illegal, it can't be empty"
-    elif topic in (".", ".."):
-        problem = "Topic name cannot be \".\" or \"..\""
-    elif len(topic) > _TOPIC_MAX_LENGTH:
-        problem = f"Topic name is illegal, it can't be longer than {_TOPIC_MAX_LENGTH} characters"
-    elif not _TOPIC_CHARS.fullmatch(topic):
-        problem = (f"Topic name \"{topic}\" is illegal, it contains a character other than ASCII alphanumerics, "
-                   f"'.', '_' and '-'")
+    problem = topic_name_problem(topic)
     if problem:
         raise ConfigError(f"Invalid value '{topic}' for {KAFKA_TOPIC_KEY} in the provided offsets: {problem}")
     return topic
