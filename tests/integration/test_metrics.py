@@ -14,14 +14,20 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
+from kopycat.rest import create_app
+from kopycat.rest.metrics_route import add_metrics_route
+from kopycat.rest.worker_server import running_worker
+from kopycat.runtime.metrics import ConnectMetrics
 from tests.support.kafka import consume_all, create_topic
 from tests.support.standalone import REPO, write_props
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
 LINES = 400
 BAD = {17, 40, 41, 199, 350}  # line numbers written as text that is not JSON
@@ -36,7 +42,10 @@ def free_port() -> int:
 def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     """Every sample of ``/metrics``: (name, sorted labels) -> value."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
-        text = response.read().decode()
+        return parse(response.read().decode())
+
+
+def parse(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     return {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
             for family in text_string_to_metric_families(text) for sample in family.samples}
 
@@ -106,3 +115,39 @@ def test_standalone_metrics_count_the_records_copied_and_the_bad_ones_sent_to_th
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(60) == 0, log.read_text()[-3000:]
+
+
+def test_the_rest_worker_serves_its_tasks_metrics_at_slash_metrics(
+        tmp_path: Path, worker: dict[str, Any], bootstrap_servers: str, topic_name: str) -> None:
+    topic = create_topic(bootstrap_servers, topic_name)
+    source_file = tmp_path / "in.txt"
+    source_file.write_text("".join(f"line {i}\n" for i in range(LINES)))
+    props = {**worker, "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+             "key.converter": "org.apache.kafka.connect.storage.StringConverter", "offset.flush.interval.ms": "300"}
+    metrics = ConnectMetrics()
+    with running_worker(props, "127.0.0.1:8083", poll_interval_s=0.3, metrics=metrics) as herder:
+        app = create_app(herder)
+        add_metrics_route(app, metrics)  # as serve_worker does
+        with TestClient(app) as client:
+            config = {"connector.class": "FileStreamSource", "file": str(source_file), "topic": topic}
+            assert client.post("/connectors", json={"name": "src", "config": config}).status_code == 201
+            written = "kafka_connect_source_task_metrics_source_record_write_total"
+            deadline = time.monotonic() + 120
+            samples: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
+            while value(samples, written, connector="src", task="0") != LINES:
+                assert time.monotonic() < deadline, f"written: {samples}"
+                time.sleep(0.3)
+                response = client.get("/metrics")
+                assert response.status_code == 200 and response.headers["content-type"].startswith("text/plain")
+                samples = parse(response.text)
+            assert value(samples, "kafka_connect_connect_worker_metrics_connector_count") == 1
+            assert value(samples, "kafka_connect_connector_metrics_status", connector="src", status="running") == 1
+            wait = time.monotonic() + 30  # the next offset commit covers every record written
+            while value(samples, "kafka_connect_source_task_metrics_source_record_active_count",
+                        connector="src", task="0") != 0:
+                assert time.monotonic() < wait, "no offset commit was recorded"
+                time.sleep(0.3)
+                samples = parse(client.get("/metrics").text)
+            assert value(samples, "kafka_connect_connector_task_metrics_offset_commit_success_percentage",
+                         connector="src", task="0") == 1.0
+    assert len(consume_all(bootstrap_servers, topic)) == LINES
