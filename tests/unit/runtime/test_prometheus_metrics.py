@@ -38,7 +38,8 @@ def test_a_task_group_renders_counters_gauges_and_its_status_as_a_label():
     assert found[("kafka_connect_source_task_metrics_source_record_poll_total", labels)] == 9
     assert found[("kafka_connect_source_task_metrics_source_record_write_total", labels)] == 7
     assert found[("kafka_connect_source_task_metrics_source_record_active_count", labels)] == 7
-    assert found[("kafka_connect_connector_task_metrics_status", (("connector", "orders"), ("status", "running"), ("task", "2")))] == 1
+    running = (("connector", "orders"), ("status", "running"), ("task", "2"))
+    assert found[("kafka_connect_connector_task_metrics_status", running)] == 1
     text = prometheus_text(metrics).decode()
     assert "# TYPE kafka_connect_source_task_metrics_source_record_poll_total counter" in text
     assert "# TYPE kafka_connect_connector_task_metrics_batch_size_max gauge" in text
