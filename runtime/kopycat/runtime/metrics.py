@@ -3,7 +3,7 @@
 Follows ``org.apache.kafka.common.metrics``: a windowed stat keeps ``samples`` samples of
 ``window_s`` each (Kafka Connect's ``metrics.num.samples=2`` and ``metrics.sample.window.ms=30000``);
 a sample is complete once it is ``window_s`` old and the oldest one is reused; samples older than
-``samples * window_s`` are purged before measuring. On that window:
+``samples * window_s`` are left out when measuring (Kafka purges them). On that window:
 
 - :class:`Rate` (Kafka's ``Rate`` over a ``WindowedSum``): the sum over the live samples divided by
   the time they span, counted as at least ``samples - 1`` full windows, so a rate measured just after
@@ -17,8 +17,8 @@ answering :class:`GroupValues` (a group name such as ``source-task-metrics``, it
 when a scraper asks. Nothing here runs per record: runners record once per batch
 (:mod:`kopycat.runtime.task_metrics`).
 
-Thread-safety: a stat is recorded on its task's thread and read by a scraper's; a read may see a
-batch half recorded (one stat updated, the next not yet), never a torn number.
+Thread-safety: a stat is recorded on one thread (its task's) and read from any; reading writes
+nothing, so no lock is taken. A read may see a batch half recorded (one stat updated, the next not yet).
 """
 
 from __future__ import annotations
@@ -82,20 +82,13 @@ class _SampledStat:
         raise NotImplementedError
 
     def measure(self, now: float) -> float:
-        self.purge(now)
-        return self.combine(self.samples)
+        return self.combine(self.live(now))
 
-    def purge(self, now: float) -> None:
-        """Reset samples older than ``samples * window_s`` (Kafka's ``purgeObsoleteSamples``)."""
+    def live(self, now: float) -> list[_Sample]:
+        """Samples younger than ``samples * window_s``. Kafka's ``purgeObsoleteSamples`` resets the
+        older ones instead; leaving them be keeps a scraper's read from writing to the stat."""
         expire = self.config.expire_s
-        for sample in self.samples:
-            if now - sample.start >= expire:
-                sample.start, sample.value, sample.count = now, self.initial, 0
-
-    def oldest(self, now: float) -> _Sample:
-        if not self.samples:
-            self.samples.append(_Sample(now, self.initial))
-        return min(self.samples, key=lambda s: s.start)
+        return [sample for sample in list(self.samples) if now - sample.start < expire]
 
     def _advance(self, now: float) -> _Sample:
         self.current = (self.current + 1) % self.config.samples
@@ -157,9 +150,8 @@ class Rate:
 
     def window_size(self, now: float) -> float:
         """Seconds the live samples span, at least ``samples - 1`` full windows (Kafka's ``windowSize``)."""
-        stat = self.stat
-        stat.purge(now)
-        elapsed = now - stat.oldest(now).start
+        live = self.stat.live(now)
+        elapsed = now - min(sample.start for sample in live) if live else 0.0
         full_windows = int(elapsed / self.config.window_s)
         least = self.config.samples - 1
         if full_windows < least:
