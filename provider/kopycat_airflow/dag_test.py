@@ -47,6 +47,7 @@ def run_dag(dag_id: str, logical_date: str | None = None, conf: dict[str, Any] |
     dag = bag.dags[dag_id]
     date = pendulum.parse(logical_date) if logical_date else pendulum.now("UTC")
     serve_only_the_task_sdk_api_version()
+    initialize_stats()
     freeze_startup_objects()
     run = dag.test(logical_date=date, run_conf=conf)
     tasks = []
@@ -60,6 +61,18 @@ def run_dag(dag_id: str, logical_date: str | None = None, conf: dict[str, Any] |
                           "result": _json(result.value) if result is not None else None})
     return {"dag_id": dag_id, "run_id": run.run_id, "state": _text(run.state),
             "data_interval": [str(run.data_interval_start), str(run.data_interval_end)], "tasks": tasks}
+
+
+def initialize_stats() -> None:
+    """Set up Airflow's ``Stats`` from ``[metrics]`` as a task runner process does before its task
+    (``dag.test`` runs tasks in this process, which no runner initialized): tasks' metrics reach
+    the configured StatsD/Datadog/OpenTelemetry backend, read anew for each run's environment."""
+    from airflow.sdk.configuration import conf
+    from airflow.sdk.observability import stats
+    from airflow.sdk.observability.metrics import stats_utils
+
+    stats.initialize(factory=stats_utils.get_stats_factory(),
+                     export_legacy_names=conf.getboolean("metrics", "legacy_names_on"))
 
 
 def serve_only_the_task_sdk_api_version() -> bool:

@@ -19,6 +19,7 @@ from kopycat.storage.connector_status import State
 from kopycat_airflow.assets import kafka_asset
 from kopycat_airflow.connector_config import ConnectorConfigArg, StoredConnector, resolve_connector_config
 from kopycat_airflow.hooks.kopycat import KopycatHook
+from kopycat_airflow.run_metrics import send_run_metrics
 
 __all__ = ["COPY_LABEL_TEMPLATE", "CopyTaskOperator", "WINDOW_CONF_KEY", "WINDOW_MODES", "WindowMode",
            "check_window_mode", "planned_task_of", "window_of"]
@@ -103,6 +104,7 @@ class CopyTaskOperator(BaseOperator):
         else:
             summary = self._copy(props, planned, window, None)
         self._emit_assets(context, summary)
+        send_run_metrics(summary)
         self.log.info("Copied %d records (%d skipped, %d filtered) in %.1f s, stopped: %s; offsets: %s",
                       summary.records, summary.skipped, summary.filtered, summary.duration_s,
                       summary.stop_reason.value, summary.offsets)

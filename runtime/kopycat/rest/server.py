@@ -20,6 +20,9 @@ from fastapi import FastAPI
 from kopycat.kafka import client_config
 from kopycat.rest.app import create_app
 from kopycat.rest.herder import RestHerder
+from kopycat.rest.metrics_route import add_metrics_route
+from kopycat.runtime.metrics import ConnectMetrics
+from kopycat.runtime.worker_metrics import WORKER_GROUP, worker_groups
 from kopycat.storage.config_backing_store import KafkaConfigBackingStore
 from kopycat.storage.status_backing_store import KafkaStatusBackingStore
 
@@ -48,7 +51,11 @@ def serve(worker_props: Mapping[str, Any], host: str = "127.0.0.1", port: int = 
             KafkaStatusBackingStore.from_config(worker_props) as statuses:
         herder = RestHerder(configs, statuses, worker_props, worker_id=f"{host}:{port}",
                             kafka_cluster_id=kafka_cluster_id(worker_props))
-        run_app(create_app(herder, token=token), host, port, token)
+        metrics = ConnectMetrics()
+        metrics.register(WORKER_GROUP, worker_groups(statuses))
+        app = create_app(herder, token=token)
+        add_metrics_route(app, metrics)
+        run_app(app, host, port, token)
 
 
 def run_app(app: FastAPI, host: str, port: int, token: str | None) -> None:

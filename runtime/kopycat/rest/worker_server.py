@@ -21,7 +21,9 @@ from typing import Any
 
 from kopycat.rest.app import create_app
 from kopycat.rest.herder import RestHerder
+from kopycat.rest.metrics_route import add_metrics_route
 from kopycat.rest.server import kafka_cluster_id, run_app
+from kopycat.runtime.metrics import ConnectMetrics
 from kopycat.runtime.standalone import add_plugin_path
 from kopycat.runtime.worker import Worker
 from kopycat.runtime.worker_herder import WorkerHerder
@@ -45,9 +47,10 @@ def _task_configs_writer(configs: ConfigBackingStore) -> Callable[[str, list[dic
 
 
 @contextmanager
-def running_worker(worker_props: Mapping[str, Any], worker_id: str, *,
-                   poll_interval_s: float = 1.0) -> Iterator[RestHerder]:
+def running_worker(worker_props: Mapping[str, Any], worker_id: str, *, poll_interval_s: float = 1.0,
+                   metrics: ConnectMetrics | None = None) -> Iterator[RestHerder]:
     """The stores, the worker and its herder, started; yields the REST herder over them.
+    ``metrics`` receives the worker's and its tasks' metrics.
 
     On exit every task stops (each commits its offsets, statuses say UNASSIGNED), then the stores.
     """
@@ -55,7 +58,7 @@ def running_worker(worker_props: Mapping[str, Any], worker_id: str, *,
     with KafkaConfigBackingStore.from_config(worker_props) as configs:
         worker = Worker(worker_props, KafkaOffsetStore.from_config(worker_props),
                         status_store=KafkaStatusBackingStore.from_config(worker_props), worker_id=worker_id,
-                        task_configs_listener=_task_configs_writer(configs))
+                        task_configs_listener=_task_configs_writer(configs), metrics=metrics)
         with worker:
             herder = WorkerHerder(worker, configs, poll_interval_s=poll_interval_s)
             herder.start()
@@ -69,6 +72,9 @@ def running_worker(worker_props: Mapping[str, Any], worker_id: str, *,
 def serve_worker(worker_props: Mapping[str, Any], host: str = "127.0.0.1", port: int = 8083,
                  token: str | None = None) -> None:
     """Serve the REST API and run the stored connectors until interrupted (Ctrl-C or SIGTERM)."""
-    with running_worker(worker_props, worker_id=f"{host}:{port}") as herder:
+    metrics = ConnectMetrics()
+    with running_worker(worker_props, worker_id=f"{host}:{port}", metrics=metrics) as herder:
         log.info("Kopycat worker %s:%s runs the connectors stored in the config topic", host, port)
-        run_app(create_app(herder, token=token), host, port, token)
+        app = create_app(herder, token=token)
+        add_metrics_route(app, metrics)
+        run_app(app, host, port, token)

@@ -84,15 +84,20 @@ class Bounds:
 class StopWatch:
     """Checks the record, time and idleness conditions after every batch. One per run."""
 
-    def __init__(self, bounds: Bounds | None, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, bounds: Bounds | None, clock: Callable[[], float] = time.monotonic,
+                 on_batch: Callable[[int], None] | None = None) -> None:
+        """``on_batch`` is told every batch's record count (the run's metrics record it there)."""
         self.bounds = bounds or Bounds()
         self.clock = clock
+        self.on_batch = on_batch
         self.started = clock()
         self.records = 0
         self._last_data = self.started
 
     def after_batch(self, records: int) -> StopReason | None:
         """Count a batch (``records`` may be 0: nothing was ready) and say whether to stop."""
+        if self.on_batch is not None:
+            self.on_batch(records)
         now = self.clock()
         bounds = self.bounds
         if records:
@@ -123,6 +128,8 @@ class RunSummary:
     windowed sink run commits nothing: its ``before``/``after`` are the offset range it copied and
     ``committed`` the consumer group's offset, left as it was.
     ``topics`` are the topics a source wrote to (Airflow outlets / assets).
+    ``metrics`` holds the run's Kafka Connect metrics at its end, by ``group.metric``
+    (``source-task-metrics.source-record-write-total``: see kopycat.runtime.task_metrics).
     """
 
     connector: str
@@ -136,6 +143,7 @@ class RunSummary:
     offsets: dict[str, dict[str, Any]] = field(default_factory=dict)
     error: str | None = None
     topics: set[str] = field(default_factory=set)
+    metrics: dict[str, Any] = field(default_factory=dict)
 
     def topics_used(self) -> set[str]:
         """The topics a source wrote to, or a sink consumed records from: KIP-558's active topics."""

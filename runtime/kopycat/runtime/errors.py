@@ -26,7 +26,7 @@ Deviations from Kafka, on purpose:
   the happy path reads no clock.
 - errors.tolerance is validated ignoring case (Kafka's validator is case-sensitive, its getter not).
 - Only simple counters are kept (``total_failures``, ``total_skipped``, ...), not Kafka's
-  ``ErrorHandlingMetrics`` sensors.
+  ``ErrorHandlingMetrics`` sensors; kopycat.runtime.task_metrics exports them under those sensors' names.
 """
 
 from __future__ import annotations

@@ -136,7 +136,7 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
         the task asked for the batch."""
         if self.transactions is None:
             if self.per_poll:
-                self._commit_transaction()
+                self.timed_commit(self._commit_transaction)
             return
         request = self.transactions.batch_request()
         if request is not None:
@@ -166,7 +166,7 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
         """
         if request == "abort" and self._in_transaction:
             self._abort_as_asked()
-        self._commit_transaction()
+        self.timed_commit(self._commit_transaction)
 
     def _abort_as_asked(self) -> None:
         producer = self.producer
@@ -188,8 +188,9 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
             self.summarize_offsets()
         return True
 
-    def _commit_transaction(self) -> None:
-        """Offsets into the open transaction, commit it; any failure aborts and fails the task."""
+    def _commit_transaction(self) -> bool:
+        """Offsets into the open transaction, commit it; any failure aborts and fails the task.
+        True once committed (for :meth:`timed_commit`)."""
         producer = self.producer
         assert producer is not None
         serialized: dict[bytes, bytes | None] = {}
@@ -212,6 +213,7 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
             self.writer.finish_flush(None)
             self.kafka_store.record_committed(serialized)
         self.commit_source_task()
+        return True
 
     def _abort(self) -> None:
         self.writer.cancel_flush()

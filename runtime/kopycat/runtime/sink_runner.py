@@ -57,6 +57,7 @@ from kopycat.runtime.delivery_guarantee import AtLeastOnce, AtMostOnce
 from kopycat.runtime.run_range import run_range
 from kopycat.runtime.sink_conversion import ConvertedBatch, SinkConversion
 from kopycat.runtime.sink_task_context import WorkerSinkTaskContext
+from kopycat.runtime.task_metrics import SINK
 from kopycat.runtime.task_parts import TaskId, TaskParts
 from kopycat.runtime.worker_task import WorkerTask
 
@@ -75,7 +76,7 @@ class SinkTaskRunner(WorkerTask):
                  assignment: Collection[TopicPartition] | None = None, batch_size: int = 5_000,
                  offset_commit_interval_ms: int = 60_000, offset_commit_timeout_ms: int = 5_000,
                  bounds: Bounds | None = None, at_most_once: bool = False) -> None:
-        super().__init__(task_id, bounds)
+        super().__init__(task_id, bounds, kind=SINK, retry=parts.retry)
         self.at_most_once = at_most_once
         self.task = task
         self.task_props = dict(task_props)
@@ -113,7 +114,7 @@ class SinkTaskRunner(WorkerTask):
     def final_offset_commit(self, failed: bool) -> None:
         """The last pre_commit and group commit; after a failure nothing is committed, as in Kafka."""
         if not failed:
-            self._commit(final=True)
+            self.timed_commit(partial(self._commit, final=True))
 
     def initialize_and_start(self) -> None:
         self.task.initialize(self.context)
@@ -263,7 +264,7 @@ class SinkTaskRunner(WorkerTask):
         timed = self.range.commits_group and time.monotonic() >= next_commit
         if self.context.commit_requested or timed:
             self.context.commit_requested = False
-            self._commit()
+            self.timed_commit(self._commit)
             return time.monotonic() + self.commit_interval_s
         return next_commit
 
@@ -297,6 +298,7 @@ class SinkTaskRunner(WorkerTask):
         """Put one converted batch, in order: columns to put_batch(), records to put(); returns how
         many records were consumed."""
         assert self.conversion is not None
+        started = time.perf_counter()
         self.delivery.before_put(batch.runs, self._commit_to_group)
         self.summary.filtered += len(batch.messages) - len(batch.inside)
         for piece, columns in batch.pieces:
@@ -314,6 +316,7 @@ class SinkTaskRunner(WorkerTask):
         for tp in batch.finished:  # offsets up to the end may hold markers or compacted gaps
             self.current[tp] = max(self.current.get(tp, 0), self.ends.ends[tp])
         self.summary.bytes += batch.size
+        self.metrics.batch_s = time.perf_counter() - started
         return len(batch.messages)
 
     def _retrying(self, put: Callable[[], None], count: int, describe: Callable[[], str]) -> None:
@@ -352,22 +355,24 @@ class SinkTaskRunner(WorkerTask):
 
     # ------------------------------------------------------------------ commits
 
-    def _commit(self, *, final: bool = False, only: set[TopicPartition] | None = None) -> None:
+    def _commit(self, *, final: bool = False, only: set[TopicPartition] | None = None) -> bool | None:
         """pre_commit, then commit what it returned for the partitions still held (unless the range keeps
-        the group where it is); at the end or a revocation, report the partitions."""
+        the group where it is); at the end or a revocation, report the partitions. False when the
+        commit failed (retried at the next), None when no partition is held."""
         consumer = self._consumer
         if consumer is None or not self.context.assigned:
-            return
+            return None
         current = {tp: o for tp, o in self.current.items()
                    if tp in self.context.assigned and (only is None or tp in only)}
         self.parts.retry.flush(self.commit_timeout_s)
         safe = self.task.pre_commit(dict(current))
         if self.range.commits_group and not self._commit_safe(safe or {}, final):
-            return
+            return False
         if final or only:
             for tp, offset in current.items():
                 self.summary.offsets[f"{tp.topic}-{tp.partition}"] = self.range.report(
                     tp, offset, self.committed.get(tp))
+        return True
 
     def _commit_safe(self, safe: Mapping[Any, int], final: bool) -> bool:
         """Commit the offsets pre_commit returned that the delivery guarantee allows; False when a

@@ -42,6 +42,7 @@ import logging
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from functools import partial
 from itertools import groupby
 from typing import Any, ClassVar
 
@@ -59,6 +60,7 @@ from kopycat.runtime.errors import ProcessingContext, Stage
 from kopycat.runtime.source_conversion import Run, SourceRecordConverter
 from kopycat.runtime.source_delivery import DeliveryReports
 from kopycat.runtime.source_produce import PARTITION_ANY, TIMESTAMP_NOW, byte_count, produce_all, produce_when_room
+from kopycat.runtime.task_metrics import SOURCE
 from kopycat.runtime.task_parts import TaskId, TaskParts
 from kopycat.runtime.topic_creation import TopicCreator
 from kopycat.runtime.worker_task import WorkerTask
@@ -120,7 +122,7 @@ class SourceTaskRunner(WorkerTask):
                  offset_flush_interval_ms: int = 60_000, offset_flush_timeout_ms: int = 5_000,
                  bounds: Bounds | None = None, topic_creator: TopicCreator | None = None,
                  at_most_once: bool = False, transaction_context: TransactionContext | None = None) -> None:
-        super().__init__(task_id, bounds)
+        super().__init__(task_id, bounds, kind=SOURCE, retry=parts.retry)
         self.at_most_once = at_most_once
         self.task = task
         self.task_props = dict(task_props)
@@ -242,15 +244,17 @@ class SourceTaskRunner(WorkerTask):
             if self._complete:
                 return StopReason.CAUGHT_UP
             if time.monotonic() >= next_commit:
-                self.commit_offsets()
+                self.timed_commit(self.commit_offsets)
                 next_commit = time.monotonic() + self.flush_interval_s
         return StopReason.STOPPED
 
     def _poll(self) -> Sequence[SourceItem]:
         """What the task's ``poll`` returned; [] for nothing."""
+        started = time.perf_counter()
         try:
             with gc_paused():  # tasks build a batch of records here: no cycles, many allocations
                 items = self.task.poll()
+            self.metrics.batch_s = time.perf_counter() - started
         except RetriableError as exc:
             log.warning("Task %s: poll() raised a retriable error, polling again: %s", self.id, exc)
             return []
@@ -455,7 +459,7 @@ class SourceTaskRunner(WorkerTask):
             self._commit_acknowledged()
             return
         deadline = time.monotonic() + max(_FINAL_COMMIT_S, self.flush_timeout_s)
-        while not self.commit_offsets(final=True):
+        while not self.timed_commit(partial(self.commit_offsets, final=True)):
             if time.monotonic() > deadline:
                 raise ConnectError(f"Task {self.id} could not commit its offsets before stopping: the "
                                    f"records it copied since the last commit will be sent again")

@@ -3,6 +3,7 @@
 Kafka's ``ConnectStandalone``: the worker properties (``StandaloneConfig``, with
 ``offset.storage.file.filename`` for the source offsets) and one file per connector. SIGTERM or
 Ctrl-C stops every task, which commits its offsets first, so a restart resumes where it ended.
+With ``metrics.port`` (Kopycat's key) the worker's metrics are served on ``127.0.0.1:<port>/metrics``.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from typing import Any
 
 from kopycat.api.errors import ConfigError
 from kopycat.runtime.config_transformer import resolve_worker_config
+from kopycat.runtime.prometheus_metrics import start_metrics_server
 from kopycat.runtime.worker import Worker
 from kopycat.runtime.worker_config import (
     EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG,
+    METRICS_PORT_CONFIG,
     PLUGIN_PATH_CONFIG,
     STANDALONE_CONFIG,
     WORKER_CONFIG,
@@ -66,6 +69,8 @@ def run_standalone(worker_props: Mapping[str, Any], connectors: Iterable[Mapping
     worker_props = resolve_worker_config(worker_props)
     add_plugin_path(worker_props)
     worker = Worker(worker_props, _offset_store(worker_props))
+    port = WORKER_CONFIG.parse(worker_props)[METRICS_PORT_CONFIG]
+    server = start_metrics_server(worker.metrics, port) if port else None
     worker.start()
     try:
         for props in connectors:
@@ -76,4 +81,6 @@ def run_standalone(worker_props: Mapping[str, Any], connectors: Iterable[Mapping
     finally:
         log.info("Stopping: tasks commit their offsets")
         worker.stop()
+        if server is not None:
+            server.shutdown()
     return worker

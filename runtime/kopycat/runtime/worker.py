@@ -11,6 +11,9 @@ restarted with the new configs. Target states and restarts are applied as ``Work
 and ``Worker.restart*`` are: pausing stops the tasks (each commits its offsets) and reports PAUSED,
 resuming starts them again from the stored offsets; a failed task stays FAILED until restarted.
 
+Kafka Connect's metrics of this worker and its tasks are in :attr:`Worker.metrics` (each running
+task's groups, and the worker's own), for a host to export.
+
 Thread-safety: public methods may be called from any thread; one lock guards the registry.
 """
 
@@ -28,6 +31,7 @@ from kopycat.api.errors import AlreadyExistsError, ConnectError, NotFoundError
 from kopycat.api.task import SinkTask, SourceTask
 from kopycat.runtime.bounds import Bounds, RunSummary
 from kopycat.runtime.config_transformer import reverse_transform
+from kopycat.runtime.metrics import ConnectMetrics
 from kopycat.runtime.offsets_admin import connector_offset_store
 from kopycat.runtime.planning import ConnectorPlan, PlanningContext, plan_connector, task_class_of, task_configs
 from kopycat.runtime.sink_runner import SinkTaskRunner
@@ -35,6 +39,7 @@ from kopycat.runtime.source_runner import SourceTaskRunner
 from kopycat.runtime.task_factory import build_sink_runner, build_source_runner
 from kopycat.runtime.task_parts import TaskId
 from kopycat.runtime.worker_config import TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG, WORKER_CONFIG
+from kopycat.runtime.worker_metrics import WORKER_GROUP, worker_groups
 from kopycat.storage.connector_status import ConnectorStatus, State, TaskStatus
 from kopycat.storage.offset_backing_store import OffsetBackingStore
 from kopycat.storage.offset_storage_reader_writer import OffsetStorageReaderImpl
@@ -69,9 +74,11 @@ class Worker:
 
     def __init__(self, worker_props: Mapping[str, Any], offset_store: OffsetBackingStore, *,
                  status_store: StatusBackingStore | None = None, worker_id: str | None = None,
-                 task_configs_listener: Callable[[str, list[dict[str, str]]], None] | None = None) -> None:
+                 task_configs_listener: Callable[[str, list[dict[str, str]]], None] | None = None,
+                 metrics: ConnectMetrics | None = None) -> None:
         """``task_configs_listener`` gets every plan's task configs before its tasks start (the
-        REST worker writes them to the config topic, as Kafka's leader does)."""
+        REST worker writes them to the config topic, as Kafka's leader does). ``metrics`` is the
+        registry the host exports (a new one by default)."""
         self.worker_props = {k: str(v) for k, v in worker_props.items()}
         self.values = WORKER_CONFIG.parse(self.worker_props)
         self.offset_store = offset_store
@@ -81,6 +88,8 @@ class Worker:
         self._connectors: dict[str, _Connector] = {}
         self._lock = threading.RLock()
         self._started = False
+        self.metrics = metrics if metrics is not None else ConnectMetrics()
+        self.metrics.register(WORKER_GROUP, worker_groups(self.status_store, self.connectors))
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -151,6 +160,7 @@ class Worker:
         if running is None:
             raise NotFoundError(f"Connector {name} not found")
         self._stop_tasks(running, State.UNASSIGNED if final_state is not None else None)
+        self.metrics.unregister_where(lambda key: isinstance(key, TaskId) and key.connector == name)
         try:
             running.plan.connector.stop()
         finally:
@@ -231,6 +241,7 @@ class Worker:
         plan = running.plan
         task_id = TaskId(plan.name, index)
         task = _TaskThread(self._build_runner(task_id, plan.task_configs[index], running))
+        self.metrics.register(task_id, task.runner.metrics.collect)
         task.thread = threading.Thread(target=self._run_task, args=(task_id, task), name=f"task-{task_id}",
                                        daemon=True)
         task.thread.start()

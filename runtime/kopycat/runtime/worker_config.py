@@ -45,6 +45,7 @@ TOPIC_CREATION_ENABLE_CONFIG: Final = "topic.creation.enable"
 TOPIC_TRACKING_ENABLE_CONFIG: Final = "topic.tracking.enable"
 TOPIC_TRACKING_ALLOW_RESET_CONFIG: Final = "topic.tracking.allow.reset"
 PLUGIN_PATH_CONFIG: Final = "plugin.path"
+METRICS_PORT_CONFIG: Final = "metrics.port"
 JSON_CONVERTER: Final = "org.apache.kafka.connect.json.JsonConverter"
 
 _CONVERTER: Final = LambdaValidator(lambda name, value: converter_class(value, name), "A converter class")
@@ -87,6 +88,10 @@ WORKER_CONFIG: Final = (
     .define(PLUGIN_PATH_CONFIG, ConfigType.LIST, [], importance=Importance.LOW,
             doc="Directories added to the Python import path, where connector modules can be found "
                 "(Kafka's plugin.path holds jars instead).")
+    .define(METRICS_PORT_CONFIG, ConfigType.INT, 0, Range(min=0, max=65535), Importance.LOW,
+            doc="Kopycat's own key: a port on 127.0.0.1 where `kopycat standalone` serves /metrics in "
+                "Prometheus text format, named as Kafka Connect's JMX exporter names them; 0 (the "
+                "default) serves none. `kopycat rest` and `kopycat worker` serve /metrics on their REST port.")
     .merge(CLIENT_SECURITY_CONFIG)
 )
 """Kafka's ``WorkerConfig`` keys that Kopycat uses."""

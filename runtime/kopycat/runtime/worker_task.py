@@ -5,6 +5,10 @@ Follows Kafka Connect's ``WorkerTask``: the run skeleton is written once here, a
 itself (:meth:`WorkerTask.execute`); what a runner may change is named, as Kafka's
 ``AbstractWorkerSourceTask`` names ``prepareToSendRecord`` or ``finalOffsetCommit``.
 
+Metrics (Kafka's ``WorkerTask.TaskMetricsGroup`` and the source/sink groups) are recorded here, once per
+batch: the :class:`StopWatch` every loop calls after each batch hands the count to :attr:`WorkerTask.metrics`,
+and a runner times its offset commits with :meth:`WorkerTask.timed_commit`.
+
 Thread-safety: :meth:`run` executes on one thread; :meth:`stop` may be called from any other.
 """
 
@@ -12,10 +16,14 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 
 from kopycat.interpreter_settings import young_collections_deferred
 from kopycat.runtime.bounds import Bounds, RunSummary, StopReason, StopWatch
+from kopycat.runtime.errors import RetryWithToleranceOperator
+from kopycat.runtime.task_metrics import TaskMetrics
 from kopycat.runtime.task_parts import TaskId
 
 __all__ = ["WorkerTask"]
@@ -27,11 +35,14 @@ class WorkerTask(ABC):
     """Runs one task once: :meth:`initialize_and_start`, :meth:`execute` until a stop condition,
     :meth:`final_offset_commit`, :meth:`close`; the :class:`RunSummary` says what was done."""
 
-    def __init__(self, task_id: TaskId, bounds: Bounds | None) -> None:
+    def __init__(self, task_id: TaskId, bounds: Bounds | None, *, kind: str,
+                 retry: RetryWithToleranceOperator | None = None) -> None:
+        """``kind`` is ``"source"`` or ``"sink"`` (which metric group); ``retry`` the task's error handling."""
         self.id = task_id
         self.bounds = bounds or Bounds()
         self.summary = RunSummary(task_id.connector, task_id.task)
         self.stopping = threading.Event()
+        self.metrics = TaskMetrics(kind, self.summary, retry)
 
     def run(self) -> RunSummary:
         """Start the task, copy until a stop condition, commit, close; return what was done.
@@ -40,14 +51,16 @@ class WorkerTask(ABC):
         chance to commit what is safe; the summary (stop reason FAILED, the error) stays on
         :attr:`summary`.
         """
-        watch = StopWatch(self.bounds)
+        watch = StopWatch(self.bounds, on_batch=self.metrics.record_batch)
         try:
             self.initialize_and_start()
+            self.metrics.set_status("running")
             watch.touch()  # a slow start (clients, offsets, task.start) must not count as idle time
             with young_collections_deferred():  # records die once committed: see kopycat.interpreter_settings
                 self.summary.stop_reason = self.execute(watch)
             self.final_offset_commit(failed=False)
         except BaseException as exc:
+            self.metrics.set_status("failed")
             self.summary.stop_reason = StopReason.FAILED
             self.summary.error = f"{type(exc).__name__}: {exc}"
             self._commit_after_failure()
@@ -55,10 +68,25 @@ class WorkerTask(ABC):
         finally:
             self.summary.duration_s = watch.elapsed()
             self.close()
+            if self.metrics.status == "running":
+                self.metrics.set_status("unassigned")  # Kafka's state of a task that stopped without failing
+            self.summary.metrics = self.metrics.figures()
         log.info("Task %s stopped (%s): %d records, %d skipped, %d filtered in %.1f s", self.id,
                  self.summary.stop_reason.value, self.summary.records, self.summary.skipped,
                  self.summary.filtered, self.summary.duration_s)
         return self.summary
+
+    def timed_commit(self, commit: Callable[[], bool | None]) -> bool | None:
+        """Run one offset commit, recording its time and outcome: ``commit`` answers whether it
+        committed, or None when there was nothing to commit (not recorded); one that raises counts as failed."""
+        started = time.perf_counter()
+        succeeded: bool | None = False
+        try:
+            succeeded = commit()
+        finally:
+            if succeeded is not None:
+                self.metrics.record_commit(time.perf_counter() - started, succeeded)
+        return succeeded
 
     def stop(self) -> None:
         """Ask the run to end at the next batch boundary (any thread). Runners that must also wake
