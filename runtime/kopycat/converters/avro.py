@@ -38,6 +38,7 @@ from typing import Any, Final
 import fastavro
 
 from kopycat.api.config import ConfigDef, ConfigType, Importance
+from kopycat.api.converter import SchemaAndValue
 from kopycat.api.data import Schema
 from kopycat.converters.avro_data import AvroSchema, avro_values_converter, to_avro_schema
 from kopycat.converters.avro_to_connect import connect_values_converter, plain_reader_schema, to_connect_schema
@@ -109,8 +110,9 @@ class _Reader(SchemaReader):
         self.parsed = fastavro.parse_schema(plain_reader_schema(avro))
         self.values: Callable[[Any], Any] = connect_values_converter(self.schema)
 
-    def decode(self, payload: bytes) -> Any:
-        return self.values(fastavro.schemaless_reader(io.BytesIO(payload), self.parsed, None))
+    def decode(self, payload: bytes) -> SchemaAndValue:
+        return SchemaAndValue(self.schema, self.values(fastavro.schemaless_reader(io.BytesIO(payload), self.parsed,
+                                                                                  None)))
 
 
 class AvroConverter(SchemaRegistryConverter):

@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from kopycat.api.config import CaseInsensitiveValidString, ConfigDef, ConfigType, Importance
+from kopycat.api.converter import SchemaAndValue
 from kopycat.api.data import Schema
 from kopycat.converters.json_schema_data import (
     JsonSchemaOptions,
@@ -74,8 +75,9 @@ class _Reader(SchemaReader):
     def __init__(self, schema: Schema) -> None:
         self.schema = schema
 
-    def decode(self, payload: bytes) -> Any:
-        return to_connect_value(self.schema, json.loads(payload, parse_float=decimal.Decimal))
+    def decode(self, payload: bytes) -> SchemaAndValue:
+        parsed = json.loads(payload, parse_float=decimal.Decimal)
+        return SchemaAndValue(self.schema, to_connect_value(self.schema, parsed))
 
 
 class JsonSchemaConverter(SchemaRegistryConverter):

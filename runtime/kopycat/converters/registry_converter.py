@@ -138,13 +138,12 @@ class SchemaWriter(ABC):
 
 
 class SchemaReader(ABC):
-    """What reading one schema id in a format needs, built once: the Connect schema and a decoder."""
-
-    schema: Schema
+    """What reading one schema id in a format needs, built once: the Connect schema(s) and a decoder."""
 
     @abstractmethod
-    def decode(self, payload: bytes) -> Any:
-        """The Connect value of a payload (the bytes after the 5-byte header)."""
+    def decode(self, payload: bytes) -> SchemaAndValue:
+        """The Connect schema and value of a payload (the bytes after the 5-byte header); the schema
+        may depend on the payload (Protobuf's message indexes pick one of the file's messages)."""
 
 
 class SchemaRegistryConverter(Converter):
@@ -258,11 +257,10 @@ class SchemaRegistryConverter(Converter):
         if reader is None:
             reader = self._readers.setdefault(schema_id, self._reader(topic, schema_id))
         try:
-            decoded = reader.decode(value[_HEADER.size:])
+            return reader.decode(value[_HEADER.size:])
         except _DECODE_ERRORS as exc:
             raise DataError(f"Failed to deserialize {self.FORMAT} data for topic {topic} with schema id "
                             f"{schema_id}: {type(exc).__name__}: {exc}") from None
-        return SchemaAndValue(reader.schema, decoded)
 
     def _reader(self, topic: str, schema_id: int) -> SchemaReader:
         assert self.client is not None, "configure() first"
