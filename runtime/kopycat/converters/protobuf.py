@@ -17,6 +17,9 @@ strategies, ``auto.register.schemas``, ``use.latest.version``, ``normalize.schem
   whose Connect schema takes the registry's version.
 - Its own key: ``optional.for.nullables`` (optional fields as proto3 ``optional``).
 
+Needs the ``protobuf`` package (the ``kopycat[protobuf]`` extra); :mod:`kopycat.plugins` imports
+this module only where the converter is configured.
+
 Bad input (no magic byte, an unknown id, bytes that are no such message) is a
 :class:`~kopycat.api.errors.DataError`. The columnar methods keep the SPI's default None.
 """

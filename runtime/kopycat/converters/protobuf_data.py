@@ -21,7 +21,8 @@ support, no wrappers for nullables, names not scrubbed)::
                         ``optional`` field, which keeps null
 
 Read back (``toConnectSchema``): a message is a STRUCT named by the message's simple name with
-every field optional and tagged with ``io.confluent.connect.protobuf.Tag`` (its number);
+every field optional and tagged with ``io.confluent.connect.protobuf.Tag`` (its number), a map
+named after its field (``ProtobufSchema.toMapField``);
 int32 with ``connect.type`` int8/int16 is INT8/INT16; other 32-bit integer types are INT32 (unsigned
 ones INT64) and 64-bit ones INT64, with ``...protobuf.Type`` naming a non-default type; repeated
 fields are optional ARRAYs of optional elements; enums are STRINGs with ``...protobuf.Enum``
@@ -224,8 +225,14 @@ def _message_schema(compiled: CompiledProto, member: Any, params: dict[str, str]
     if member.is_repeated and message.GetOptions().map_entry:
         key, value = message.fields_by_number[1], message.fields_by_number[2]
         return SchemaBuilder.map(_field_schema(compiled, message, key, building),
-                                 _field_schema(compiled, message, value, building)).name(message.name[:-5])
+                                 _field_schema(compiled, message, value, building)).name(_map_field(message.name))
     return _struct(compiled, message, building)
+
+
+def _map_field(entry_name: str) -> str:
+    """``ProtobufSchema.toMapField``: the map entry's name without ``Entry``, in lower underscore case."""
+    base = entry_name.removesuffix("Entry")
+    return "".join(f"_{c.lower()}" if c.isupper() and i else c.lower() for i, c in enumerate(base))
 
 
 _SCALAR_NAMES: Final = {number: name for name, number in SCALARS.items()}

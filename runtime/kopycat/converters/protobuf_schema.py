@@ -13,6 +13,7 @@ Field options other than Confluent's ``(confluent.field_meta)`` ``params`` are r
 
 from __future__ import annotations
 
+import ast
 import base64
 import binascii
 import re
@@ -306,8 +307,12 @@ def _take_meta(member: ProtoField, meta: Any) -> None:
 
 
 def _unquote(token: str) -> str:
+    """A string literal's text (C-style escapes, as protobuf's tokenizer reads them); other tokens as they are."""
     if len(token) >= 2 and token[0] == token[-1] and token[0] in "\"'":
-        return token[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape")
+        try:
+            return str(ast.literal_eval(token))
+        except (ValueError, SyntaxError):
+            return token[1:-1]
     return token
 
 

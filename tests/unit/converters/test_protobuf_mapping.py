@@ -1,0 +1,185 @@
+"""Connect <-> Protobuf as Confluent's ProtobufData maps it, without a registry.
+
+Every Connect type, optional fields, nested structs, arrays and maps go to a ``.proto`` file,
+through its printed text and the parser, into a message class, through the binary encoding, and
+back to the Connect values; the Connect schema read back is Confluent's (every field optional and
+tagged with its number). The message indexes are encoded as Confluent's serializers write them.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import decimal
+from typing import Any
+
+import pytest
+
+from kopycat.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type
+from kopycat.api.errors import DataError
+from kopycat.converters.protobuf import ProtobufConverter, read_message_indexes, write_message_indexes
+from kopycat.converters.protobuf_data import (
+    ProtobufOptions,
+    from_connect_message,
+    to_connect_schema,
+    to_connect_value,
+    to_proto_file,
+)
+from kopycat.converters.protobuf_descriptors import CompiledProto
+from kopycat.converters.protobuf_schema import parse_proto, print_proto
+
+TAG = "io.confluent.connect.protobuf.Tag"
+INNER = SchemaBuilder.struct().name("com.acme.Inner").field("a", Schema.INT32_SCHEMA).build()
+
+CASES: list[tuple[str, Schema, Any]] = [
+    ("int8", Schema.INT8_SCHEMA, -128),
+    ("int16", Schema.INT16_SCHEMA, 32767),
+    ("int32", Schema.INT32_SCHEMA, -(2**31)),
+    ("int64", Schema.INT64_SCHEMA, 2**63 - 1),
+    ("float32", Schema.FLOAT32_SCHEMA, 1.5),
+    ("float64", Schema.FLOAT64_SCHEMA, -2.25e300),
+    ("boolean", Schema.BOOLEAN_SCHEMA, True),
+    ("string", Schema.STRING_SCHEMA, "héllo"),
+    ("bytes", Schema.BYTES_SCHEMA, b"\x00\xff"),
+    ("decimal", Decimal.schema(3), decimal.Decimal("-12345.678")),
+    ("date", Date.SCHEMA, dt.date(1969, 12, 31)),
+    ("time", Time.SCHEMA, dt.time(13, 14, 15, 16000)),
+    ("timestamp", Timestamp.SCHEMA, dt.datetime(2024, 2, 29, 1, 2, 3, 4000, tzinfo=dt.UTC)),
+    ("array", SchemaBuilder.array(Schema.INT32_SCHEMA).build(), [1, 0, 3]),
+    ("array-of-structs", SchemaBuilder.array(INNER).build(), [Struct(INNER).put("a", 1)]),
+    ("map-string-keys", SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.FLOAT64_SCHEMA).build(), {"x": 1.0}),
+    ("map-int-keys", SchemaBuilder.map(Schema.INT64_SCHEMA, Schema.STRING_SCHEMA).build(), {1: "one", 2: "two"}),
+    ("map-struct-values", SchemaBuilder.map(Schema.STRING_SCHEMA, INNER).build(), {"k": Struct(INNER).put("a", 2)}),
+    ("struct", INNER, Struct(INNER).put("a", 7)),
+]
+
+
+def _compiled(schema: Schema, options: ProtobufOptions | None = None) -> tuple[CompiledProto, str]:
+    compiled = CompiledProto(parse_proto(print_proto(to_proto_file(schema, options))))
+    return compiled, compiled.message_name([0])
+
+
+def _round_trip(schema: Schema, value: Struct, options: ProtobufOptions | None = None) -> tuple[Schema, Struct]:
+    compiled, name = _compiled(schema, options)
+    message_class = compiled.message_class(name)
+    data = from_connect_message(message_class(), schema, value).SerializeToString()
+    back = to_connect_schema(compiled, name)
+    return back, to_connect_value(back, message_class.FromString(data))
+
+
+def _plain(value: Any) -> Any:
+    """Structs as dicts: the schema read back differs from the one written (optional, tagged fields)."""
+    if isinstance(value, Struct):
+        return {f.name: _plain(value.get(f)) for f in value.schema.fields}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _wrapped(schema: Schema) -> Schema:
+    return SchemaBuilder.struct().name("com.acme.Row").field("f", schema).build()
+
+
+@pytest.mark.parametrize(("schema", "value"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_every_connect_type_survives_proto_text_and_binary_round_trip(schema: Schema, value: Any) -> None:
+    row = _wrapped(schema)
+    back, read = _round_trip(row, Struct(row).put("f", value))
+    assert _plain(read.get("f")) == _plain(value)
+    field_schema = back.field("f").schema
+    assert field_schema.optional and field_schema.parameters[TAG] == "1"
+    expected_name = {Type.STRUCT: (schema.name or "").rpartition(".")[2], Type.MAP: "f"}.get(schema.type, schema.name)
+    assert field_schema.type is schema.type and field_schema.name == expected_name
+
+
+def test_the_proto_text_is_confluents_form() -> None:
+    schema = (SchemaBuilder.struct().name("com.acme.Order").field("tiny", Schema.INT8_SCHEMA)
+              .field("amount", Decimal.builder(2).build())
+              .field("tags", SchemaBuilder.array(Schema.STRING_SCHEMA).build())
+              .field("inner", SchemaBuilder.struct().field("x", Schema.BOOLEAN_SCHEMA).build()).build())
+    text = print_proto(to_proto_file(schema))
+    assert text.startswith('syntax = "proto3";\npackage com.acme;\n\nimport "confluent/type/decimal.proto";\n')
+    assert '  int32 tiny = 1 [(confluent.field_meta) = {\n    params: [\n      {\n        key: "connect.type",' in text
+    assert "  confluent.type.Decimal amount = 2 [" in text and "  repeated string tags = 3;\n" in text
+    assert "  ConnectDefault1 inner = 4;\n  message ConnectDefault1 {\n    bool x = 1;\n  }\n" in text
+    assert print_proto(parse_proto(text)) == text
+
+
+def test_optional_for_nullables_writes_proto3_optional_and_keeps_nulls() -> None:
+    schema = SchemaBuilder.struct().name("M").field("n", Schema.OPTIONAL_INT32_SCHEMA).build()
+    assert "optional int32 n = 1;" in print_proto(to_proto_file(schema, ProtobufOptions(True)))
+    assert _round_trip(schema, Struct(schema), ProtobufOptions(True))[1].get("n") is None
+    assert _round_trip(schema, Struct(schema))[1].get("n") == 0  # a plain proto3 field reads back as zero
+    assert _round_trip(schema, Struct(schema).put("n", 0), ProtobufOptions(True))[1].get("n") == 0
+
+
+def test_a_nested_struct_not_set_reads_back_as_null_and_names_follow_confluent() -> None:
+    address = SchemaBuilder.struct().name("a.Address").field("city", Schema.STRING_SCHEMA).optional().build()
+    schema = (SchemaBuilder.struct().name("a.Customer").field("id", Schema.INT64_SCHEMA)
+              .field("home", address).field("Address", address).build())
+    text = print_proto(to_proto_file(schema))
+    assert "  Address home = 2;\n  AddressMessage Address = 3;\n" in text
+    back, read = _round_trip(schema, Struct(schema).put("id", 1).put("home", Struct(address).put("city", "Oslo")))
+    assert read.get("home").get("city") == "Oslo" and read.get("Address") is None
+
+
+def test_schemas_written_elsewhere_are_read_from_proto_text_or_base64_descriptors() -> None:
+    text = """
+        syntax = "proto3";
+        package shop;  // a comment
+        import "google/protobuf/timestamp.proto";
+        option java_package = "x.y";
+        message Other { string s = 1; }
+        message Cart {
+          sint32 n = 1 [deprecated = true];
+          uint32 u = 2;
+          Status status = 3;
+          repeated Item items = 4;
+          google.protobuf.Timestamp at = 5;
+          reserved 9;
+          enum Status { NEW = 0; DONE = 1; }
+          message Item { string sku = 1; fixed64 count = 2; }
+        }
+    """
+    compiled = CompiledProto(parse_proto(text))
+    name = compiled.message_name([1])
+    assert name == "shop.Cart"
+    schema = to_connect_schema(compiled, name, 2)
+    assert schema.version == 2 and [f.schema.type for f in schema.fields] == [
+        Type.INT32, Type.INT64, Type.STRING, Type.ARRAY, Type.INT64]
+    assert schema.field("n").schema.parameters["io.confluent.connect.protobuf.Type"] == "sint32"
+    assert schema.field("status").schema.parameters["io.confluent.connect.protobuf.Enum.DONE"] == "1"
+    message = compiled.message_class(name)(n=-5, u=7, status=1)
+    message.items.add(sku="s", count=3)
+    value = to_connect_value(schema, message)
+    assert (value.get("n"), value.get("status"), value.get("at")) == (-5, "DONE", None)
+    assert value.get("items")[0].get("count") == 3
+    serialized = base64.b64encode(compiled.pool.FindFileByName("kopycat/registered.proto").serialized_pb).decode()
+    again = CompiledProto(parse_proto(serialized))
+    assert to_connect_schema(again, "shop.Cart", 2) == schema
+
+
+@pytest.mark.parametrize(("indexes", "encoded"), [([0], b"\x00"), ([1], b"\x02\x02"), ([2, 0, 1], b"\x06\x04\x00\x02")])
+def test_message_indexes_are_zig_zag_varints_with_the_first_message_as_one_zero(
+        indexes: list[int], encoded: bytes) -> None:
+    assert write_message_indexes(indexes) == encoded
+    assert read_message_indexes(encoded + b"rest") == (indexes, len(encoded))
+
+
+def test_what_has_no_protobuf_form_is_a_data_error() -> None:
+    with pytest.raises(DataError, match="writes structs"):
+        to_proto_file(Schema.STRING_SCHEMA)
+    with pytest.raises(DataError, match="array of arrays"):
+        to_proto_file(_wrapped(SchemaBuilder.array(SchemaBuilder.array(Schema.INT32_SCHEMA).build()).build()))
+    with pytest.raises(DataError, match="imports 'other.proto'"):
+        CompiledProto(parse_proto('syntax = "proto3"; import "other.proto"; message M { int32 a = 1; }'))
+    with pytest.raises(DataError, match="does not define"):
+        CompiledProto(parse_proto('syntax = "proto3"; message M { Missing a = 1; }'))
+    with pytest.raises(DataError, match="oneof"):
+        compiled = CompiledProto(parse_proto('syntax = "proto3"; message M { oneof o { int32 a = 1; string b = 2; } }'))
+        to_connect_schema(compiled, "M")
+    converter = ProtobufConverter()
+    converter.configure({"schema.registry.url": "http://127.0.0.1:1"}, False)
+    with pytest.raises(DataError, match="unknown magic byte"):
+        converter.to_connect_data("t", b"\x01\x00\x00\x00\x01\x00")
