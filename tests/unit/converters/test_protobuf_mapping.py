@@ -9,13 +9,11 @@ tagged with its number). The message indexes are encoded as Confluent's serializ
 from __future__ import annotations
 
 import base64
-import datetime as dt
-import decimal
-from typing import Any
+from typing import Any, Final
 
 import pytest
 
-from kopycat.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type
+from kopycat.api.data import Decimal, Schema, SchemaBuilder, Struct, Type
 from kopycat.api.errors import DataError
 from kopycat.converters.protobuf import ProtobufConverter, read_message_indexes, write_message_indexes
 from kopycat.converters.protobuf_data import (
@@ -27,29 +25,17 @@ from kopycat.converters.protobuf_data import (
 )
 from kopycat.converters.protobuf_descriptors import CompiledProto
 from kopycat.converters.protobuf_schema import parse_proto, print_proto
+from tests.unit.converters.test_avro_mapping import CASES as AVRO_CASES
+from tests.unit.converters.test_avro_mapping import INNER
 
 TAG = "io.confluent.connect.protobuf.Tag"
-INNER = SchemaBuilder.struct().name("com.acme.Inner").field("a", Schema.INT32_SCHEMA).build()
 
+_SHARED: Final = {"int8", "int16", "int32", "int64", "float32", "float64", "boolean", "string", "bytes", "decimal",
+                  "date", "time", "timestamp", "array-of-structs", "map-string-keys", "map-struct-values"}
 CASES: list[tuple[str, Schema, Any]] = [
-    ("int8", Schema.INT8_SCHEMA, -128),
-    ("int16", Schema.INT16_SCHEMA, 32767),
-    ("int32", Schema.INT32_SCHEMA, -(2**31)),
-    ("int64", Schema.INT64_SCHEMA, 2**63 - 1),
-    ("float32", Schema.FLOAT32_SCHEMA, 1.5),
-    ("float64", Schema.FLOAT64_SCHEMA, -2.25e300),
-    ("boolean", Schema.BOOLEAN_SCHEMA, True),
-    ("string", Schema.STRING_SCHEMA, "héllo"),
-    ("bytes", Schema.BYTES_SCHEMA, b"\x00\xff"),
-    ("decimal", Decimal.schema(3), decimal.Decimal("-12345.678")),
-    ("date", Date.SCHEMA, dt.date(1969, 12, 31)),
-    ("time", Time.SCHEMA, dt.time(13, 14, 15, 16000)),
-    ("timestamp", Timestamp.SCHEMA, dt.datetime(2024, 2, 29, 1, 2, 3, 4000, tzinfo=dt.UTC)),
+    *(case for case in AVRO_CASES if case[0] in _SHARED),  # the others hold nulls Protobuf cannot carry
     ("array", SchemaBuilder.array(Schema.INT32_SCHEMA).build(), [1, 0, 3]),
-    ("array-of-structs", SchemaBuilder.array(INNER).build(), [Struct(INNER).put("a", 1)]),
-    ("map-string-keys", SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.FLOAT64_SCHEMA).build(), {"x": 1.0}),
     ("map-int-keys", SchemaBuilder.map(Schema.INT64_SCHEMA, Schema.STRING_SCHEMA).build(), {1: "one", 2: "two"}),
-    ("map-struct-values", SchemaBuilder.map(Schema.STRING_SCHEMA, INNER).build(), {"k": Struct(INNER).put("a", 2)}),
     ("struct", INNER, Struct(INNER).put("a", 7)),
 ]
 
