@@ -17,6 +17,7 @@ import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient as ConfluentRegistryClient
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
+from google.protobuf import wrappers_pb2
 
 from kopycat.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type
 from kopycat.api.errors import DataError
@@ -152,6 +153,22 @@ def test_optional_for_nullables_keeps_nulls_and_plain_fields_read_back_as_zero(
                                     ).value.get("n") == 0
 
 
+def test_a_string_key_is_a_google_protobuf_string_value_as_confluent_writes_it(
+        schema_registry: str, topic_name: str) -> None:
+    keys = _converter(schema_registry, is_key=True)
+    data = keys.from_connect_data(topic_name, Schema.STRING_SCHEMA, "order-7")
+    assert data is not None and data[5:7] == b"\x02\x0e"  # message indexes [7]: StringValue in wrappers.proto
+    context = SerializationContext(topic_name, MessageField.KEY)
+    assert ProtobufDeserializer(wrappers_pb2.StringValue, {"use.deprecated.format": False})(data, context).value == \
+        "order-7"
+    assert keys.to_connect_data(topic_name, data) == (SchemaBuilder.string().version(1).build(), "order-7")
+    serializer = ProtobufSerializer(wrappers_pb2.StringValue, ConfluentRegistryClient({"url": schema_registry}),
+                                    {"use.deprecated.format": False})
+    theirs = serializer(wrappers_pb2.StringValue(value="order-8"),
+                        SerializationContext(f"{topic_name}-c", MessageField.KEY))
+    assert keys.to_connect_data(f"{topic_name}-c", theirs).value == "order-8"
+
+
 def test_records_written_to_a_topic_are_read_back_from_it(
         schema_registry: str, bootstrap_servers: str, topic_name: str) -> None:
     converter = _converter(schema_registry)
@@ -174,6 +191,7 @@ def test_no_magic_byte_an_unknown_id_and_bad_bytes_are_data_errors(schema_regist
     assert good is not None
     with pytest.raises(DataError, match="Protobuf data for topic .* with schema id"):
         converter.to_connect_data(topic_name, good[:6] + b"\xff\xff\xff")
-    with pytest.raises(DataError, match="writes structs"):
-        converter.from_connect_data(topic_name, Schema.STRING_SCHEMA, "x")
+    with pytest.raises(DataError, match="no root message for a map"):
+        converter.from_connect_data(topic_name, SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT32_SCHEMA).build(),
+                                    {"x": 1})
     assert converter_class("io.confluent.connect.protobuf.ProtobufConverter") is ProtobufConverter

@@ -9,7 +9,7 @@ strategies, ``auto.register.schemas``, ``use.latest.version``, ``normalize.schem
 - Wire format: magic byte 0, the 4-byte big-endian schema id, the message indexes (a zig-zag
   varint count, then each index as a zig-zag varint: the path of the message in the schema; the
   first message, ``[0]``, is the single byte 0), then the message's Protobuf binary encoding.
-- Writing: the Connect struct schema becomes a ``.proto`` file by
+- Writing: the Connect struct schema (or a primitive's wrapper) becomes a ``.proto`` file by
   :mod:`kopycat.converters.protobuf_data`, registered as its source text with ``schemaType``
   PROTOBUF; values are filled into message classes built from it (the ``protobuf`` package).
 - Reading: the id's schema (``.proto`` source, or the base64 ``FileDescriptorProto`` Confluent's
@@ -112,15 +112,15 @@ class _Writer(SchemaWriter):
     def __init__(self, schema: Schema, options: ProtobufOptions) -> None:
         super().__init__()
         self.schema = schema
-        proto = to_proto_file(schema, options)
+        proto, index = to_proto_file(schema, options)
         self.text = print_proto(proto)
         compiled = CompiledProto(proto)
-        self.record_name = compiled.message_name([0])
+        self.record_name = compiled.message_name([index])
         self.message_class = compiled.message_class(self.record_name)
+        self.indexes = write_message_indexes([index])
 
     def encode(self, values: Sequence[Any]) -> list[bytes]:
-        indexes = write_message_indexes([0])
-        return [indexes + from_connect_message(self.message_class(), self.schema, value).SerializeToString()
+        return [self.indexes + from_connect_message(self.message_class(), self.schema, value).SerializeToString()
                 for value in values]
 
 

@@ -26,9 +26,12 @@ named after its field (``ProtobufSchema.toMapField``);
 int32 with ``connect.type`` int8/int16 is INT8/INT16; other 32-bit integer types are INT32 (unsigned
 ones INT64) and 64-bit ones INT64, with ``...protobuf.Type`` naming a non-default type; repeated
 fields are optional ARRAYs of optional elements; enums are STRINGs with ``...protobuf.Enum``
-parameters. A message field not set, and a proto3 ``optional`` one not set, read as null. Not
-covered: oneofs (``...protobuf.Union`` structs), wrappers for nullables, root schemas that are not
-structs; they are a :class:`DataError`.
+parameters. A message field not set, and a proto3 ``optional`` one not set, read as null.
+
+A primitive root schema (a record key, say) is written as its ``google.protobuf`` wrapper message,
+the schema being ``google/protobuf/wrappers.proto``, and read back as the primitive
+(``wrapper.for.raw.primitives``). Not covered: oneofs (``...protobuf.Union`` structs), wrappers
+for nullable fields (``wrapper.for.nullables``), ARRAY and MAP roots; they are a :class:`DataError`.
 """
 
 from __future__ import annotations
@@ -38,10 +41,12 @@ import decimal as _decimal
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from google.protobuf import descriptor_pb2, wrappers_pb2
+
 from kopycat.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type
 from kopycat.api.errors import DataError
 from kopycat.converters.protobuf_descriptors import CompiledProto
-from kopycat.converters.protobuf_schema import SCALARS, ProtoField, ProtoFile, ProtoMessage
+from kopycat.converters.protobuf_schema import SCALARS, ProtoField, ProtoFile, ProtoMessage, from_descriptor
 
 __all__ = ["ProtobufOptions", "from_connect_message", "to_connect_schema", "to_connect_value", "to_proto_file"]
 
@@ -65,6 +70,15 @@ _LOGICAL: Final = {  # Connect logical name -> (message type, its import)
 _SCALAR_OF: Final = {Type.INT8: "int32", Type.INT16: "int32", Type.INT32: "int32", Type.INT64: "int64",
                      Type.FLOAT32: "float", Type.FLOAT64: "double", Type.BOOLEAN: "bool", Type.STRING: "string",
                      Type.BYTES: "bytes"}
+_WRAPPERS: Final = ("DoubleValue", "FloatValue", "Int64Value", "UInt64Value", "Int32Value", "UInt32Value", "BoolValue",
+                    "StringValue", "BytesValue")
+"""The messages of google/protobuf/wrappers.proto, in order (their message indexes)."""
+_WRAPPER_OF: Final = {Type.INT8: "Int32Value", Type.INT16: "Int32Value", Type.INT32: "Int32Value",
+                      Type.INT64: "Int64Value", Type.FLOAT32: "FloatValue", Type.FLOAT64: "DoubleValue",
+                      Type.BOOLEAN: "BoolValue", Type.STRING: "StringValue", Type.BYTES: "BytesValue"}
+_UNWRAPPED: Final = {"DoubleValue": Type.FLOAT64, "FloatValue": Type.FLOAT32, "Int64Value": Type.INT64,
+                     "UInt64Value": Type.INT64, "Int32Value": Type.INT32, "UInt32Value": Type.INT64,
+                     "BoolValue": Type.BOOLEAN, "StringValue": Type.STRING, "BytesValue": Type.BYTES}
 _INT32_TYPES: Final = ("int32", "sint32", "sfixed32")
 _INT64_TYPES: Final = ("uint32", "fixed32", "int64", "uint64", "sint64", "fixed64", "sfixed64")
 _EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
@@ -147,22 +161,31 @@ class _FromConnect:
         return (schema.parameters or {}).get(PROTOBUF_TYPE_PROP, _SCALAR_OF[schema.type])
 
 
-def to_proto_file(schema: Schema, options: ProtobufOptions | None = None) -> ProtoFile:
-    """The ``.proto`` model of a Connect struct schema (``ProtobufData.fromConnectSchema``)."""
+def to_proto_file(schema: Schema, options: ProtobufOptions | None = None) -> tuple[ProtoFile, int]:
+    """The ``.proto`` model of a Connect schema (``ProtobufData.fromConnectSchema``) and the index of
+    its message there: a struct is the file's only message; a primitive is its wrapper in
+    ``google/protobuf/wrappers.proto`` (that file is the schema, as in Confluent's converter)."""
+    if schema.type in _WRAPPER_OF:
+        return from_descriptor(descriptor_pb2.FileDescriptorProto.FromString(
+            wrappers_pb2.DESCRIPTOR.serialized_pb)), _WRAPPERS.index(_WRAPPER_OF[schema.type])
     if schema.type is not Type.STRUCT:
-        raise DataError(f"ProtobufConverter writes structs; a {schema.type.value} schema has no Protobuf message "
-                        f"here (Confluent wraps it in google.protobuf wrappers, which Kopycat does not write)")
+        raise DataError(f"Protobuf has no root message for a {schema.type.value} schema: ProtobufConverter "
+                        f"writes structs and primitives (as google.protobuf wrappers), as Confluent's does")
     builder = _FromConnect(options or ProtobufOptions())
     package, _, name = builder.name_or_default(schema.name).rpartition(".")
     message = builder.message(schema, name)
-    return ProtoFile(package or None, "proto3", builder.imports, [message])
+    return ProtoFile(package or None, "proto3", builder.imports, [message]), 0
 
 
 # ---------------------------------------------------------------------- descriptor -> Connect schema
 
 def to_connect_schema(compiled: CompiledProto, full_name: str, version: int | None = None) -> Schema:
-    """The Connect schema of a message (``ProtobufData.toConnectSchema``, default options)."""
-    builder = _struct(compiled, compiled.pool.FindMessageTypeByName(full_name), set())
+    """The Connect schema of a message (``ProtobufData.toConnectSchema``, default options); a root
+    wrapper message (``wrapper.for.raw.primitives``) is its primitive."""
+    unwrapped = _UNWRAPPED.get(full_name.removeprefix("google.protobuf.")) if \
+        full_name.startswith("google.protobuf.") else None
+    builder = SchemaBuilder(unwrapped) if unwrapped is not None else \
+        _struct(compiled, compiled.pool.FindMessageTypeByName(full_name), set())
     if version is not None:
         builder.version(version)
     return builder.build()
@@ -241,8 +264,11 @@ _TYPE_ENUM: Final = 14
 
 # ---------------------------------------------------------------------- values
 
-def from_connect_message(message: Any, schema: Schema, value: Struct) -> Any:
-    """Fill a new message of the struct's message class (``ProtobufData.fromConnectData``)."""
+def from_connect_message(message: Any, schema: Schema, value: Any) -> Any:
+    """Fill a new message of the schema's message class (``ProtobufData.fromConnectData``)."""
+    if schema.type in _WRAPPER_OF:
+        message.value = _scalar(schema, value)
+        return message
     if not isinstance(value, Struct):
         raise DataError(f"a Struct was expected for a Protobuf message, got {type(value).__name__}")
     descriptor = message.DESCRIPTOR
@@ -314,8 +340,10 @@ def _scalar(schema: Schema, value: Any) -> Any:
     return value
 
 
-def to_connect_value(schema: Schema, message: Any) -> Struct:
+def to_connect_value(schema: Schema, message: Any) -> Any:
     """A message as the Connect value of its schema (``ProtobufData.toConnectData``)."""
+    if schema.type is not Type.STRUCT:
+        return message.value
     struct = Struct(schema)
     descriptor = message.DESCRIPTOR
     for member in schema.fields:

@@ -25,7 +25,8 @@ from google.protobuf.message import DecodeError
 
 from kopycat.api.errors import DataError
 
-__all__ = ["SCALARS", "ProtoEnum", "ProtoField", "ProtoFile", "ProtoMessage", "parse_proto", "print_proto"]
+__all__ = ["SCALARS", "ProtoEnum", "ProtoField", "ProtoFile", "ProtoMessage", "from_descriptor", "parse_proto",
+           "print_proto"]
 
 SCALARS: Final = {
     "double": 1, "float": 2, "int64": 3, "uint64": 4, "int32": 5, "fixed64": 6, "fixed32": 7, "bool": 8,
@@ -326,11 +327,12 @@ def parse_proto(text: str) -> ProtoFile:
         except (binascii.Error, ValueError, DecodeError):
             proto = None
         if proto is not None and (proto.message_type or proto.enum_type):
-            return _from_descriptor(proto)
+            return from_descriptor(proto)
     return _Parser(text).file()
 
 
-def _from_descriptor(proto: descriptor_pb2.FileDescriptorProto) -> ProtoFile:
+def from_descriptor(proto: descriptor_pb2.FileDescriptorProto) -> ProtoFile:
+    """The model of a ``FileDescriptorProto`` (field options are not kept)."""
     return ProtoFile(proto.package or None, proto.syntax or "proto2", list(proto.dependency),
                      [_message_from(m) for m in proto.message_type], [_enum_from(e) for e in proto.enum_type])
 

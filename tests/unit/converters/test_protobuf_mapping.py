@@ -41,7 +41,7 @@ CASES: list[tuple[str, Schema, Any]] = [
 
 
 def _compiled(schema: Schema, options: ProtobufOptions | None = None) -> tuple[CompiledProto, str]:
-    compiled = CompiledProto(parse_proto(print_proto(to_proto_file(schema, options))))
+    compiled = CompiledProto(parse_proto(print_proto(to_proto_file(schema, options)[0])))
     return compiled, compiled.message_name([0])
 
 
@@ -84,7 +84,7 @@ def test_the_proto_text_is_confluents_form() -> None:
               .field("amount", Decimal.builder(2).build())
               .field("tags", SchemaBuilder.array(Schema.STRING_SCHEMA).build())
               .field("inner", SchemaBuilder.struct().field("x", Schema.BOOLEAN_SCHEMA).build()).build())
-    text = print_proto(to_proto_file(schema))
+    text = print_proto(to_proto_file(schema)[0])
     assert text.startswith('syntax = "proto3";\npackage com.acme;\n\nimport "confluent/type/decimal.proto";\n')
     assert '  int32 tiny = 1 [(confluent.field_meta) = {\n    params: [\n      {\n        key: "connect.type",' in text
     assert "  confluent.type.Decimal amount = 2 [" in text and "  repeated string tags = 3;\n" in text
@@ -94,7 +94,7 @@ def test_the_proto_text_is_confluents_form() -> None:
 
 def test_optional_for_nullables_writes_proto3_optional_and_keeps_nulls() -> None:
     schema = SchemaBuilder.struct().name("M").field("n", Schema.OPTIONAL_INT32_SCHEMA).build()
-    assert "optional int32 n = 1;" in print_proto(to_proto_file(schema, ProtobufOptions(True)))
+    assert "optional int32 n = 1;" in print_proto(to_proto_file(schema, ProtobufOptions(True))[0])
     assert _round_trip(schema, Struct(schema), ProtobufOptions(True))[1].get("n") is None
     assert _round_trip(schema, Struct(schema))[1].get("n") == 0  # a plain proto3 field reads back as zero
     assert _round_trip(schema, Struct(schema).put("n", 0), ProtobufOptions(True))[1].get("n") == 0
@@ -104,7 +104,7 @@ def test_a_nested_struct_not_set_reads_back_as_null_and_names_follow_confluent()
     address = SchemaBuilder.struct().name("a.Address").field("city", Schema.STRING_SCHEMA).optional().build()
     schema = (SchemaBuilder.struct().name("a.Customer").field("id", Schema.INT64_SCHEMA)
               .field("home", address).field("Address", address).build())
-    text = print_proto(to_proto_file(schema))
+    text = print_proto(to_proto_file(schema)[0])
     assert "  Address home = 2;\n  AddressMessage Address = 3;\n" in text
     back, read = _round_trip(schema, Struct(schema).put("id", 1).put("home", Struct(address).put("city", "Oslo")))
     assert read.get("home").get("city") == "Oslo" and read.get("Address") is None
@@ -146,6 +146,20 @@ def test_schemas_written_elsewhere_are_read_from_proto_text_or_base64_descriptor
     assert to_connect_schema(again, "shop.Cart", 2) == schema
 
 
+@pytest.mark.parametrize(("schema", "value", "index"), [
+    (Schema.STRING_SCHEMA, "order-7", 7), (Schema.INT64_SCHEMA, -5, 2), (Schema.BYTES_SCHEMA, b"\x01", 8),
+    (Schema.FLOAT64_SCHEMA, 0.25, 0), (Schema.BOOLEAN_SCHEMA, True, 6)], ids=lambda v: str(v)[:12])
+def test_a_primitive_root_is_its_google_protobuf_wrapper_and_reads_back_as_the_primitive(
+        schema: Schema, value: Any, index: int) -> None:
+    proto, found = to_proto_file(schema)
+    assert found == index and proto.package == "google.protobuf"
+    compiled = CompiledProto(parse_proto(print_proto(proto)))
+    name = compiled.message_name([index])
+    message = from_connect_message(compiled.message_class(name)(), schema, value)
+    back = to_connect_schema(compiled, name, 1)
+    assert back == SchemaBuilder(schema.type).version(1).build() and to_connect_value(back, message) == value
+
+
 @pytest.mark.parametrize(("indexes", "encoded"), [([0], b"\x00"), ([1], b"\x02\x02"), ([2, 0, 1], b"\x06\x04\x00\x02")])
 def test_message_indexes_are_zig_zag_varints_with_the_first_message_as_one_zero(
         indexes: list[int], encoded: bytes) -> None:
@@ -154,8 +168,8 @@ def test_message_indexes_are_zig_zag_varints_with_the_first_message_as_one_zero(
 
 
 def test_what_has_no_protobuf_form_is_a_data_error() -> None:
-    with pytest.raises(DataError, match="writes structs"):
-        to_proto_file(Schema.STRING_SCHEMA)
+    with pytest.raises(DataError, match="no root message for a array"):
+        to_proto_file(SchemaBuilder.array(Schema.INT32_SCHEMA).build())
     with pytest.raises(DataError, match="array of arrays"):
         to_proto_file(_wrapped(SchemaBuilder.array(SchemaBuilder.array(Schema.INT32_SCHEMA).build()).build()))
     with pytest.raises(DataError, match="imports 'other.proto'"):
