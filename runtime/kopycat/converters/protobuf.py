@@ -15,7 +15,8 @@ strategies, ``auto.register.schemas``, ``use.latest.version``, ``normalize.schem
 - Reading: the id's schema (``.proto`` source, or the base64 ``FileDescriptorProto`` Confluent's
   Python serializer registers) is parsed and compiled once; the message indexes pick the message,
   whose Connect schema takes the registry's version.
-- Its own key: ``optional.for.nullables`` (optional fields as proto3 ``optional``).
+- Its own keys: ``optional.for.nullables`` (optional fields as proto3 ``optional``) and
+  ``wrapper.for.nullables`` (optional primitives as ``google.protobuf`` wrapper messages).
 
 Needs the ``protobuf`` package (the ``kopycat[protobuf]`` extra); :mod:`kopycat.plugins` imports
 this module only where the converter is configured.
@@ -50,10 +51,14 @@ __all__ = ["ProtobufConverter", "read_message_indexes", "write_message_indexes"]
 
 OPTIONAL_FOR_NULLABLES_CONFIG: Final = "optional.for.nullables"
 
+WRAPPER_FOR_NULLABLES_CONFIG: Final = "wrapper.for.nullables"
+
 CONFIG: Final = (
     ConfigDef(REGISTRY_CONFIG)
     .define(OPTIONAL_FOR_NULLABLES_CONFIG, ConfigType.BOOLEAN, default=False, importance=Importance.MEDIUM,
             doc="Whether nullable fields should be specified with an optional label.")
+    .define(WRAPPER_FOR_NULLABLES_CONFIG, ConfigType.BOOLEAN, default=False, importance=Importance.MEDIUM,
+            doc="Whether nullable fields should use primitive wrapper messages.")
 )
 
 
@@ -125,9 +130,11 @@ class _Writer(SchemaWriter):
 
 
 class _Reader(SchemaReader):
-    def __init__(self, compiled: CompiledProto, version: Callable[[str], int | None]) -> None:
+    def __init__(self, compiled: CompiledProto, version: Callable[[str], int | None],
+                 options: ProtobufOptions) -> None:
         self.compiled = compiled
         self.version = version
+        self.options = options
         self.messages: dict[tuple[int, ...], tuple[Schema, Any]] = {}
         self._message(())  # the first message's schema: an invalid schema fails here, once
 
@@ -135,7 +142,8 @@ class _Reader(SchemaReader):
         known = self.messages.get(indexes or (0,))
         if known is None:
             name = self.compiled.message_name(list(indexes))
-            known = (to_connect_schema(self.compiled, name, self.version(name)), self.compiled.message_class(name))
+            known = (to_connect_schema(self.compiled, name, self.version(name), self.options),
+                     self.compiled.message_class(name))
             self.messages[indexes or (0,)] = known
         return known
 
@@ -157,13 +165,14 @@ class ProtobufConverter(SchemaRegistryConverter):
     SCHEMA_TYPE = "PROTOBUF"
 
     def configure_format(self, parsed: Mapping[str, Any]) -> None:
-        self.options = ProtobufOptions(optional_for_nullables=parsed[OPTIONAL_FOR_NULLABLES_CONFIG])
+        self.options = ProtobufOptions(optional_for_nullables=parsed[OPTIONAL_FOR_NULLABLES_CONFIG],
+                                       wrapper_for_nullables=parsed[WRAPPER_FOR_NULLABLES_CONFIG])
 
     def new_writer(self, schema: Schema) -> SchemaWriter:
         return _Writer(schema, self.options)
 
     def new_reader(self, text: str, version: Callable[[str], int | None]) -> SchemaReader:
         try:
-            return _Reader(CompiledProto(parse_proto(text)), version)
+            return _Reader(CompiledProto(parse_proto(text)), version, self.options)
         except (ValueError, KeyError, IndexError) as exc:
             raise DataError(f"Invalid Protobuf schema: {type(exc).__name__}: {exc}") from None

@@ -18,10 +18,11 @@ support, no wrappers for nullables, names not scrubbed)::
     Timestamp           ``google.protobuf.Timestamp``
     optional            a plain field (null is not written; it reads back as the type's zero,
                         as in Confluent's converter), or with ``optional.for.nullables`` a proto3
-                        ``optional`` field, which keeps null
+                        ``optional`` field, or with ``wrapper.for.nullables`` a wrapper message
+                        (``google.protobuf.Int32Value``, ...): both keep null
 
 Read back (``toConnectSchema``): a message is a STRUCT named by the message's simple name with
-every field optional and tagged with ``io.confluent.connect.protobuf.Tag`` (its number), a map
+every field optional (by default) and tagged with ``io.confluent.connect.protobuf.Tag`` (its number), a map
 named after its field (``ProtobufSchema.toMapField``);
 int32 with ``connect.type`` int8/int16 is INT8/INT16; other 32-bit integer types are INT32 (unsigned
 ones INT64) and 64-bit ones INT64, with ``...protobuf.Type`` naming a non-default type; repeated
@@ -30,8 +31,10 @@ parameters. A message field not set, and a proto3 ``optional`` one not set, read
 
 A primitive root schema (a record key, say) is written as its ``google.protobuf`` wrapper message,
 the schema being ``google/protobuf/wrappers.proto``, and read back as the primitive
-(``wrapper.for.raw.primitives``). Not covered: oneofs (``...protobuf.Union`` structs), wrappers
-for nullable fields (``wrapper.for.nullables``), ARRAY and MAP roots; they are a :class:`DataError`.
+(``wrapper.for.raw.primitives``). With ``wrapper.for.nullables`` optional primitive fields are
+``google.protobuf`` wrapper fields both ways (null when not set), and scalar fields read back
+required; with ``optional.for.nullables`` only ``optional`` scalars read back optional. Not
+covered: oneofs (``...protobuf.Union`` structs), ARRAY and MAP roots; they are a :class:`DataError`.
 """
 
 from __future__ import annotations
@@ -79,6 +82,7 @@ _WRAPPER_OF: Final = {Type.INT8: "Int32Value", Type.INT16: "Int32Value", Type.IN
 _UNWRAPPED: Final = {"DoubleValue": Type.FLOAT64, "FloatValue": Type.FLOAT32, "Int64Value": Type.INT64,
                      "UInt64Value": Type.INT64, "Int32Value": Type.INT32, "UInt32Value": Type.INT64,
                      "BoolValue": Type.BOOLEAN, "StringValue": Type.STRING, "BytesValue": Type.BYTES}
+_WRAPPERS_IMPORT: Final = "google/protobuf/wrappers.proto"
 _INT32_TYPES: Final = ("int32", "sint32", "sfixed32")
 _INT64_TYPES: Final = ("uint32", "fixed32", "int64", "uint64", "sint64", "fixed64", "sfixed64")
 _EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
@@ -90,6 +94,8 @@ class ProtobufOptions:
 
     optional_for_nullables: bool = False
     """``optional.for.nullables``: optional Connect fields become proto3 ``optional`` fields."""
+    wrapper_for_nullables: bool = False
+    """``wrapper.for.nullables``: optional primitive fields become ``google.protobuf`` wrapper messages."""
 
 
 # ---------------------------------------------------------------------- Connect schema -> .proto
@@ -158,7 +164,15 @@ class _FromConnect:
             return type_name
         if schema.type in (Type.INT8, Type.INT16):
             params[CONNECT_TYPE_PROP] = schema.type.value
-        return (schema.parameters or {}).get(PROTOBUF_TYPE_PROP, _SCALAR_OF[schema.type])
+        scalar = (schema.parameters or {}).get(PROTOBUF_TYPE_PROP, _SCALAR_OF[schema.type])
+        enum = PROTOBUF_TYPE_ENUM in (schema.parameters or {})
+        if self.options.wrapper_for_nullables and schema.optional and not enum:
+            if _WRAPPERS_IMPORT not in self.imports:
+                self.imports.append(_WRAPPERS_IMPORT)
+            wrapper = {"uint32": "UInt32Value", "fixed32": "UInt32Value", "uint64": "UInt64Value",
+                       "fixed64": "UInt64Value"}.get(scalar, _WRAPPER_OF[schema.type])
+            return f"google.protobuf.{wrapper}"
+        return scalar
 
 
 def to_proto_file(schema: Schema, options: ProtobufOptions | None = None) -> tuple[ProtoFile, int]:
@@ -179,77 +193,103 @@ def to_proto_file(schema: Schema, options: ProtobufOptions | None = None) -> tup
 
 # ---------------------------------------------------------------------- descriptor -> Connect schema
 
-def to_connect_schema(compiled: CompiledProto, full_name: str, version: int | None = None) -> Schema:
-    """The Connect schema of a message (``ProtobufData.toConnectSchema``, default options); a root
-    wrapper message (``wrapper.for.raw.primitives``) is its primitive."""
-    unwrapped = _UNWRAPPED.get(full_name.removeprefix("google.protobuf.")) if \
-        full_name.startswith("google.protobuf.") else None
+def to_connect_schema(compiled: CompiledProto, full_name: str, version: int | None = None,
+                      options: ProtobufOptions | None = None) -> Schema:
+    """The Connect schema of a message (``ProtobufData.toConnectSchema``); a root wrapper message
+    (``wrapper.for.raw.primitives``) is its primitive."""
+    unwrapped = _unwrapped(full_name)
     builder = SchemaBuilder(unwrapped) if unwrapped is not None else \
-        _struct(compiled, compiled.pool.FindMessageTypeByName(full_name), set())
+        _ToConnect(compiled, options or ProtobufOptions()).struct(compiled.pool.FindMessageTypeByName(full_name))
     if version is not None:
         builder.version(version)
     return builder.build()
 
 
-def _struct(compiled: CompiledProto, descriptor: Any, building: set[str]) -> SchemaBuilder:
-    if descriptor.full_name in building:
-        raise DataError(f"Protobuf message {descriptor.full_name} refers to itself: recursive schemas have no "
-                        f"Connect schema here")
-    building.add(descriptor.full_name)
-    builder = SchemaBuilder.struct().name(descriptor.name)
-    for member in descriptor.fields:
-        if member.containing_oneof is not None and (descriptor.full_name, member.number) not in \
-                compiled.proto3_optional:
-            raise DataError(f"Protobuf oneof {member.containing_oneof.name} of {descriptor.full_name} "
-                            f"(an io.confluent.connect.protobuf.Union struct) is not supported")
-        builder.field(member.name, _field_schema(compiled, descriptor, member, building))
-    building.discard(descriptor.full_name)
-    return builder
+def _unwrapped(full_name: str) -> Type | None:
+    """The primitive of a ``google.protobuf`` wrapper message; None for other messages."""
+    return _UNWRAPPED.get(full_name.removeprefix("google.protobuf.")) if full_name.startswith("google.protobuf.") \
+        else None
 
 
-def _field_schema(compiled: CompiledProto, owner: Any, member: Any, building: set[str]) -> Schema:
-    type_name = _SCALAR_NAMES.get(member.type)
-    params = compiled.params.get((owner.full_name, member.number), {})
-    if member.type == _TYPE_ENUM:
-        enum = member.enum_type
-        builder = SchemaBuilder.string().name(enum.name).parameter(PROTOBUF_TYPE_ENUM, enum.name)
-        for value in enum.values:
-            builder.parameter(f"{PROTOBUF_TYPE_ENUM}.{value.name}", str(value.number))
-    elif type_name in _INT32_TYPES:
-        connect_type = params.get(CONNECT_TYPE_PROP)
-        builder = SchemaBuilder(Type.INT8 if connect_type == "int8" else Type.INT16 if connect_type == "int16"
-                                else Type.INT32)
-        if builder.type is Type.INT32 and type_name != "int32":
-            builder.parameter(PROTOBUF_TYPE_PROP, type_name)
-    elif type_name in _INT64_TYPES:
-        builder = SchemaBuilder.int64()
-        if type_name != "int64":
-            builder.parameter(PROTOBUF_TYPE_PROP, type_name)
-    elif type_name is not None:
-        builder = SchemaBuilder({"float": Type.FLOAT32, "double": Type.FLOAT64, "bool": Type.BOOLEAN,
-                                 "string": Type.STRING, "bytes": Type.BYTES}[type_name])
-    else:
-        builder = _message_schema(compiled, member, params, building)
-    if member.is_repeated and builder.type is not Type.MAP:
-        builder = SchemaBuilder.array(builder.optional().build())
-    return builder.optional().parameter(PROTOBUF_TYPE_TAG, str(member.number)).build()
+@dataclass
+class _ToConnect:
+    """One ``toConnectSchema`` call: the compiled schema, the options, the messages being built."""
 
+    compiled: CompiledProto
+    options: ProtobufOptions
+    building: set[str] = field(default_factory=set)
 
-def _message_schema(compiled: CompiledProto, member: Any, params: dict[str, str], building: set[str]) -> SchemaBuilder:
-    message = member.message_type
-    if message.full_name == DECIMAL_TYPE:
-        builder = Decimal.builder(int(params.get("scale", "0")))
-        if "precision" in params:
-            builder.parameter(CONNECT_PRECISION_PROP, params["precision"])
+    def struct(self, descriptor: Any) -> SchemaBuilder:
+        if descriptor.full_name in self.building:
+            raise DataError(f"Protobuf message {descriptor.full_name} refers to itself: recursive schemas have no "
+                            f"Connect schema here")
+        self.building.add(descriptor.full_name)
+        builder = SchemaBuilder.struct().name(descriptor.name)
+        for member in descriptor.fields:
+            if member.containing_oneof is not None and not self._proto3_optional(descriptor, member):
+                raise DataError(f"Protobuf oneof {member.containing_oneof.name} of {descriptor.full_name} "
+                                f"(an io.confluent.connect.protobuf.Union struct) is not supported")
+            builder.field(member.name, self.field(descriptor, member))
+        self.building.discard(descriptor.full_name)
         return builder
-    logical = {DATE_TYPE: Date, TIME_TYPE: Time, TIMESTAMP_TYPE: Timestamp}.get(message.full_name)
-    if logical is not None:
-        return logical.builder()
-    if member.is_repeated and message.GetOptions().map_entry:
-        key, value = message.fields_by_number[1], message.fields_by_number[2]
-        return SchemaBuilder.map(_field_schema(compiled, message, key, building),
-                                 _field_schema(compiled, message, value, building)).name(_map_field(message.name))
-    return _struct(compiled, message, building)
+
+    def _proto3_optional(self, owner: Any, member: Any) -> bool:
+        return (owner.full_name, member.number) in self.compiled.proto3_optional
+
+    def field(self, owner: Any, member: Any) -> Schema:
+        """A field's schema; optional as Confluent decides: message, enum and repeated fields always,
+        scalars unless ``wrapper.for.nullables`` or ``optional.for.nullables`` (then only ``optional`` ones)."""
+        type_name = _SCALAR_NAMES.get(member.type)
+        params = self.compiled.params.get((owner.full_name, member.number), {})
+        optional = member.is_repeated or member.type in (_TYPE_ENUM, _TYPE_MESSAGE)
+        if member.type == _TYPE_ENUM:
+            enum = member.enum_type
+            builder = SchemaBuilder.string().name(enum.name).parameter(PROTOBUF_TYPE_ENUM, enum.name)
+            for value in enum.values:
+                builder.parameter(f"{PROTOBUF_TYPE_ENUM}.{value.name}", str(value.number))
+        elif type_name in _INT32_TYPES:
+            connect_type = params.get(CONNECT_TYPE_PROP)
+            builder = SchemaBuilder(Type.INT8 if connect_type == "int8" else Type.INT16 if connect_type == "int16"
+                                    else Type.INT32)
+            if builder.type is Type.INT32 and type_name != "int32":
+                builder.parameter(PROTOBUF_TYPE_PROP, type_name)
+        elif type_name in _INT64_TYPES:
+            builder = SchemaBuilder.int64()
+            if type_name != "int64":
+                builder.parameter(PROTOBUF_TYPE_PROP, type_name)
+        elif type_name is not None:
+            builder = SchemaBuilder({"float": Type.FLOAT32, "double": Type.FLOAT64, "bool": Type.BOOLEAN,
+                                     "string": Type.STRING, "bytes": Type.BYTES}[type_name])
+        else:
+            builder = self.message(member, params)
+        if member.is_repeated and builder.type is not Type.MAP:
+            builder = SchemaBuilder.array(builder.optional().build())
+        if self.options.optional_for_nullables:
+            optional = optional or self._proto3_optional(owner, member)
+        elif not self.options.wrapper_for_nullables:
+            optional = True
+        if optional:
+            builder.optional()
+        return builder.parameter(PROTOBUF_TYPE_TAG, str(member.number)).build()
+
+    def message(self, member: Any, params: dict[str, str]) -> SchemaBuilder:
+        message = member.message_type
+        if message.full_name == DECIMAL_TYPE:
+            builder = Decimal.builder(int(params.get("scale", "0")))
+            if "precision" in params:
+                builder.parameter(CONNECT_PRECISION_PROP, params["precision"])
+            return builder
+        logical = {DATE_TYPE: Date, TIME_TYPE: Time, TIMESTAMP_TYPE: Timestamp}.get(message.full_name)
+        if logical is not None:
+            return logical.builder()
+        unwrapped = _unwrapped(message.full_name) if self.options.wrapper_for_nullables else None
+        if unwrapped is not None:
+            return SchemaBuilder(unwrapped)
+        if member.is_repeated and message.GetOptions().map_entry:
+            key, value = message.fields_by_number[1], message.fields_by_number[2]
+            return SchemaBuilder.map(self.field(message, key), self.field(message, value)) \
+                .name(_map_field(message.name))
+        return self.struct(message)
 
 
 def _map_field(entry_name: str) -> str:
@@ -260,6 +300,7 @@ def _map_field(entry_name: str) -> str:
 
 _SCALAR_NAMES: Final = {number: name for name, number in SCALARS.items()}
 _TYPE_ENUM: Final = 14
+_TYPE_MESSAGE: Final = 11
 
 
 # ---------------------------------------------------------------------- values
@@ -375,6 +416,8 @@ def _single(schema: Schema, target: Any, value: Any) -> Any:
         return Timestamp.to_logical(schema, value.seconds * 1000 + value.nanos // 1_000_000)
     if schema.type is Type.STRUCT:
         return to_connect_value(schema, value)
+    if target.type == _TYPE_MESSAGE:  # a google.protobuf wrapper read as its primitive
+        return value.value
     if target.type == _TYPE_ENUM:
         return target.enum_type.values_by_number[value].name if value in target.enum_type.values_by_number \
             else str(value)

@@ -49,7 +49,7 @@ def _round_trip(schema: Schema, value: Struct, options: ProtobufOptions | None =
     compiled, name = _compiled(schema, options)
     message_class = compiled.message_class(name)
     data = from_connect_message(message_class(), schema, value).SerializeToString()
-    back = to_connect_schema(compiled, name)
+    back = to_connect_schema(compiled, name, None, options)
     return back, to_connect_value(back, message_class.FromString(data))
 
 
@@ -98,6 +98,18 @@ def test_optional_for_nullables_writes_proto3_optional_and_keeps_nulls() -> None
     assert _round_trip(schema, Struct(schema), ProtobufOptions(True))[1].get("n") is None
     assert _round_trip(schema, Struct(schema))[1].get("n") == 0  # a plain proto3 field reads back as zero
     assert _round_trip(schema, Struct(schema).put("n", 0), ProtobufOptions(True))[1].get("n") == 0
+
+
+def test_wrapper_for_nullables_writes_wrapper_messages_and_reads_them_back_as_nullable_primitives() -> None:
+    schema = (SchemaBuilder.struct().name("M").field("n", Schema.OPTIONAL_INT64_SCHEMA)
+              .field("s", Schema.OPTIONAL_STRING_SCHEMA).field("b", Schema.BOOLEAN_SCHEMA).build())
+    options = ProtobufOptions(wrapper_for_nullables=True)
+    text = print_proto(to_proto_file(schema, options)[0])
+    assert 'import "google/protobuf/wrappers.proto";' in text and "  google.protobuf.Int64Value n = 1;" in text
+    back, read = _round_trip(schema, Struct(schema).put("s", "x").put("b", False), options)
+    assert [(f.schema.type, f.schema.optional) for f in back.fields] == [
+        (Type.INT64, True), (Type.STRING, True), (Type.BOOLEAN, False)]
+    assert (read.get("n"), read.get("s"), read.get("b")) == (None, "x", False)
 
 
 def test_a_nested_struct_not_set_reads_back_as_null_and_names_follow_confluent() -> None:
