@@ -34,7 +34,9 @@ the schema being ``google/protobuf/wrappers.proto``, and read back as the primit
 (``wrapper.for.raw.primitives``). With ``wrapper.for.nullables`` optional primitive fields are
 ``google.protobuf`` wrapper fields both ways (null when not set), and scalar fields read back
 required; with ``optional.for.nullables`` only ``optional`` scalars read back optional. Not
-covered: oneofs (``...protobuf.Union`` structs), ARRAY and MAP roots; they are a :class:`DataError`.
+A oneof is an optional STRUCT field ``<oneof>_<index>`` named ``io.confluent.connect.protobuf.Union.<oneof>``
+(first in the struct, as Confluent's ``generate.index.for.unions``), whose one set member holds the
+value; such a struct is written back as the oneof. Not covered: ARRAY and MAP roots (a DataError).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ NAMESPACE: Final = "io.confluent.connect.protobuf"
 PROTOBUF_TYPE_TAG: Final = NAMESPACE + ".Tag"
 PROTOBUF_TYPE_PROP: Final = NAMESPACE + ".Type"
 PROTOBUF_TYPE_ENUM: Final = NAMESPACE + ".Enum"
+PROTOBUF_TYPE_UNION_PREFIX: Final = NAMESPACE + ".Union."
 DEFAULT_SCHEMA_NAME: Final = "ConnectDefault"
 CONNECT_TYPE_PROP: Final = "connect.type"
 CONNECT_PRECISION_PROP: Final = "connect.decimal.precision"
@@ -115,13 +118,17 @@ class _FromConnect:
         return f"{DEFAULT_SCHEMA_NAME}{self.unnamed}"
 
     def message(self, schema: Schema, name: str) -> ProtoMessage:
+        """A struct's message; a union struct field (``...protobuf.Union.<name>``) becomes a oneof."""
         message = ProtoMessage(name)
-        number = 1
+        numbers = iter(range(1, 1 << 29))
         for member in schema.fields:
-            tag = (member.schema.parameters or {}).get(PROTOBUF_TYPE_TAG)
-            if tag is None:
-                tag, number = str(number), number + 1
-            message.fields.append(self.field(message, member.name, int(tag), member.schema))
+            union = _union_name(member.schema)
+            for part in member.schema.fields if union is not None else [member]:
+                tag = (part.schema.parameters or {}).get(PROTOBUF_TYPE_TAG)
+                proto_field = self.field(message, part.name, int(tag) if tag else next(numbers), part.schema)
+                if union is not None:
+                    proto_field.label, proto_field.oneof = None, union
+                message.fields.append(proto_field)
         return message
 
     def field(self, message: ProtoMessage, name: str, number: int, schema: Schema) -> ProtoField:
@@ -225,18 +232,23 @@ class _ToConnect:
                             f"Connect schema here")
         self.building.add(descriptor.full_name)
         builder = SchemaBuilder.struct().name(descriptor.name)
+        for oneof in descriptor.oneofs:  # real oneofs first, each a union struct named <oneof>_<index>
+            if all(self._proto3_optional(descriptor, member) for member in oneof.fields):
+                continue
+            union = SchemaBuilder.struct().name(PROTOBUF_TYPE_UNION_PREFIX + oneof.name)
+            for member in oneof.fields:
+                union.field(member.name, self.field(descriptor, member, oneof_member=True))
+            builder.field(f"{oneof.name}_{oneof.index}", union.optional().build())
         for member in descriptor.fields:
-            if member.containing_oneof is not None and not self._proto3_optional(descriptor, member):
-                raise DataError(f"Protobuf oneof {member.containing_oneof.name} of {descriptor.full_name} "
-                                f"(an io.confluent.connect.protobuf.Union struct) is not supported")
-            builder.field(member.name, self.field(descriptor, member))
+            if member.containing_oneof is None or self._proto3_optional(descriptor, member):
+                builder.field(member.name, self.field(descriptor, member))
         self.building.discard(descriptor.full_name)
         return builder
 
     def _proto3_optional(self, owner: Any, member: Any) -> bool:
         return (owner.full_name, member.number) in self.compiled.proto3_optional
 
-    def field(self, owner: Any, member: Any) -> Schema:
+    def field(self, owner: Any, member: Any, oneof_member: bool = False) -> Schema:
         """A field's schema; optional as Confluent decides: message, enum and repeated fields always,
         scalars unless ``wrapper.for.nullables`` or ``optional.for.nullables`` (then only ``optional`` ones)."""
         type_name = _SCALAR_NAMES.get(member.type)
@@ -264,7 +276,9 @@ class _ToConnect:
             builder = self.message(member, params)
         if member.is_repeated and builder.type is not Type.MAP:
             builder = SchemaBuilder.array(builder.optional().build())
-        if self.options.optional_for_nullables:
+        if oneof_member:
+            optional = True
+        elif self.options.optional_for_nullables:
             optional = optional or self._proto3_optional(owner, member)
         elif not self.options.wrapper_for_nullables:
             optional = True
@@ -312,14 +326,17 @@ def from_connect_message(message: Any, schema: Schema, value: Any) -> Any:
         return message
     if not isinstance(value, Struct):
         raise DataError(f"a Struct was expected for a Protobuf message, got {type(value).__name__}")
-    descriptor = message.DESCRIPTOR
-    for number, member in enumerate(schema.fields, start=1):
+    fields = message.DESCRIPTOR.fields_by_name
+    for member in schema.fields:
         item = value.get(member)
         if item is None:
             continue
-        tag = (member.schema.parameters or {}).get(PROTOBUF_TYPE_TAG)
-        target = descriptor.fields_by_number[int(tag) if tag is not None else number]
-        _set(message, target, member.schema, item)
+        if _union_name(member.schema) is not None:  # the union's one set member
+            member = next((f for f in member.schema.fields if item.get(f) is not None), None)
+            if member is None:
+                continue
+            item = item.get(member)
+        _set(message, fields[member.name], member.schema, item)
     return message
 
 
@@ -386,13 +403,28 @@ def to_connect_value(schema: Schema, message: Any) -> Any:
     if schema.type is not Type.STRUCT:
         return message.value
     struct = Struct(schema)
-    descriptor = message.DESCRIPTOR
+    fields = message.DESCRIPTOR.fields_by_name
     for member in schema.fields:
-        target = descriptor.fields_by_number[int((member.schema.parameters or {})[PROTOBUF_TYPE_TAG])]
+        union = _union_name(member.schema)
+        if union is not None:
+            which = message.WhichOneof(union)
+            if which is not None:
+                target = fields[which]
+                struct.put(member, Struct(member.schema).put(which, _value(member.schema.field(which).schema, target,
+                                                                           getattr(message, which))))
+            continue
+        target = fields[member.name]
         if not target.is_repeated and target.has_presence and not message.HasField(target.name):
             continue
         struct.put(member, _value(member.schema, target, getattr(message, target.name)))
     return struct
+
+
+def _union_name(schema: Schema) -> str | None:
+    """The oneof a union struct stands for (``io.confluent.connect.protobuf.Union.<oneof>``); else None."""
+    if schema.type is Type.STRUCT and schema.name and schema.name.startswith(PROTOBUF_TYPE_UNION_PREFIX):
+        return schema.name[len(PROTOBUF_TYPE_UNION_PREFIX):].rpartition(".")[2]
+    return None
 
 
 def _value(schema: Schema, target: Any, value: Any) -> Any:

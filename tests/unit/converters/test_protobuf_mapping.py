@@ -112,6 +112,25 @@ def test_wrapper_for_nullables_writes_wrapper_messages_and_reads_them_back_as_nu
     assert (read.get("n"), read.get("s"), read.get("b")) == (None, "x", False)
 
 
+def test_a_oneof_is_a_union_struct_both_ways() -> None:
+    compiled = CompiledProto(parse_proto('syntax = "proto3"; message M { int64 id = 1; '
+                                         'oneof pick { int32 a = 2; string b = 3; } optional bool c = 4; }'))
+    schema = to_connect_schema(compiled, "M")
+    union = schema.field("pick_0").schema
+    assert [f.name for f in schema.fields] == ["pick_0", "id", "c"]
+    assert union.name == "io.confluent.connect.protobuf.Union.pick" and union.optional
+    assert [(f.name, f.schema.type, f.schema.optional) for f in union.fields] == [
+        ("a", Type.INT32, True), ("b", Type.STRING, True)]
+    message_class = compiled.message_class("M")
+    value = to_connect_value(schema, message_class(id=1, b="x"))
+    assert value.get("pick_0").get("b") == "x" and value.get("pick_0").get("a") is None
+    written = from_connect_message(message_class(), schema, value)
+    assert written.WhichOneof("pick") == "b" and written.b == "x"
+    back, read = _round_trip(schema, value)
+    assert "  oneof pick {\n    int32 a = 2;\n    string b = 3;\n  }\n" in print_proto(to_proto_file(schema)[0])
+    assert read.get("pick_0").get("b") == "x"
+
+
 def test_a_nested_struct_not_set_reads_back_as_null_and_names_follow_confluent() -> None:
     address = SchemaBuilder.struct().name("a.Address").field("city", Schema.STRING_SCHEMA).optional().build()
     schema = (SchemaBuilder.struct().name("a.Customer").field("id", Schema.INT64_SCHEMA)
@@ -188,9 +207,6 @@ def test_what_has_no_protobuf_form_is_a_data_error() -> None:
         CompiledProto(parse_proto('syntax = "proto3"; import "other.proto"; message M { int32 a = 1; }'))
     with pytest.raises(DataError, match="does not define"):
         CompiledProto(parse_proto('syntax = "proto3"; message M { Missing a = 1; }'))
-    with pytest.raises(DataError, match="oneof"):
-        compiled = CompiledProto(parse_proto('syntax = "proto3"; message M { oneof o { int32 a = 1; string b = 2; } }'))
-        to_connect_schema(compiled, "M")
     converter = ProtobufConverter()
     converter.configure({"schema.registry.url": "http://127.0.0.1:1"}, False)
     with pytest.raises(DataError, match="unknown magic byte"):
