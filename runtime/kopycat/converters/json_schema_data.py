@@ -26,8 +26,11 @@ Reading back also takes what other JSON Schema writers produce: ``integer`` with
 is INT64, ``number`` FLOAT64, ``"type": [T, "null"]`` and ``anyOf``/``oneOf`` with null are optional,
 ``enum`` is a STRING with ``io.confluent.connect.json.Enum`` parameters, local ``$ref``s to
 ``definitions``/``$defs`` are resolved, and properties without ``connect.index`` keep their order.
-Not covered: unions of several non-null types (``io.confluent.connect.json.OneOf`` structs),
-``allOf``, recursive references and untyped schemas; they are a :class:`DataError`.
+A ``oneOf``/``anyOf`` of several non-null types is a STRUCT named ``io.confluent.connect.json.OneOf``
+with an optional field ``io.confluent.connect.json.OneOf.field.<i>`` per type (optional when null
+is one of them); a value goes to the first simple type it is an instance of, else to the struct
+sharing most property names with it, and such a struct is written back as that ``oneOf``. Not
+covered: ``allOf``, recursive references and untyped schemas; they are a :class:`DataError`.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ CONNECT_VERSION_PROP: Final = "connect.version"
 CONNECT_PARAMETERS_PROP: Final = "connect.parameters"
 CONNECT_INDEX_PROP: Final = "connect.index"
 JSON_TYPE_ENUM: Final = NAMESPACE + ".Enum"
+JSON_TYPE_ONE_OF: Final = NAMESPACE + ".OneOf"
 KEY_FIELD: Final = "key"
 VALUE_FIELD: Final = "value"
 NULL_MARKER: Final = "<NULL>"
@@ -79,6 +83,12 @@ class JsonSchemaOptions:
 def to_json_schema(schema: Schema, options: JsonSchemaOptions = JsonSchemaOptions(),
                    index: int | None = None, ignore_optional: bool = False) -> dict[str, Any]:
     """The JSON Schema of a Connect schema (``JsonSchemaData.fromConnectSchema``), as JSON-ready objects."""
+    if _is_union(schema):  # oneOf its members, each with its index; null first when optional
+        branches = [to_json_schema(_required(f.schema), options, f.index, True) for f in schema.fields]
+        out_union: dict[str, Any] = {"oneOf": [{"type": "null"}, *branches] if schema.optional else branches}
+        if index is not None:
+            out_union[CONNECT_INDEX_PROP] = index
+        return out_union
     if schema.type is Type.STRUCT and schema.optional:
         out: dict[str, Any] = {"oneOf": [{"type": "null"}, to_json_schema(_required(schema), options)]}
         if index is not None:
@@ -144,8 +154,15 @@ def _body(schema: Schema, options: JsonSchemaOptions) -> tuple[dict[str, Any], d
 
 
 def _required(schema: Schema) -> Schema:
-    return Schema(schema.type, False, schema.default, schema.name, schema.version, schema.doc,
-                  schema.parameters, schema.fields, None, None)
+    """``JsonSchemaData.nonOptional``: the same schema, required."""
+    kind = schema.type
+    return Schema(kind, False, schema.default, schema.name, schema.version, schema.doc, schema.parameters,
+                  schema.fields if kind is Type.STRUCT else None, schema.key_schema if kind is Type.MAP else None,
+                  schema.value_schema if kind in (Type.MAP, Type.ARRAY) else None)
+
+
+def _is_union(schema: Schema) -> bool:
+    return schema.type is Type.STRUCT and schema.name == JSON_TYPE_ONE_OF
 
 
 def _string_keyed(schema: Schema) -> bool:
@@ -181,6 +198,9 @@ def from_connect_value(schema: Schema, value: Any, options: JsonSchemaOptions = 
             return {str(k): from_connect_value(values, v, options) for k, v in value.items()}
         return [{KEY_FIELD: from_connect_value(keys, k, options), VALUE_FIELD: from_connect_value(values, v, options)}
                 for k, v in value.items()]
+    if _is_union(schema):  # the first member set
+        member = next((f for f in schema.fields if value.get(f) is not None), None)
+        return None if member is None else from_connect_value(member.schema, value.get(member), options)
     if kind is Type.STRUCT:
         if not isinstance(value, Struct) or value.schema != schema:
             raise DataError(f"Mismatching schema: a struct of {schema.name or 'the schema'} was expected, "
@@ -317,8 +337,14 @@ class _ToConnect:
             elif isinstance(node.get("type"), list):
                 branch = {k: v for k, v in node.items() if k != "type"} | branch
             return self.schema(branch, None, optional=True)
-        raise DataError("JSON Schema unions of several non-null types (io.confluent.connect.json.OneOf) "
-                        "are not supported")
+        if len(branches) == 1:  # flatten.singleton.unions
+            return self.schema(branches[0])
+        builder = SchemaBuilder.struct().name(JSON_TYPE_ONE_OF)
+        for number, branch in enumerate(non_null):
+            builder.field(f"{JSON_TYPE_ONE_OF}.field.{number}", self.schema(branch, None, optional=True))
+        if len(non_null) < len(branches):
+            builder.optional()
+        return builder.build()
 
     def _struct(self, node: Mapping[str, Any]) -> SchemaBuilder:
         properties: Mapping[str, Any] = node.get("properties", {})
@@ -364,6 +390,8 @@ def to_connect_value(schema: Schema, value: Any) -> Any:
         return {to_connect_value(schema.key_schema, e.get(KEY_FIELD)): to_connect_value(schema.value_schema,
                                                                                        e.get(VALUE_FIELD))
                 for e in value}
+    if _is_union(schema):
+        return _union_value(schema, value)
     if kind is Type.STRUCT:
         if not isinstance(value, Mapping):
             raise DataError(f"Structs should be encoded as JSON objects, but found {type(value).__name__}")
@@ -374,6 +402,40 @@ def to_connect_value(schema: Schema, value: Any) -> Any:
                 struct.put(field, item)
         return struct
     return value
+
+
+def _union_value(schema: Schema, value: Any) -> Struct:
+    """The union struct with the member the value fits: the first simple type it is an instance of,
+    else the struct member sharing most property names with it (Confluent's ``matchStructSchema``)."""
+    best, best_score = None, 0
+    for member in schema.fields:
+        if _is_instance(member.schema, value):
+            return Struct(schema).put(member, to_connect_value(member.schema, value))
+        score = _match_struct(member.schema, value)
+        if score > best_score:
+            best, best_score = member, score
+    if best is None:
+        raise DataError("Did not find matching oneof field for data")
+    return Struct(schema).put(best, to_connect_value(best.schema, value))
+
+
+def _is_instance(schema: Schema, value: Any) -> bool:
+    """``isInstanceOfSchemaTypeForSimpleSchema``: JSON text is never BYTES, a struct never simple."""
+    kind = schema.type
+    if kind in (Type.INT8, Type.INT16, Type.INT32, Type.INT64):
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind in (Type.FLOAT32, Type.FLOAT64):
+        return isinstance(value, (int, float, _decimal.Decimal)) and not isinstance(value, bool)
+    simple = {Type.BOOLEAN: bool, Type.STRING: str, Type.BYTES: _decimal.Decimal, Type.ARRAY: list,
+              Type.MAP: (dict, list)}.get(kind)
+    return simple is not None and isinstance(value, simple)
+
+
+def _match_struct(schema: Schema, value: Any) -> int:
+    if schema.type is not Type.STRUCT or not isinstance(value, Mapping):
+        return 0
+    shared = [f for f in schema.fields if f.name in value]
+    return len(shared) + sum(_match_struct(f.schema, value[f.name]) for f in shared)
 
 
 def _number(kind: Type, value: Any) -> int | float:

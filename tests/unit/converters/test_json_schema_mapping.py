@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from kopycat.api.data import Decimal, Schema, SchemaBuilder, Struct
+from kopycat.api.data import Decimal, Schema, SchemaBuilder, Struct, Type
 from kopycat.api.errors import ConfigError, DataError
 from kopycat.converters.json_schema import JsonSchemaConverter
 from kopycat.converters.json_schema_data import (
@@ -84,11 +84,28 @@ def test_schemas_from_other_writers_map_as_confluents() -> None:
                       .field("x", Schema.FLOAT64_SCHEMA).field("maybe", Schema.OPTIONAL_STRING_SCHEMA)
                       .field("items", SchemaBuilder.array(item).build()).field("kind", kind)
                       .field("opt", Schema.OPTIONAL_BOOLEAN_SCHEMA).build())
-    with pytest.raises(DataError, match="OneOf"):
-        to_connect_schema({"oneOf": [{"type": "string"}, {"type": "integer"}]})
+    with pytest.raises(DataError, match="allOf"):
+        to_connect_schema({"allOf": [{"type": "string"}, {"type": "integer"}]})
     with pytest.raises(DataError, match="refers to itself"):
         to_connect_schema({"$defs": {"N": {"type": "object", "properties": {"n": {"$ref": "#/$defs/N"}}}},
                            "$ref": "#/$defs/N"})
+
+
+def test_a_union_of_several_types_is_confluents_one_of_struct_both_ways() -> None:
+    json_schema = {"oneOf": [{"type": "null"}, {"type": "string"}, {"type": "integer"},
+                             {"type": "object", "title": "P", "properties": {"x": {"type": "number"}}}]}
+    schema = to_connect_schema(json_schema)
+    field = "io.confluent.connect.json.OneOf.field."
+    assert schema.name == "io.confluent.connect.json.OneOf" and schema.optional
+    assert [(f.name, f.schema.type, f.schema.optional) for f in schema.fields] == [
+        (field + "0", Type.STRING, True), (field + "1", Type.INT64, True), (field + "2", Type.STRUCT, True)]
+    assert to_connect_value(schema, 7).get(field + "1") == 7
+    point = to_connect_value(schema, {"x": 1.5}).get(field + "2")
+    assert point.get("x") == 1.5
+    assert from_connect_value(schema, to_connect_value(schema, "s")) == "s"
+    assert to_connect_schema(to_json_schema(schema)) == schema
+    with pytest.raises(DataError, match="matching oneof"):
+        to_connect_value(schema, [1])
 
 
 def test_configuration_and_bytes_without_the_magic_byte() -> None:
