@@ -64,6 +64,8 @@ _BUILTIN_CONVERTERS: Final = {
     "org.apache.kafka.connect.converters.ByteArrayConverter":
         "kopycat.converters.bytes:ByteArrayConverter",
     "io.confluent.connect.avro.AvroConverter": "kopycat.converters.avro:AvroConverter",
+    "io.confluent.connect.json.JsonSchemaConverter": "kopycat.converters.json_schema:JsonSchemaConverter",
+    "io.confluent.connect.protobuf.ProtobufConverter": "kopycat.converters.protobuf:ProtobufConverter",
 }
 
 _BUILTIN_CONFIG_PROVIDERS: Final = {

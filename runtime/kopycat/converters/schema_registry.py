@@ -108,32 +108,35 @@ class SchemaRegistryClient:
             known = self._by_id.setdefault(schema_id, answer["schema"])
         return known
 
-    def register(self, subject: str, schema: str, *, normalize: bool = False) -> int:
-        """The id of ``schema`` under ``subject``, registering it when new (Confluent's ``register``)."""
+    def register(self, subject: str, schema: str, *, normalize: bool = False, schema_type: str | None = None) -> int:
+        """The id of ``schema`` under ``subject``, registering it when new (Confluent's ``register``).
+
+        ``schema_type`` is the registry's ``schemaType`` (``JSON``, ``PROTOBUF``); None means Avro.
+        """
         key = (subject, schema, normalize)
         known = self._ids.get(key)
         if known is None:
-            answer = self.request("POST", f"/subjects/{_quote(subject)}/versions", {"schema": schema},
+            answer = self.request("POST", f"/subjects/{_quote(subject)}/versions", _body(schema, schema_type),
                                   params={"normalize": "true"} if normalize else None)
             known = self._remember(key, int(answer["id"]), schema)
         return known
 
-    def lookup(self, subject: str, schema: str, *, normalize: bool = False) -> int:
+    def lookup(self, subject: str, schema: str, *, normalize: bool = False, schema_type: str | None = None) -> int:
         """The id of ``schema`` already registered under ``subject`` (``auto.register.schemas=false``)."""
         key = (subject, schema, normalize)
         known = self._ids.get(key)
         if known is None:
-            answer = self.request("POST", f"/subjects/{_quote(subject)}", {"schema": schema},
+            answer = self.request("POST", f"/subjects/{_quote(subject)}", _body(schema, schema_type),
                                   params={"normalize": "true"} if normalize else None)
             known = self._remember(key, int(answer["id"]), schema)
         return known
 
-    def version_of(self, subject: str, schema: str) -> RegisteredSchema:
+    def version_of(self, subject: str, schema: str, *, schema_type: str | None = None) -> RegisteredSchema:
         """``schema`` as registered under ``subject``, with its version (Confluent's ``getVersion``)."""
         key = (subject, schema)
         known = self._versions.get(key)
         if known is None:
-            answer = self.request("POST", f"/subjects/{_quote(subject)}", {"schema": schema})
+            answer = self.request("POST", f"/subjects/{_quote(subject)}", _body(schema, schema_type))
             found = RegisteredSchema(int(answer["id"]), schema, answer.get("subject", subject), answer.get("version"))
             known = self._versions.setdefault(key, found)
         return known
@@ -196,6 +199,11 @@ class SchemaRegistryClient:
 
 class _Retriable(Exception):
     """A failure worth another attempt: no connection, a timeout, a 5xx answer."""
+
+
+def _body(schema: str, schema_type: str | None) -> dict[str, str]:
+    """A register or lookup request's body; Avro, the registry's default type, is sent without ``schemaType``."""
+    return {"schema": schema} if schema_type is None else {"schema": schema, "schemaType": schema_type}
 
 
 def _quote(subject: str) -> str:
