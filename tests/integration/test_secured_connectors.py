@@ -1,0 +1,99 @@
+"""Every connector family on the secured broker, configured exactly as a Kafka Connect user configures it.
+
+One secured broker per session (fixture ``secured_kafka``); worker.properties with Java keys (the JAAS
+line, a JKS trust store) at the top level and under ``producer.``/``consumer.``/``admin.``; the offsets,
+config and status topics on the same cluster. ``kopycat run`` runs as a user runs it (a child process):
+rows in equal rows out, and no password appears in its output or in the argv of it or its children.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import orjson
+import pyarrow.parquet as pq
+import pytest
+
+from kopycat.dev.secured_kafka import SecuredKafkaBroker
+from tests.support.secured import (
+    assert_no_secret_in_run,
+    consume_secured,
+    kopycat,
+    worker_properties,
+    write_properties,
+)
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
+
+ROWS = 500
+JDBC_SOURCE = "io.confluent.connect.jdbc.JdbcSourceConnector"
+JDBC_SINK = "io.confluent.connect.jdbc.JdbcSinkConnector"
+STORAGE_SINK = "io.confluent.connect.hdfs.HdfsSinkConnector"
+
+
+def _secrets(broker: SecuredKafkaBroker) -> tuple[str, str]:
+    return broker.passwords["admin"], broker.store_password
+
+
+def _source_rows(path: Path) -> list[tuple[int, str, float]]:
+    rows = [(i, f"order {i}", i * 1.25) for i in range(1, ROWS + 1)]
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, label TEXT NOT NULL, amount REAL NOT NULL)")
+        db.executemany("INSERT INTO orders VALUES (?, ?, ?)", rows)
+    return rows
+
+
+def _jdbc_source_into_topic(tmp_path: Path, broker: SecuredKafkaBroker, topic: str) -> tuple[Path, list[tuple]]:
+    """Rows of a SQLite table copied to ``<topic>-orders`` by the JDBC source over SASL_SSL/SCRAM."""
+    rows = _source_rows(tmp_path / "source.db")
+    worker = write_properties(tmp_path / "worker.properties",
+                              worker_properties(broker.java_sasl_settings(mechanism="SCRAM-SHA-512"), topic))
+    source = write_properties(tmp_path / "source.properties", {
+        "name": f"{topic}-source", "connector.class": JDBC_SOURCE, "connection.url": f"sqlite:///{tmp_path}/source.db",
+        "mode": "incrementing", "incrementing.column.name": "id", "table.whitelist": "orders",
+        "topic.prefix": f"{topic}-", "tasks.max": "1"})
+    produced = kopycat("run", str(worker), str(source), "--no-progress")
+    assert produced.returncode == 0, produced.stderr[-3000:]
+    again = kopycat("run", str(worker), str(source), "--no-progress")  # resumes from the secured offsets topic
+    assert again.returncode == 0 and "task 0: 0 records" in again.stdout, again.stdout + again.stderr[-3000:]
+    for run in (produced, again):
+        assert_no_secret_in_run(run, *_secrets(broker))
+    return worker, rows
+
+
+def test_jdbc_source_and_jdbc_sink_over_sasl_ssl_scram_copy_every_row_exactly(
+        tmp_path: Path, secured_kafka: SecuredKafkaBroker, topic_name: str) -> None:
+    worker, rows = _jdbc_source_into_topic(tmp_path, secured_kafka, topic_name)
+    values = [orjson.loads(m.value())["payload"] for m in consume_secured(secured_kafka, f"{topic_name}-orders")]
+    assert [(v["id"], v["label"], v["amount"]) for v in values] == rows
+    offsets = consume_secured(secured_kafka, f"{topic_name}-offsets")
+    assert offsets and all(f"{topic_name}-source".encode() in (m.key() or b"") for m in offsets)
+
+    sink = write_properties(tmp_path / "sink.properties", {
+        "name": f"{topic_name}-sink", "connector.class": JDBC_SINK, "connection.url": f"sqlite:///{tmp_path}/sink.db",
+        "topics": f"{topic_name}-orders", "insert.mode": "insert", "pk.mode": "none", "auto.create": "true",
+        "table.name.format": "orders", "tasks.max": "1"})
+    consumed = kopycat("run", str(worker), str(sink), "--no-progress")
+    assert consumed.returncode == 0, consumed.stderr[-3000:]
+    assert_no_secret_in_run(consumed, *_secrets(secured_kafka))
+    with sqlite3.connect(tmp_path / "sink.db") as db:
+        copied = db.execute("SELECT id, label, amount FROM orders ORDER BY id").fetchall()
+    assert copied == rows
+
+
+def test_the_storage_sink_over_sasl_ssl_writes_every_record_once_to_parquet(
+        tmp_path: Path, secured_kafka: SecuredKafkaBroker, topic_name: str) -> None:
+    worker, rows = _jdbc_source_into_topic(tmp_path, secured_kafka, topic_name)
+    store = tmp_path / "store"
+    sink = write_properties(tmp_path / "storage.properties", {
+        "name": f"{topic_name}-files", "connector.class": STORAGE_SINK, "topics": f"{topic_name}-orders",
+        "store.url": f"file://{store}", "format.class": "parquet", "flush.size": "120", "tasks.max": "1"})
+    for _ in range(2):  # the second run finds nothing new: the group's offsets are on the secured cluster
+        run = kopycat("run", str(worker), str(sink), "--no-progress")
+        assert run.returncode == 0, run.stderr[-3000:]
+        assert_no_secret_in_run(run, *_secrets(secured_kafka))
+    files = [path for path in store.rglob("*.parquet") if "+tmp" not in path.parts]
+    assert files, f"no file under {store}"
+    ids = sorted(i for path in files for i in pq.read_table(path).column("id").to_pylist())
+    assert ids == [row[0] for row in rows]
