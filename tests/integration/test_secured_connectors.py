@@ -9,18 +9,28 @@ rows in equal rows out, and no password appears in its output or in the argv of 
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 
 import orjson
 import pyarrow.parquet as pq
 import pytest
+from confluent_kafka.admin import (
+    AclBinding,
+    AclOperation,
+    AclPermissionType,
+    AdminClient,
+    ResourcePatternType,
+    ResourceType,
+)
 
-from kopycat.dev.secured_kafka import SecuredKafkaBroker
+from kopycat.dev.secured_kafka import RESTRICTED_USER, SecuredKafkaBroker
 from tests.support.secured import (
     assert_no_secret_in_run,
     consume_secured,
     kopycat,
     worker_properties,
+    write_lines,
     write_properties,
 )
 
@@ -97,3 +107,52 @@ def test_the_storage_sink_over_sasl_ssl_writes_every_record_once_to_parquet(
     assert files, f"no file under {store}"
     ids = sorted(i for path in files for i in pq.read_table(path).column("id").to_pylist())
     assert ids == [row[0] for row in rows]
+
+
+def _acls(principal: str, *bindings: tuple[ResourceType, str, AclOperation]) -> list[AclBinding]:
+    return [AclBinding(kind, name, ResourcePatternType.PREFIXED if kind != ResourceType.BROKER else
+                       ResourcePatternType.LITERAL, principal, "*", operation, AclPermissionType.ALLOW)
+            for kind, name, operation in bindings]
+
+
+def _grant(broker: SecuredKafkaBroker, acls: list[AclBinding]) -> None:
+    admin = AdminClient(broker.librdkafka_sasl_settings())
+    for future in admin.create_acls(acls).values():
+        future.result(30)
+    time.sleep(1)  # the authorizer applies new ACLs from the metadata log
+
+
+def test_an_exactly_once_source_needs_the_kip_618_acls_and_with_them_copies_exactly(
+        tmp_path: Path, secured_kafka: SecuredKafkaBroker, topic_name: str) -> None:
+    principal = f"User:{RESTRICTED_USER}"
+    _grant(secured_kafka, _acls(principal, (ResourceType.TOPIC, topic_name, AclOperation.ALL),
+                                (ResourceType.GROUP, topic_name, AclOperation.ALL)))
+    lines = [f"line-{i}" for i in range(400)]
+    source_file = write_lines(tmp_path / "in.txt", lines)
+    client = secured_kafka.java_sasl_settings(RESTRICTED_USER, "SCRAM-SHA-512")
+    worker = write_properties(tmp_path / "worker.properties", worker_properties(
+        client, topic_name, **{"exactly.once.source.support": "enabled"}))
+    source = write_properties(tmp_path / "source.properties", {
+        "name": f"{topic_name}-eos", "connector.class": "FileStreamSource", "file": str(source_file),
+        "topic": topic_name, "exactly.once.support": "required"})
+    secrets = (secured_kafka.passwords[RESTRICTED_USER], secured_kafka.store_password)
+
+    refused = kopycat("run", str(worker), str(source), "--no-progress")
+    assert refused.returncode != 0
+    errors = [line for line in refused.stderr.splitlines() if line.startswith("kopycat run: ")]
+    assert len(errors) == 1, refused.stderr[-3000:]
+    assert "TransactionalId" in errors[0] and "IdempotentWrite" in errors[0] and "KIP-618" in errors[0], errors[0]
+    assert_no_secret_in_run(refused, *secrets)
+    metadata = AdminClient(secured_kafka.librdkafka_sasl_settings()).list_topics(timeout=30)
+    if topic_name in metadata.topics:
+        assert consume_secured(secured_kafka, topic_name) == [], "a refused transactional run wrote records"
+
+    _grant(secured_kafka, _acls(principal, (ResourceType.TRANSACTIONAL_ID, f"{topic_name}-group", AclOperation.WRITE),
+                                (ResourceType.TRANSACTIONAL_ID, f"{topic_name}-group", AclOperation.DESCRIBE),
+                                (ResourceType.BROKER, "kafka-cluster", AclOperation.IDEMPOTENT_WRITE)))
+    copied = kopycat("run", str(worker), str(source), "--no-progress")
+    assert copied.returncode == 0, copied.stderr[-3000:]
+    assert_no_secret_in_run(copied, *secrets)
+    values = [orjson.loads(m.value())["payload"] for m in consume_secured(secured_kafka, topic_name,
+                                                                            committed_only=True)]
+    assert values == lines
