@@ -9,10 +9,15 @@ rows in equal rows out, and no password appears in its output or in the argv of 
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 import time
+import uuid
 from pathlib import Path
 
+import httpx
 import orjson
+import psutil
 import pyarrow.parquet as pq
 import pytest
 from confluent_kafka.admin import (
@@ -24,8 +29,11 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
+from kopycat.dev.ports import free_port
 from kopycat.dev.secured_kafka import RESTRICTED_USER, SecuredKafkaBroker
 from tests.support.secured import (
+    argvs_of,
+    assert_absent,
     assert_no_secret_in_run,
     consume_secured,
     kopycat,
@@ -156,3 +164,68 @@ def test_an_exactly_once_source_needs_the_kip_618_acls_and_with_them_copies_exac
     values = [orjson.loads(m.value())["payload"] for m in consume_secured(secured_kafka, topic_name,
                                                                             committed_only=True)]
     assert values == lines
+
+
+def _provided_secrets(tmp_path: Path, broker: SecuredKafkaBroker) -> tuple[Path, dict[str, str]]:
+    """The SASL JAAS line and the store password in a properties file, and the client settings that
+    read them through Kafka's FileConfigProvider."""
+    client = broker.java_sasl_settings(mechanism="SCRAM-SHA-512")
+    secrets_file = write_properties(tmp_path / "secrets.properties", {
+        "jaas": client["sasl.jaas.config"], "truststore.password": client["ssl.truststore.password"]})
+    return secrets_file, {**client, "sasl.jaas.config": f"${{file:{secrets_file}:jaas}}",
+                          "ssl.truststore.password": f"${{file:{secrets_file}:truststore.password}}"}
+
+
+def _wait_until_serving(base: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 120
+    while True:
+        assert process.poll() is None, log.read_text()[-3000:]
+        assert time.monotonic() < deadline, log.read_text()[-3000:]
+        try:
+            if httpx.get(f"{base}/", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.3)
+
+
+def test_kopycat_rest_on_the_secured_cluster_stores_connectors_and_shows_no_password(
+        tmp_path: Path, secured_kafka: SecuredKafkaBroker, topic_name: str) -> None:
+    secrets_file, client = _provided_secrets(tmp_path, secured_kafka)
+    worker = write_properties(tmp_path / "worker.properties", worker_properties(client, topic_name, **{
+        "config.providers": "file",
+        "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider"}))
+    port, log = free_port(), tmp_path / "rest.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen([sys.executable, "-m", "kopycat.cli", "rest", str(worker), "--port", str(port)],
+                                   stdout=out, stderr=subprocess.STDOUT)
+    base, name, decoy = f"http://127.0.0.1:{port}", f"{topic_name}-rest", f"decoy-{uuid.uuid4().hex}"
+    secrets = (*_secrets(secured_kafka), decoy)
+    config = {"connector.class": "FileStreamSource", "file": str(tmp_path / "in.txt"), "topic": topic_name,
+              "producer.override.sasl.jaas.config": client["sasl.jaas.config"],
+              "producer.override.ssl.truststore.password": client["ssl.truststore.password"],
+              "producer.override.ssl.key.password": decoy}
+    try:
+        _wait_until_serving(base, process, log)
+        created = httpx.post(f"{base}/connectors", json={"name": name, "config": config}, timeout=60)
+        assert created.status_code == 201, created.text
+        responses = [created]
+        for path in (f"/connectors/{name}", f"/connectors/{name}/config", f"/connectors/{name}/status",
+                     f"/connectors/{name}/tasks", "/connectors?expand=info&expand=status"):
+            responses.append(httpx.get(f"{base}{path}", timeout=60))
+            assert responses[-1].status_code == 200, (path, responses[-1].text)
+        shown = responses[2].json()
+        assert shown["producer.override.ssl.key.password"] == "[hidden]", shown
+        assert shown["producer.override.sasl.jaas.config"] == "[hidden]", shown
+        assert responses[3].json()["name"] == name
+        assert_absent(secrets, "a REST response", (response.text for response in responses))
+        assert_absent(secrets, "a process argv", (" ".join(argv) for argv in argvs_of(psutil.Process(process.pid))))
+    finally:
+        process.terminate()
+        process.wait(60)
+    assert_absent(secrets, "the REST worker's log", log.read_text().splitlines())
+    stored = consume_secured(secured_kafka, f"{topic_name}-configs")
+    assert any(name.encode() in (m.key() or b"") for m in stored), "the connector is not in the config topic"
+    assert_absent(_secrets(secured_kafka), "a connect-configs record", (m.value() or b"" for m in stored))
+    topics = AdminClient(secured_kafka.librdkafka_sasl_settings()).list_topics(timeout=30).topics
+    assert {f"{topic_name}-configs", f"{topic_name}-status"} <= topics.keys()

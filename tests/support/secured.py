@@ -93,9 +93,9 @@ def watch(child: subprocess.Popen[str], timeout_s: float = 300.0) -> Watched:
     return Watched(child.returncode, stdout, stderr, argvs)
 
 
-def argvs_of_children(process: psutil.Process) -> list[list[str]]:
-    """The argv of every live descendant of ``process``."""
-    return _argvs(process)[1:]
+def argvs_of(process: psutil.Process) -> list[list[str]]:
+    """The argv of ``process`` and of every live descendant of it."""
+    return _argvs(process)
 
 
 def assert_absent(secrets: Iterable[str], where: str, texts: Iterable[Any]) -> None:
