@@ -8,12 +8,14 @@ rows in equal rows out, and no password appears in its output or in the argv of 
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import subprocess
 import sys
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import httpx
 import orjson
@@ -32,6 +34,7 @@ from confluent_kafka.admin import (
 from kopycat.dev.ports import free_port
 from kopycat.dev.secured_kafka import RESTRICTED_USER, SecuredKafkaBroker
 from tests.support.secured import (
+    Watched,
     argvs_of,
     assert_absent,
     assert_no_secret_in_run,
@@ -52,6 +55,11 @@ STORAGE_SINK = "io.confluent.connect.hdfs.HdfsSinkConnector"
 
 def _secrets(broker: SecuredKafkaBroker) -> tuple[str, str]:
     return broker.passwords["admin"], broker.store_password
+
+
+def _payloads(broker: SecuredKafkaBroker, topic: str, *, committed_only: bool = False) -> list[Any]:
+    """The payloads of the JsonConverter envelopes in ``topic``."""
+    return [orjson.loads(m.value())["payload"] for m in consume_secured(broker, topic, committed_only=committed_only)]
 
 
 def _source_rows(path: Path) -> list[tuple[int, str, float]]:
@@ -83,7 +91,7 @@ def _jdbc_source_into_topic(tmp_path: Path, broker: SecuredKafkaBroker, topic: s
 def test_jdbc_source_and_jdbc_sink_over_sasl_ssl_scram_copy_every_row_exactly(
         tmp_path: Path, secured_kafka: SecuredKafkaBroker, topic_name: str) -> None:
     worker, rows = _jdbc_source_into_topic(tmp_path, secured_kafka, topic_name)
-    values = [orjson.loads(m.value())["payload"] for m in consume_secured(secured_kafka, f"{topic_name}-orders")]
+    values = _payloads(secured_kafka, f"{topic_name}-orders")
     assert [(v["id"], v["label"], v["amount"]) for v in values] == rows
     offsets = consume_secured(secured_kafka, f"{topic_name}-offsets")
     assert offsets and all(f"{topic_name}-source".encode() in (m.key() or b"") for m in offsets)
@@ -161,9 +169,7 @@ def test_an_exactly_once_source_needs_the_kip_618_acls_and_with_them_copies_exac
     copied = kopycat("run", str(worker), str(source), "--no-progress")
     assert copied.returncode == 0, copied.stderr[-3000:]
     assert_no_secret_in_run(copied, *secrets)
-    values = [orjson.loads(m.value())["payload"] for m in consume_secured(secured_kafka, topic_name,
-                                                                            committed_only=True)]
-    assert values == lines
+    assert _payloads(secured_kafka, topic_name, committed_only=True) == lines
 
 
 def _provided_secrets(tmp_path: Path, broker: SecuredKafkaBroker) -> tuple[Path, dict[str, str]]:
@@ -229,3 +235,76 @@ def test_kopycat_rest_on_the_secured_cluster_stores_connectors_and_shows_no_pass
     assert_absent(_secrets(secured_kafka), "a connect-configs record", (m.value() or b"" for m in stored))
     topics = AdminClient(secured_kafka.librdkafka_sasl_settings()).list_topics(timeout=30).topics
     assert {f"{topic_name}-configs", f"{topic_name}-status"} <= topics.keys()
+
+
+README = Path(__file__).parents[2] / "README.md"
+README_SECTION = "## Connecting to a secured cluster"
+CLOUD_HOST = "pkc-4r297.europe-west1.gcp.confluent.cloud:9092"
+
+
+def _readme_block(index: int, language: str = "properties") -> str:
+    """The ``index``-th fenced ``language`` block of the README's secured-cluster section."""
+    section = README.read_text().split(README_SECTION, 1)[1].split("\n## ", 1)[0]
+    return section.split(f"```{language}\n")[index + 1].split("```", 1)[0]
+
+
+def _with_fixture_ca(lines: str, broker: SecuredKafkaBroker, tmp_path: Path) -> dict[str, str]:
+    """A README worker file plus what only the fixture needs: its private CA (clouds use public ones),
+    and a local offsets file."""
+    props = dict(line.split("=", 1) for line in lines.splitlines() if line and not line.startswith("#"))
+    for prefix in ("", "producer.", "consumer."):
+        props[f"{prefix}ssl.truststore.location"] = str(broker.certificates.truststore_jks)
+        props[f"{prefix}ssl.truststore.password"] = broker.certificates.truststore_password
+    props["offset.storage.file.filename"] = str(tmp_path / "offsets")
+    return props
+
+
+def _file_to_topic(tmp_path: Path, worker: dict[str, str], topic: str, lines: list[str]) -> Watched:
+    source = write_properties(tmp_path / "readme-source.properties", {
+        "name": f"{topic}-readme", "connector.class": "FileStreamSource",
+        "file": str(write_lines(tmp_path / "readme.txt", lines)), "topic": topic})
+    return kopycat("run", str(write_properties(tmp_path / "readme-worker.properties", worker)), str(source),
+                   "--no-progress")
+
+
+def test_the_readmes_confluent_cloud_worker_file_runs_against_the_secured_broker(
+        tmp_path: Path, secured_kafka: SecuredKafkaBroker, topic_name: str) -> None:
+    password = secured_kafka.passwords["admin"]
+    block = (_readme_block(0).replace(CLOUD_HOST, secured_kafka.bootstrap_servers)
+             .replace('username="API_KEY"', 'username="admin"'))
+    worker = _with_fixture_ca(block.replace('password="API_SECRET"', f'password="{password}"'), secured_kafka,
+                              tmp_path)
+    assert worker["ssl.endpoint.identification.algorithm"] == "https" and worker["sasl.mechanism"] == "PLAIN"
+    lines = [f"readme-{i}" for i in range(50)]
+    copied = _file_to_topic(tmp_path, worker, topic_name, lines)
+    assert copied.returncode == 0, copied.stderr[-3000:]
+    assert_no_secret_in_run(copied, password, secured_kafka.store_password)
+    assert _payloads(secured_kafka, topic_name) == lines
+
+    wrong = _with_fixture_ca(block.replace('password="API_SECRET"', 'password="not-the-secret"'), secured_kafka,
+                             tmp_path)
+    wrong["kopycat.auth.failure.timeout.ms"] = "3000"  # the documented line, sooner
+    failed = _file_to_topic(tmp_path, wrong, f"{topic_name}-bad", lines)
+    [line] = [line for line in failed.stderr.splitlines() if line.startswith("kopycat run: ")]
+    documented = _readme_block(0, "text").strip().replace(CLOUD_HOST, secured_kafka.bootstrap_servers)
+    assert re.fullmatch(re.escape(documented).replace(r"after\ 20\ s", r"after\ \d+\ s"), line), line
+    assert_no_secret_in_run(failed, "not-the-secret", secured_kafka.store_password)
+
+
+def test_the_readmes_mtls_worker_file_with_a_pkcs12_key_store_runs_against_the_secured_broker(
+        tmp_path: Path, secured_kafka: SecuredKafkaBroker, topic_name: str) -> None:
+    client = secured_kafka.certificates.client
+    secrets_file = write_properties(tmp_path / "secrets.properties", {"keystore.password": client.password})
+    block = (_readme_block(1).replace("b-1.mycluster.kafka.eu-west-1.amazonaws.com:9094",
+                                      secured_kafka.ssl_bootstrap_servers)
+             .replace("/etc/kopycat/client.p12", str(client.pkcs12))
+             .replace("/etc/kopycat/secrets.properties", str(secrets_file)))
+    worker = _with_fixture_ca(block, secured_kafka, tmp_path)
+    for prefix in ("producer.", "consumer."):  # "the same under producer. and consumer."
+        worker.update({f"{prefix}{key}": value for key, value in list(worker.items())
+                       if key.startswith(("security.", "ssl.keystore.", "ssl.key."))})
+    lines = [f"mtls-{i}" for i in range(50)]
+    copied = _file_to_topic(tmp_path, worker, topic_name, lines)
+    assert copied.returncode == 0, copied.stderr[-3000:]
+    assert_no_secret_in_run(copied, client.password)
+    assert _payloads(secured_kafka, topic_name) == lines
