@@ -66,14 +66,15 @@ def fence_zombies(producer_config: Mapping[str, Any], group_id: str, connector: 
     tasks, so it fences here: ``init_transactions`` with each task's id aborts what is open.
     """
     for task in range(tasks):
-        producer = Producer({**producer_config,
-                             "transactional.id": transactional_id(group_id, TaskId(connector, task))})
+        task_transactional_id = transactional_id(group_id, TaskId(connector, task))
+        producer = Producer({**producer_config, "transactional.id": task_transactional_id})
         try:
             producer.init_transactions(timeout_s)
         except KafkaException as exc:
             explained = explain_client_error(exc)
-            raise ConnectError(f"Could not fence the earlier transactions of task {task} of {connector} before "
-                               f"starting it again: {explained or exc}") from exc
+            raise ConnectError(f"Could not fence the earlier transactions of task {task} of {connector} "
+                               f"(transactional.id '{task_transactional_id}') before starting it again: "
+                               f"{explained or exc}") from exc
         finally:
             with contextlib.suppress(KafkaException):  # a fatal error is raised again by every call
                 producer.flush(0)
