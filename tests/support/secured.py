@@ -59,7 +59,8 @@ class Watched:
     argvs: list[list[str]] = field(default_factory=list)
 
 
-def _argvs(process: psutil.Process) -> list[list[str]]:
+def argvs_of(process: psutil.Process) -> list[list[str]]:
+    """The argv of ``process`` and of every live descendant of it."""
     found = []
     for each in [process, *process.children(recursive=True)]:
         try:
@@ -82,7 +83,7 @@ def watch(child: subprocess.Popen[str], timeout_s: float = 300.0) -> Watched:
     process = psutil.Process(child.pid)
     deadline = time.monotonic() + timeout_s
     while True:
-        argvs += _argvs(process)
+        argvs += argvs_of(process)
         try:
             stdout, stderr = child.communicate(timeout=0.2)
             break
@@ -91,11 +92,6 @@ def watch(child: subprocess.Popen[str], timeout_s: float = 300.0) -> Watched:
                 child.kill()
                 raise
     return Watched(child.returncode, stdout, stderr, argvs)
-
-
-def argvs_of(process: psutil.Process) -> list[list[str]]:
-    """The argv of ``process`` and of every live descendant of it."""
-    return _argvs(process)
 
 
 def assert_absent(secrets: Iterable[str], where: str, texts: Iterable[Any]) -> None:
