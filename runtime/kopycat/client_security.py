@@ -183,11 +183,14 @@ class AuthorizationFailedError(ConnectError):
 
 
 _AUTH_CODES: Final = frozenset({KafkaError._AUTHENTICATION, KafkaError._SSL})
+_EXACTLY_ONCE_ACLS: Final = ("the ACLs an exactly-once source needs (KIP-618): Write and Describe on the "
+                              "TransactionalId <group.id>-<connector>-<task> (a prefixed ACL on <group.id>- "
+                              "covers every task), and IdempotentWrite on the cluster")
 _MISSING_ACL: Final = {
     KafkaError.TOPIC_AUTHORIZATION_FAILED: "the Describe, Read or Write operation on the topic",
     KafkaError.GROUP_AUTHORIZATION_FAILED: "the Read operation on the consumer group",
     KafkaError.CLUSTER_AUTHORIZATION_FAILED: "an operation on the cluster",
-    KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED: "the Write and Describe operations on the transactional id",
+    KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED: _EXACTLY_ONCE_ACLS,
 }
 _IDEMPOTENT_WRITE: Final = ("the IdempotentWrite operation on the cluster, or Write on the topics it produces to "
                             "(KIP-679)")

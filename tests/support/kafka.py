@@ -49,9 +49,11 @@ def consume_all(bootstrap: str, topic: str, *, committed_only: bool = False) -> 
     return [message.value() for message in consume_records(bootstrap, topic, committed_only=committed_only)]
 
 
-def consume_records(bootstrap: str, topic: str, *, committed_only: bool = False) -> list[Message]:
-    """Every record of ``topic`` (all partitions, partition by partition order kept), read to the end."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4().hex}",
+def consume_records(bootstrap: str, topic: str, *, committed_only: bool = False,
+                    client: dict[str, str] | None = None) -> list[Message]:
+    """Every record of ``topic`` (all partitions, partition by partition order kept), read to the end;
+    ``client`` adds settings (a secured cluster's)."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, **(client or {}), "group.id": f"check-{uuid.uuid4().hex}",
                          "enable.auto.commit": False, "auto.offset.reset": "earliest",
                          "enable.partition.eof": True,
                          "isolation.level": "read_committed" if committed_only else "read_uncommitted"})

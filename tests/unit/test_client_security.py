@@ -189,6 +189,14 @@ def test_a_refused_idempotent_producer_id_is_explained_as_a_missing_idempotent_w
     assert explain_client_error(KafkaException(KafkaError(KafkaError._TIMED_OUT))) is None
 
 
+def test_a_refused_transactional_id_is_explained_as_the_acls_kip_618_needs() -> None:
+    fatal = KafkaException(KafkaError(KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                                      "Failed to find transaction coordinator: Transactional Id authorization failed",
+                                      fatal=True))
+    explained = str(explain_client_error(fatal))
+    assert "KIP-618" in explained and "TransactionalId" in explained and "IdempotentWrite" in explained
+
+
 def test_a_pem_truststore_file_is_read_and_a_file_without_certificates_is_refused(tmp_path: Path) -> None:
     from kopycat.dev.certificates import make_certificates
 

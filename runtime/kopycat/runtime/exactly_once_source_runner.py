@@ -27,6 +27,7 @@ the boundaries a task asks for split record lists.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
@@ -36,6 +37,7 @@ from confluent_kafka import KafkaException, Producer
 from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.api.records import SourceRecord
 from kopycat.api.task import SourceTask
+from kopycat.client_security import explain_client_error
 from kopycat.runtime.bounds import Bounds
 from kopycat.runtime.source_runner import SourceTaskRunner
 from kopycat.runtime.task_parts import TaskId, TaskParts
@@ -64,15 +66,18 @@ def fence_zombies(producer_config: Mapping[str, Any], group_id: str, connector: 
     tasks, so it fences here: ``init_transactions`` with each task's id aborts what is open.
     """
     for task in range(tasks):
-        producer = Producer({**producer_config,
-                             "transactional.id": transactional_id(group_id, TaskId(connector, task))})
+        task_transactional_id = transactional_id(group_id, TaskId(connector, task))
+        producer = Producer({**producer_config, "transactional.id": task_transactional_id})
         try:
             producer.init_transactions(timeout_s)
         except KafkaException as exc:
-            raise ConnectError(f"Could not fence the earlier transactions of task {task} of {connector} before "
-                               f"starting it again: {exc}") from exc
+            explained = explain_client_error(exc)
+            raise ConnectError(f"Could not fence the earlier transactions of task {task} of {connector} "
+                               f"(transactional.id '{task_transactional_id}') before starting it again: "
+                               f"{explained or exc}") from exc
         finally:
-            producer.flush(0)
+            with contextlib.suppress(KafkaException):  # a fatal error is raised again by every call
+                producer.flush(0)
     log.info("Fenced the transactional producers of tasks 0..%d of %s", tasks - 1, connector)
 
 

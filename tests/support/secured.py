@@ -1,0 +1,115 @@
+"""Helpers for tests on the secured broker: worker.properties as a Kafka Connect user writes them, a
+``kopycat`` child process whose argv is sampled while it runs, and the checks that no password leaked."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+from confluent_kafka import Message
+
+from kopycat.dev.secured_kafka import SecuredKafkaBroker
+from tests.support.kafka import consume_records
+
+JSON_CONVERTERS = {"key.converter": "org.apache.kafka.connect.json.JsonConverter",
+                   "key.converter.schemas.enable": "true",
+                   "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                   "value.converter.schemas.enable": "true"}
+
+
+def write_lines(path: Path, lines: Iterable[str]) -> Path:
+    path.write_text("".join(f"{line}\n" for line in lines))
+    return path
+
+
+def write_properties(path: Path, props: Mapping[str, str]) -> Path:
+    return write_lines(path, (f"{key}={value}" for key, value in props.items()))
+
+
+def worker_properties(client: Mapping[str, str], topic: str, **extra: str) -> dict[str, str]:
+    """A distributed-style worker.properties: the client's security keys at the top level (the worker's
+    own clients: offsets, config and status topics) and under ``producer.``/``consumer.`` (the tasks'),
+    the three storage topics named after ``topic``."""
+    security = {k: v for k, v in client.items() if k != "bootstrap.servers"}
+    props = {"bootstrap.servers": client["bootstrap.servers"], "group.id": f"{topic}-group", **JSON_CONVERTERS,
+             "offset.storage.topic": f"{topic}-offsets", "config.storage.topic": f"{topic}-configs",
+             "status.storage.topic": f"{topic}-status"}
+    for name in ("offset", "config", "status"):
+        props[f"{name}.storage.replication.factor"] = "1"
+    props.update({"offset.storage.partitions": "1", "status.storage.partitions": "1"})
+    for prefix in ("", "producer.", "consumer.", "admin."):
+        props.update({f"{prefix}{key}": value for key, value in security.items()})
+    props.update(extra)
+    return props
+
+
+@dataclass
+class Watched:
+    """A finished child process: its output and every argv seen of it and its descendants."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    argvs: list[list[str]] = field(default_factory=list)
+
+
+def argvs_of(process: psutil.Process) -> list[list[str]]:
+    """The argv of ``process`` and of every live descendant of it."""
+    found = []
+    for each in [process, *process.children(recursive=True)]:
+        try:
+            found.append(each.cmdline())
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+    return found
+
+
+def kopycat(*args: str, timeout_s: float = 300.0) -> Watched:
+    """``python -m kopycat.cli *args`` to the end, its argv and its children's sampled while it runs."""
+    child = subprocess.Popen([sys.executable, "-m", "kopycat.cli", *args], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    return watch(child, timeout_s)
+
+
+def watch(child: subprocess.Popen[str], timeout_s: float = 300.0) -> Watched:
+    """Wait for ``child``, sampling the argv of it and its descendants every 0.2 s."""
+    argvs: list[list[str]] = []
+    process = psutil.Process(child.pid)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        argvs += argvs_of(process)
+        try:
+            stdout, stderr = child.communicate(timeout=0.2)
+            break
+        except subprocess.TimeoutExpired:
+            if time.monotonic() > deadline:
+                child.kill()
+                raise
+    return Watched(child.returncode, stdout, stderr, argvs)
+
+
+def assert_absent(secrets: Iterable[str], where: str, texts: Iterable[Any]) -> None:
+    """No secret in any of ``texts`` (each stringified); ``where`` names them in the failure."""
+    wanted = [secret for secret in secrets if secret]
+    assert wanted, "no secret to look for"
+    for text in texts:
+        line = text if isinstance(text, str) else repr(text)
+        for secret in wanted:
+            assert secret not in line, f"a password reached {where}"
+
+
+def assert_no_secret_in_run(run: Watched, *secrets: str) -> None:
+    assert_absent(secrets, "the output", (run.stdout + run.stderr).splitlines())
+    assert_absent(secrets, "a process argv", (" ".join(argv) for argv in run.argvs))
+
+
+def consume_secured(broker: SecuredKafkaBroker, topic: str, *, committed_only: bool = False) -> list[Message]:
+    """Every record of ``topic`` on the secured broker, read to the end as the admin user."""
+    return consume_records(broker.bootstrap_servers, topic, committed_only=committed_only,
+                           client=broker.librdkafka_sasl_settings())
