@@ -50,6 +50,14 @@ def secured_kafka() -> Iterator[SecuredKafkaBroker]:
         yield broker
 
 
+@pytest.fixture(scope="session")
+def secured_kafka_b() -> Iterator[SecuredKafkaBroker]:
+    """A second secured broker with its own CA: the other cluster when mirroring between secured clusters,
+    so a client wired to the wrong cluster fails its TLS handshake instead of passing unnoticed."""
+    with SecuredKafkaBroker(name="kafka-secured-b") as broker:
+        yield broker
+
+
 @pytest.fixture
 def bootstrap_servers(kafka_broker: LocalKafkaBroker) -> str:
     return kafka_broker.bootstrap_servers

@@ -24,7 +24,11 @@ Options:
   --parquet-codec CODEC      snappy (default), gzip, zstd, lz4, none
   --kafka-option K=V         a setting of Spark's Kafka source consumer (repeatable, e.g.
                              security.protocol=SSL); given to it as ``kafka.K``
-  --client-option K=V        a confluent-kafka setting of the driver's clients (repeatable)
+  --client-option K=V        a setting of the driver's confluent-kafka clients (repeatable; Java
+                             security keys are translated by kopycat.kafka.librdkafka_config)
+  --options-file PATH        a JSON file {"kafka": {K: V}, "client": {K: V}} of more such settings:
+                             the ones holding secrets (sasl.jaas.config, store passwords), which
+                             never go on the command line (kopycat.connectors.files.spark_options)
   --partitioner JSON         the storage sink's partitioner keys (partitioner.class, path.format,
                              partition.duration.ms, timezone, locale, timestamp.extractor=Record);
                              default: the default layout ``partition=<n>``
@@ -80,7 +84,7 @@ from pyspark.sql.pandas.types import from_arrow_schema
 
 from kopycat.api.arrow import to_arrow_schema
 from kopycat.api.data import Schema, Type
-from kopycat.api.errors import ConnectError, DataError
+from kopycat.api.errors import ConfigError, ConnectError, DataError
 from kopycat.api.records import TopicPartition
 from kopycat.api.window import TimeWindow
 from kopycat.connectors.files.committed_files import TEMP_DIR
@@ -102,6 +106,7 @@ from kopycat.connectors.files.spark_export import (
     spark_partitioner,
 )
 from kopycat.connectors.files.spark_kafka import ExportKafka
+from kopycat.connectors.files.spark_options import OPTIONS_FILE_FLAG, read_options_file
 
 log = logging.getLogger("kopycat.spark.export")
 
@@ -125,6 +130,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--partitioner", default=None, metavar="JSON")
     parser.add_argument("--window", default=None, metavar="START_MS,END_MS")
     parser.add_argument("--result-file", default=None, metavar="PATH")
+    parser.add_argument(OPTIONS_FILE_FLAG, default=None, metavar="PATH")
     args = parser.parse_args(argv)
     args.run_id = args.run_id or uuid.uuid4().hex
     try:
@@ -144,6 +150,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         if bad:
             parser.error(f"--{name.replace('_', '-')} takes KEY=VALUE, got {bad[0]!r}")
         setattr(args, name, {key: value for key, _, value in pairs})
+    if args.options_file:
+        try:
+            from_file = read_options_file(args.options_file)
+        except ConfigError as exc:
+            parser.error(str(exc))
+        args.kafka_option = {**from_file["kafka"], **args.kafka_option}
+        args.client_option = {**from_file["client"], **args.client_option}
     return args
 
 

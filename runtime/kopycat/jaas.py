@@ -7,6 +7,7 @@ The value is one login module entry (Kafka refuses more in ``sasl.jaas.config``)
 a class name, a control flag (``required``, ``requisite``, ``sufficient``, ``optional``), options
 ``name=value`` where a value is a bare word or a double-quoted string with backslash escapes, and a
 closing ``;``. Comments (``//`` and ``/* */``) are skipped, as Java's ``StreamTokenizer`` does.
+:func:`jaas_config` writes such a line for a user and password (PLAIN, SCRAM), quoting as Kafka reads it.
 """
 
 from __future__ import annotations
@@ -16,11 +17,15 @@ from typing import Final
 
 from kopycat.api.errors import ConfigError
 
-__all__ = ["JaasEntry", "parse_jaas_config"]
+__all__ = ["LOGIN_MODULES", "JaasEntry", "jaas_config", "parse_jaas_config"]
 
 _FLAGS: Final = frozenset({"required", "requisite", "sufficient", "optional"})
 _ESCAPES: Final = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}
 _DELIMITERS: Final = frozenset("=;\"")
+LOGIN_MODULES: Final = {"PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
+                        "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
+                        "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule"}
+"""The login module of each user/password SASL mechanism (``sasl.mechanism``), as Kafka's clients name them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,3 +107,18 @@ def parse_jaas_config(text: str, key: str = "sasl.jaas.config") -> JaasEntry:
     if i + 1 < len(tokens):
         raise ConfigError(f"{key} configures more than one login module; Kafka allows one", key=key)
     return JaasEntry(module, flag.lower(), options)
+
+
+def _quoted(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def jaas_config(mechanism: str, username: str, password: str) -> str:
+    """The ``sasl.jaas.config`` line of a user/password login: ``PlainLoginModule`` for PLAIN,
+    ``ScramLoginModule`` for SCRAM-SHA-256/512, values quoted so :func:`parse_jaas_config` (and Kafka's
+    ``JaasConfig``) read them back unchanged. A ConfigError names ``sasl.mechanism`` for any other mechanism."""
+    module = LOGIN_MODULES.get(mechanism.upper())
+    if module is None:
+        raise ConfigError(f"sasl.mechanism={mechanism} takes no user and password; use one of "
+                          f"{', '.join(LOGIN_MODULES)}", key="sasl.mechanism")
+    return f"{module} required username={_quoted(username)} password={_quoted(password)};"

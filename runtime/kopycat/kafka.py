@@ -32,8 +32,8 @@ from kopycat.client_security import (
 
 __all__ = [
     "GROUP_ID_OVERRIDE_CONFIG", "SINK_CONSUMER_DEFAULTS", "SOURCE_PRODUCER_DEFAULTS", "SOURCE_PRODUCER_FORCED",
-    "auth_failure_timeout_s", "client_config", "consumer_group_id", "ensure_properties", "librdkafka_config",
-    "resets_to_latest", "worker_client_config",
+    "auth_failure_timeout_s", "client_config", "client_security_settings", "consumer_group_id", "ensure_properties",
+    "librdkafka_config", "resets_to_latest", "worker_client_config",
 ]
 
 log = logging.getLogger(__name__)
@@ -152,6 +152,18 @@ def client_config(worker_props: Mapping[str, Any], connector_props: Mapping[str,
     config.update(_client_properties(connector_props, f"{client}.override.", origin))
     translated = librdkafka_config(config, origin, auth_timeout_s=auth_failure_timeout_s(worker_props))
     return ensure_properties(translated, forced or {}, client)
+
+
+def client_security_settings(worker_props: Mapping[str, Any], connector_props: Mapping[str, Any],
+                             client: str) -> dict[str, Any]:
+    """The security settings (``security.protocol``, ``sasl.*``, ``ssl.*``) of one client of a task, with the
+    precedence of :func:`client_config` but untranslated: the Java keys, for a Java client (Spark's Kafka
+    source) or for a client made in another process, which translates them itself."""
+    origin: dict[str, str] = {}
+    config = _client_properties(worker_props, "", origin) if client == "admin" else {}
+    config.update(_client_properties(worker_props, f"{client}.", origin))
+    config.update(_client_properties(connector_props, f"{client}.override.", origin))
+    return {key: value for key, value in config.items() if is_security_key(key)}
 
 
 def ensure_properties(config: dict[str, Any], forced: Mapping[str, Any], client: str) -> dict[str, Any]:

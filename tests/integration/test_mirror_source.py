@@ -26,10 +26,11 @@ from tests.support.kafka import committed_offsets
 from tests.support.mirror import PARTITIONS, create_topics, produce, read_partitions
 
 
-def raw_offsets(bootstrap: str, topic: str, connector: str) -> dict[bytes, Any]:
+def raw_offsets(bootstrap: str, topic: str, connector: str, *,
+                client: dict[str, Any] | None = None) -> dict[bytes, Any]:
     """The last value per key of ``connector`` in the offsets topic, keys as raw bytes."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4().hex}",
-                         "enable.partition.eof": True, "auto.offset.reset": "earliest"})
+                         "enable.partition.eof": True, "auto.offset.reset": "earliest", **(client or {})})
     try:
         metadata = consumer.list_topics(topic, timeout=30).topics[topic]
         consumer.assign([TopicPartition(topic, p, 0) for p in metadata.partitions])
@@ -105,9 +106,9 @@ def test_a_mirror_copies_partitions_exactly_resumes_from_mm2_offsets_and_picks_u
     assert raw_offsets(target, f"offsets-{run}", name)[key] == {"offset": 25_249}
 
 
-def read_raw(bootstrap: str, topic: str) -> list[tuple[bytes, bytes]]:
+def read_raw(bootstrap: str, topic: str, *, client: dict[str, Any] | None = None) -> list[tuple[bytes, bytes]]:
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4().hex}",
-                         "enable.partition.eof": True})
+                         "enable.partition.eof": True, **(client or {})})
     try:
         consumer.assign([TopicPartition(topic, 0, 0)])
         out = []

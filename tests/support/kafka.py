@@ -9,8 +9,9 @@ from confluent_kafka import Consumer, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 
-def create_topic(bootstrap: str, topic: str, partitions: int = 1) -> str:
-    admin = AdminClient({"bootstrap.servers": bootstrap})  # must outlive the future it returns
+def create_topic(bootstrap: str, topic: str, partitions: int = 1, *, client: dict[str, Any] | None = None) -> str:
+    """``topic`` made on the cluster; ``client`` adds librdkafka settings (a secured cluster's)."""
+    admin = AdminClient({"bootstrap.servers": bootstrap, **(client or {})})  # must outlive the future it returns
     admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(30)
     return topic
 
@@ -74,12 +75,14 @@ def consume_records(bootstrap: str, topic: str, *, committed_only: bool = False,
         consumer.close()
 
 
-def committed_offsets(bootstrap: str, group: str, topic: str, partitions: int) -> dict[int, int]:
-    """The consumer group's committed offset per partition of ``topic`` (-1001 when none)."""
+def committed_offsets(bootstrap: str, group: str, topic: str, partitions: int, *,
+                      client: dict[str, Any] | None = None) -> dict[int, int]:
+    """The consumer group's committed offset per partition of ``topic`` (-1001 when none); ``client`` adds
+    librdkafka settings."""
     from confluent_kafka import Consumer
     from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, **(client or {})})
     try:
         found = consumer.committed([KafkaTopicPartition(topic, p) for p in range(partitions)], timeout=30)
         return {tp.partition: tp.offset for tp in found}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from typing import Any
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -17,16 +18,19 @@ PARTITIONS = 4
 Record = tuple[bytes | None, bytes | None, list[tuple[str, bytes | None]] | None, int]
 
 
-def create_topics(bootstrap: str, topics: list[str], configs: dict[str, str] | None = None) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+def create_topics(bootstrap: str, topics: list[str], configs: dict[str, str] | None = None, *,
+                  client: dict[str, Any] | None = None) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap, **(client or {})})
     futures = admin.create_topics([NewTopic(t, PARTITIONS, 1, config=configs or {}) for t in topics])
     for future in futures.values():
         future.result(30)
 
 
-def produce(bootstrap: str, topics: list[str], count: int, start: int = 0) -> None:
-    """``count`` records per topic with keys, repeated and null headers, and fixed timestamps."""
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20})
+def produce(bootstrap: str, topics: list[str], count: int, start: int = 0, *,
+            client: dict[str, Any] | None = None) -> None:
+    """``count`` records per topic with keys, repeated and null headers, and fixed timestamps; ``client`` adds
+    librdkafka settings (a secured cluster's), as in every helper here."""
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, **(client or {})})
     base = int(time.time() * 1000) - 3_600_000  # within the topics' one-day retention
     for topic in topics:
         for i in range(start, start + count):
@@ -38,14 +42,16 @@ def produce(bootstrap: str, topics: list[str], count: int, start: int = 0) -> No
     assert producer.flush(60) == 0
 
 
-def read_partitions(bootstrap: str, topic: str, *, committed_only: bool = False) -> dict[int, list[Record]]:
+def read_partitions(bootstrap: str, topic: str, *, committed_only: bool = False,
+                    client: dict[str, Any] | None = None) -> dict[int, list[Record]]:
     """Every record of every partition, in order, with its key, value, headers and timestamp.
 
     ``committed_only`` reads as a read_committed consumer: records of aborted transactions are left out.
     """
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4().hex}",
                          "enable.auto.commit": False, "enable.partition.eof": True,
-                         "isolation.level": "read_committed" if committed_only else "read_uncommitted"})
+                         "isolation.level": "read_committed" if committed_only else "read_uncommitted",
+                         **(client or {})})
     try:
         consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
         left, out = set(range(PARTITIONS)), {p: [] for p in range(PARTITIONS)}  # type: dict[int, list[Record]]

@@ -12,6 +12,7 @@ import decimal
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -44,11 +45,12 @@ def order(n: int) -> Struct:
             .put("ts", BASE + dt.timedelta(milliseconds=n)).put("note", None if n % 3 else f"note {n}"))
 
 
-def produce_orders(bootstrap: str, topic: str, count: int) -> list[OffsetRange]:
+def produce_orders(bootstrap: str, topic: str, count: int, *,
+                   client: dict[str, Any] | None = None) -> list[OffsetRange]:
     """Orders 0..count-1, id n to partition n % 3 (so offset k of partition p holds id p + 3k)."""
-    create_topic(bootstrap, topic, PARTITIONS)
+    create_topic(bootstrap, topic, PARTITIONS, client=client)
     converter = JsonConverter()
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "batch.size": 1 << 20})
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "batch.size": 1 << 20, **(client or {})})
     for start in range(0, count, 10_000):
         ids = range(start, min(count, start + 10_000))
         for n, value in zip(ids, converter.from_connect_data_batch(topic, ORDER, [order(n) for n in ids]),

@@ -9,6 +9,12 @@ operators plan and run tasks exactly as ``kopycat standalone`` would with that f
 - connection type ``kafka`` (apache-airflow-providers-apache-kafka): its extra is the client
   config (``bootstrap.servers``, ``security.protocol``...), taken as worker keys as they are.
 
+Either type carries a secured cluster's settings as Airflow keeps secrets: the SASL password in the
+password field, the user in the login, the rest in the extra as Java keys (``security.protocol``,
+``sasl.mechanism``, ``ssl.truststore.location``...); see :mod:`kopycat_airflow.hooks.connection_security`.
+Every secret value is registered with Airflow's secrets masker, so task logs and rendered template
+fields show it masked.
+
 Without a connection of that id, ``KOPYCAT_BOOTSTRAP_SERVERS`` (or 127.0.0.1:9092) is used, so a
 laptop's single broker needs no set-up (internal topics with one replica). Follows the layout of
 Airflow's ``KafkaBaseHook``.
@@ -18,24 +24,30 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Mapping
 from functools import cached_property
 from typing import Any
 
 from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowFailException
+from airflow.sdk.log import mask_secret
 
-from kopycat.api.errors import NotFoundError
+from kopycat.api.errors import ConnectError, NotFoundError
 from kopycat.api.window import TimeWindow
+from kopycat.kafka import auth_failure_timeout_s, worker_client_config
 from kopycat.runtime.bounded_plan import PlannedTask, plan_bounded_run
 from kopycat.runtime.bounded_run import run_planned_task
 from kopycat.runtime.bounds import RunSummary
 from kopycat.runtime.config_transformer import resolve_worker_config
 from kopycat.runtime.stored_connectors import StoredConnectorState, load_stored_connector
+from kopycat_airflow.hooks.connection_security import connection_worker_props, secret_values
 
 __all__ = ["KopycatHook", "default_cluster"]
 
 DEFAULT_BOOTSTRAP_ENV = "KOPYCAT_BOOTSTRAP_SERVERS"
+TEST_CONNECTION_TIMEOUT_S = 15.0
+"""How long ``test_connection`` waits for the cluster (a refused login fails sooner, see below)."""
 LOCAL_DEFAULTS = {"offset.storage.replication.factor": 1, "config.storage.replication.factor": 1,
                   "status.storage.replication.factor": 1}
 """Without a connection the cluster is a laptop's single broker: internal topics get one replica."""
@@ -62,8 +74,9 @@ class KopycatHook(BaseHook):
     @classmethod
     def get_ui_field_behaviour(cls) -> dict[str, Any]:
         return {
-            "hidden_fields": ["schema", "login", "password"],
-            "relabeling": {"host": "Bootstrap host", "extra": "Worker properties (JSON)"},
+            "hidden_fields": ["schema"],
+            "relabeling": {"host": "Bootstrap host", "login": "SASL user", "password": "SASL password",
+                           "extra": "Worker properties (JSON)"},
             "placeholders": {"host": "127.0.0.1", "port": "9092",
                              "extra": json.dumps({"group.id": "kopycat", "offset.storage.topic": "connect-offsets"})},
         }
@@ -72,7 +85,10 @@ class KopycatHook(BaseHook):
     def worker_props(self) -> dict[str, Any]:
         """worker.properties keys: the connection's, then the overrides, with their own
         ``${provider:...}`` placeholders resolved (the worker's clients use them)."""
-        return resolve_worker_config({**self._connection_props(), **self.worker_overrides})
+        props = resolve_worker_config({**self._connection_props(), **self.worker_overrides})
+        for secret in secret_values(props):
+            mask_secret(secret)
+        return props
 
     @property
     def bootstrap_servers(self) -> str:
@@ -100,14 +116,29 @@ class KopycatHook(BaseHook):
             raise AirflowFailException(str(exc)) from exc
 
     def test_connection(self) -> tuple[bool, str]:
-        """Connect to the cluster and list its topics."""
+        """Log in to the cluster as the worker's own clients do and list its topics; ``(False, one line)``
+        naming the cluster and the fix when it cannot, within :data:`TEST_CONNECTION_TIMEOUT_S` (a refused
+        login ends sooner when ``kopycat.auth.failure.timeout.ms`` is shorter)."""
         from confluent_kafka.admin import AdminClient
 
         try:
-            admin = AdminClient({"bootstrap.servers": self.bootstrap_servers, **_client_keys(self.worker_props)})
-            topics = admin.list_topics(timeout=10).topics
+            props = self.worker_props
+            timeout_s = min(auth_failure_timeout_s(props), TEST_CONNECTION_TIMEOUT_S)
+            admin = AdminClient(worker_client_config({**props, "kopycat.auth.failure.timeout.ms": timeout_s * 1000}))
+            deadline = time.monotonic() + TEST_CONNECTION_TIMEOUT_S
+            while True:
+                try:
+                    topics = admin.list_topics(timeout=1).topics
+                    break
+                except ConnectError:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - KafkaException: not there yet, or refused
+                    admin.poll(0.5)  # serves the error_cb, which raises once logins are refused long enough
+                    if time.monotonic() > deadline:
+                        raise ConnectError(f"Cannot reach {self.bootstrap_servers} within "
+                                           f"{TEST_CONNECTION_TIMEOUT_S:.0f} s: {exc}") from exc
         except Exception as exc:  # noqa: BLE001 - the UI shows the message
-            return False, f"Cannot reach {self.bootstrap_servers}: {exc}"
+            return False, _one_line(exc)
         return True, f"Connected to {self.bootstrap_servers}: {len(topics)} topics"
 
     def _connection_props(self) -> dict[str, Any]:
@@ -124,7 +155,9 @@ class KopycatHook(BaseHook):
                 raise ValueError(f"Connection {self.kopycat_conn_id} has no host and no bootstrap.servers in its "
                                  f"extra: set the host (and port) to a Kafka broker, e.g. 127.0.0.1 / 9092")
             props["bootstrap.servers"] = f"{conn.host}:{conn.port or 9092}"
-        return props
+        if conn.password:
+            mask_secret(conn.password)
+        return connection_worker_props(props, conn.login, conn.password, f"Connection {self.kopycat_conn_id}")
 
 
 def _default_bootstrap() -> str:
@@ -139,7 +172,6 @@ def default_cluster() -> str:
     return _default_bootstrap().split(",")[0].strip()
 
 
-def _client_keys(worker_props: Mapping[str, Any]) -> dict[str, Any]:
-    """Security keys a worker passes to every client (SASL/SSL), for the admin client."""
-    prefixes = ("security.", "sasl.", "ssl.")
-    return {k: v for k, v in worker_props.items() if k.startswith(prefixes)}
+def _one_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__

@@ -173,9 +173,10 @@ class SparkExportOperator(BaseOperator):
         ran here (client mode) and so wrote the result file this task reads after it."""
         # spark-submit ships with pyspark, beside this interpreter; Popen looks it up on the env's PATH.
         path = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
-        with tempfile.TemporaryDirectory(prefix="kopycat-spark-result-") as tmp:
+        # The job's secret Kafka settings reach it in a private file, never on the command line (staged).
+        with tempfile.TemporaryDirectory(prefix="kopycat-spark-result-") as tmp, job.staged() as staged:
             result_file = Path(tmp) / "result.json"
-            job = job.writing_result_to(str(result_file))
+            job = staged.writing_result_to(str(result_file))
             hook = SparkSubmitHook(
                 conf={**job.conf, **self.spark_conf}, conn_id=self.spark_conn_id, jars=",".join(job.jars) or None,
                 name=name, application_args=list(job.application_args), env_vars={**job.env, "PATH": path})

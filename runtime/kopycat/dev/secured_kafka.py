@@ -23,15 +23,13 @@ from pathlib import Path
 from kopycat.dev.certificates import CertificateFiles, make_certificates
 from kopycat.dev.kafka_broker import LocalKafkaBroker
 from kopycat.dev.ports import free_port
+from kopycat.jaas import LOGIN_MODULES, jaas_config
 
 __all__ = ["ADMIN_USER", "RESTRICTED_USER", "SecuredKafkaBroker"]
 
 ADMIN_USER = "admin"
 RESTRICTED_USER = "restricted"
 _SCRAM_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
-_LOGIN_MODULES = {"PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
-                  "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
-                  "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule"}
 
 
 class SecuredKafkaBroker(LocalKafkaBroker):
@@ -87,15 +85,15 @@ class SecuredKafkaBroker(LocalKafkaBroker):
             "ssl.truststore.password": self.store_password,
             "ssl.client.auth": "required",
             "listener.name.sasl_ssl.ssl.client.auth": "none",
-            "sasl.enabled.mechanisms": ",".join(_LOGIN_MODULES),
+            "sasl.enabled.mechanisms": ",".join(LOGIN_MODULES),
             "listener.name.sasl_ssl.plain.sasl.jaas.config":
-                f"{_LOGIN_MODULES['PLAIN']} required {plain_users};",
+                f"{LOGIN_MODULES['PLAIN']} required {plain_users};",
             "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
             "super.users": ";".join([certs.broker.principal, certs.client.principal, f"User:{ADMIN_USER}"]),
         }
         for mechanism in _SCRAM_MECHANISMS:
             settings[f"listener.name.sasl_ssl.{mechanism.lower()}.sasl.jaas.config"] = \
-                f"{_LOGIN_MODULES[mechanism]} required;"
+                f"{LOGIN_MODULES[mechanism]} required;"
         return settings
 
     def storage_format_arguments(self) -> list[str]:
@@ -115,7 +113,7 @@ class SecuredKafkaBroker(LocalKafkaBroker):
             "bootstrap.servers": self.bootstrap_servers,
             "security.protocol": "SASL_SSL",
             "sasl.mechanism": mechanism,
-            "sasl.jaas.config": f'{_LOGIN_MODULES[mechanism]} required username="{user}" password="{secret}";',
+            "sasl.jaas.config": jaas_config(mechanism, user, secret),
             "ssl.truststore.location": str(self.certificates.truststore_jks),
             "ssl.truststore.password": self.certificates.truststore_password,
         }

@@ -18,8 +18,9 @@ is defined once:
   timestamp, placed by the Python sink's own :class:`TimeBasedPartitioner` (no second Joda
   implementation), and a backfill window checked by the sink's own ``window_partitions``
   (:func:`spark_partitioner`, :func:`check_layout`);
-- the spark-submit invocation (:func:`spark_export_job`, :func:`s3a_conf`) and the job's
-  result, one JSON line on stdout (:class:`ExportResult`, :func:`parse_result`).
+- the spark-submit invocation (:func:`spark_export_job`, :func:`s3a_conf`; its secret Kafka settings
+  in a private file, :mod:`spark_options`) and the job's result, one JSON line on stdout
+  (:class:`ExportResult`, :func:`parse_result`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ import re
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
@@ -51,6 +53,7 @@ from kopycat.connectors.files.timestamp_extractors import (
     RecordTimestampExtractor,
     WallclockTimestampExtractor,
 )
+from kopycat.connectors.files.spark_options import OPTIONS_FILE_FLAG, is_secret_key, options_file
 
 __all__ = [
     "KAFKA_JAR_SET",
@@ -84,7 +87,6 @@ S3A_JAR_SET: Final = "spark-s3a"
 RESULT_KEY: Final = "kopycat.spark.export"
 """First key of the result line, so it is found among whatever else reaches stdout."""
 NULL_VALUES_FAIL, NULL_VALUES_IGNORE = "fail", "ignore"
-_SECRET_KEY: Final = re.compile(r"secret|password|token|access\.key|sasl\.jaas", re.IGNORECASE)
 
 
 # ---------------------------------------------------------------- ranges
@@ -353,6 +355,8 @@ class SparkExportJob:
     env: dict[str, str]
     ranges: list[OffsetRange] = field(default_factory=list)
     """What the job is asked to copy (before it skips what the store holds already)."""
+    secret_options: dict[str, dict[str, str]] = field(default_factory=dict, repr=False)
+    """Kafka settings holding secrets, by set (``kafka``, ``client``): never on the command line (:meth:`staged`)."""
 
     def command(self, spark_submit: str | None = None) -> list[str]:
         cmd = [spark_submit or _spark_submit(), "--master", self.master, "--name", self.name]
@@ -366,6 +370,14 @@ class SparkExportJob:
         """This job, also writing its result line to ``path`` on the driver's machine: for a submitter
         that does not read spark-submit's stdout itself (the Spark provider's hook logs it)."""
         return replace(self, application_args=[*self.application_args, "--result-file", path])
+
+    @contextmanager
+    def staged(self) -> Iterator[SparkExportJob]:
+        """This job ready to submit: its :attr:`secret_options` in a private file (``--options-file``),
+        removed when the block ends; submit it inside the block (:mod:`spark_options`)."""
+        with options_file(self.secret_options) as path:
+            yield self if path is None else replace(self, application_args=[*self.application_args,
+                                                                             OPTIONS_FILE_FLAG, path])
 
     def redacted_command(self, spark_submit: str | None = None) -> list[str]:
         """:meth:`command` with secret values (keys naming a secret, password, token ...) hidden."""
@@ -385,7 +397,8 @@ def spark_export_job(ranges: Iterable[OffsetRange], *, store_url: str, connector
     """The spark-submit that exports ``ranges`` to ``<store_url>/<topics_dir>``.
 
     ``kafka_options`` go to Spark's Kafka source (as ``kafka.<key>``), ``client_options`` to the
-    driver's confluent-kafka clients (schema peek, group commit); ``group_id`` is the group the job
+    driver's confluent-kafka clients (schema peek, group commit), both Java keys; those holding a
+    secret only through :meth:`SparkExportJob.staged`'s file, never the command line; ``group_id`` is the group the job
     commits when not ``connect-<connector_name>``; ``partitioner`` the sink's partitioner keys
     (:func:`partitioner_props`; none: the default layout) and ``window`` a backfill window, both
     checked here (:func:`check_layout`) before anything runs; ``conf`` adds Spark conf, e.g.
@@ -412,9 +425,14 @@ def spark_export_job(ranges: Iterable[OffsetRange], *, store_url: str, connector
         args += ["--window", f"{window.start_ms},{window.end_ms}"]
     if group_id:
         args += ["--group-id", group_id]
-    for flag, options in (("--kafka-option", kafka_options), ("--client-option", client_options)):
+    secret: dict[str, dict[str, str]] = {}
+    for flag, kind, options in (("--kafka-option", "kafka", kafka_options), ("--client-option", "client",
+                                                                             client_options)):
         for key, value in (options or {}).items():
-            args += [flag, f"{key}={value}"]
+            if is_secret_key(key):
+                secret.setdefault(kind, {})[key] = str(value)
+            else:
+                args += [flag, f"{key}={value}"]
     env = {"PYSPARK_PYTHON": python, "PYSPARK_DRIVER_PYTHON": python}
     spark_conf = {"spark.ui.enabled": "false", "spark.pyspark.python": python,
                   "spark.pyspark.driver.python": python}
@@ -425,7 +443,7 @@ def spark_export_job(ranges: Iterable[OffsetRange], *, store_url: str, connector
         jars = []
     return SparkExportJob(application=str(JOB_PATH), application_args=args,
                           conf={**spark_conf, **(conf or {})}, jars=jars, master=master,
-                          name=f"kopycat-export-{connector_name}", env=env, ranges=ranges)
+                          name=f"kopycat-export-{connector_name}", env=env, ranges=ranges, secret_options=secret)
 
 
 def s3a_conf(endpoint_url: str, access_key: str, secret_key: str, *, region: str = "us-east-1",
@@ -444,8 +462,9 @@ def s3a_conf(endpoint_url: str, access_key: str, secret_key: str, *, region: str
 def run_spark_export(job: SparkExportJob, *, spark_submit: str | None = None,
                      timeout: float | None = None) -> ExportResult:
     """Run ``job`` with spark-submit and return its result; a failure raises ConnectError with the log's end."""
-    done = subprocess.run(job.command(spark_submit), env={**os.environ, **job.env}, capture_output=True,
-                          text=True, timeout=timeout, check=False)
+    with job.staged() as staged:
+        done = subprocess.run(staged.command(spark_submit), env={**os.environ, **job.env}, capture_output=True,
+                              text=True, timeout=timeout, check=False)
     if done.returncode != 0:  # spark-submit passes the Python driver's stderr to its stdout
         raise ConnectError(f"The Spark export {job.name} failed (exit {done.returncode}); the end of its "
                            f"log:\n{_log_tail(done.stderr)}\n{_log_tail(done.stdout)}")
@@ -470,7 +489,7 @@ def _spark_submit() -> str:
 
 def _redact(arg: str) -> str:
     key, sep, _ = arg.partition("=")
-    return f"{key}=*********(redacted)" if sep and _SECRET_KEY.search(key) else arg
+    return f"{key}=*********(redacted)" if sep and is_secret_key(key) else arg
 
 
 def _log_tail(stderr: str, lines: int = 40) -> str:

@@ -21,15 +21,21 @@ from kopycat.api.window import TimeWindow
 from kopycat.connectors.files.spark_export import NULL_VALUES_FAIL, OffsetRange
 from kopycat.converters.json import JsonConverter
 from kopycat.group_offsets import consumer_committed
+from kopycat.kafka import librdkafka_config
 
 __all__ = ["ExportKafka"]
 
 
 class ExportKafka:
-    """The Spark export driver's confluent-kafka side: watermarks, the schema peek and the group commit."""
+    """The Spark export driver's confluent-kafka side: watermarks, the schema peek and the group commit.
+
+    ``options`` are client settings as a worker.properties has them: Java security keys are
+    translated (:func:`kopycat.kafka.librdkafka_config`), so the job logs in as the sink's consumer does.
+    """
 
     def __init__(self, bootstrap_servers: str, options: dict[str, str]) -> None:
-        self.config = {"bootstrap.servers": bootstrap_servers, "enable.auto.commit": False, **options}
+        self.config = librdkafka_config({"bootstrap.servers": bootstrap_servers, "enable.auto.commit": False,
+                                         **options})
 
     def consumer(self, group: str) -> Consumer:
         return Consumer({**self.config, "group.id": group, "enable.partition.eof": True})

@@ -55,7 +55,13 @@ from kopycat.connectors.files.store import (
 )
 from kopycat.connectors.files.store_factory import open_store
 from kopycat.group_offsets import consumer_committed
-from kopycat.kafka import SINK_CONSUMER_DEFAULTS, client_config, consumer_group_id, resets_to_latest
+from kopycat.kafka import (
+    SINK_CONSUMER_DEFAULTS,
+    client_config,
+    client_security_settings,
+    consumer_group_id,
+    resets_to_latest,
+)
 from kopycat.runtime.config_transformer import resolve_connector_config
 from kopycat.runtime.run_range import offsets_at
 
@@ -76,6 +82,10 @@ def plan_spark_export(props: Mapping[str, Any], worker_props: Mapping[str, Any],
     (:func:`window_ranges`) instead of from the group's; the config and window are checked before
     Kafka or the store is asked anything. Config placeholders (``${file:...}``) are resolved here
     with the worker's providers: this is where the export's clients and job are made.
+
+    The job's Kafka clients are the sink's consumer: its security settings (``consumer.*`` and
+    ``consumer.override.*``, Java keys) go to Spark's Kafka source as ``kafka.<key>`` and to the
+    driver's confluent-kafka clients, the secrets among them through a private file only.
     """
     [props] = resolve_connector_config(worker_props, props)
     settings = _check_exportable(props, window)
@@ -90,7 +100,9 @@ def plan_spark_export(props: Mapping[str, Any], worker_props: Mapping[str, Any],
         ranges = export_ranges(name, worker_props, props, end_offsets)
     else:
         ranges = window_ranges(name, worker_props, props, end_offsets, window)
+    security = {key: str(value) for key, value in client_security_settings(worker_props, props, "consumer").items()}
     return spark_export_job(ranges, store_url=url, connector_name=name, bootstrap_servers=bootstrap,
+                            kafka_options=security, client_options=security,
                             topics_dir=settings.topics_dir, master=master, conf=conf, null_values=null_values,
                             run_id=run_id, parquet_codec=str(values.get(PARQUET_CODEC_CONFIG) or "snappy"),
                             group_id=consumer_group_id(name, props), partitioner=partitioner_props(props),

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import struct
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
@@ -189,6 +190,16 @@ class OffsetSyncWriter:
             log.error("Failure sending offset sync to %s: %s", self.topic, error.str())
 
     def close(self, timeout_s: float = 5.0) -> None:
-        left = self._producer.flush(timeout_s)
+        """Send what is pending, then wait for the acknowledgements, for up to ``timeout_s`` in all.
+
+        MM2 leaves syncs beyond the ten in flight to its next periodic commit; a bounded run has
+        no next commit, so they are sent here, or a partition whose first syncs waited behind a slow
+        first connection (a TLS/SASL login) would have none until the next run.
+        """
+        deadline = time.monotonic() + timeout_s
+        while self.pending and time.monotonic() < deadline:
+            self._producer.poll(0.05)  # serves delivery reports, freeing room in flight
+            self.fire_pending()
+        left = self._producer.flush(max(0.0, deadline - time.monotonic()))
         if left:
             log.warning("%d offset syncs to %s were not acknowledged before closing", left, self.topic)

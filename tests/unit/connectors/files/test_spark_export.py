@@ -41,6 +41,7 @@ from kopycat.connectors.files.spark_export import (
     spark_export_job,
     spark_offsets,
 )
+from kopycat.connectors.files.spark_options import read_options_file
 from kopycat.converters.json import JsonConverter
 from tests.support.orders import ORDER
 
@@ -429,3 +430,41 @@ def test_round_manifests_name_files_as_the_python_sinks_store_does() -> None:
     assert job._python_root("hdfs://nn:8020/data/lake/") == "/data/lake"
     assert job._python_root("s3a://bucket/exports") == "bucket/exports"
     assert job._python_root("s3a://bucket") == "bucket"
+
+
+def test_secret_kafka_settings_reach_the_job_through_a_private_file_never_its_command_line(tmp_path: Path) -> None:
+    _jar_sets(tmp_path)
+    jaas = 'x.ScramLoginModule required username="u" password="pw-1";'
+    security = {"security.protocol": "SASL_SSL", "sasl.jaas.config": jaas, "ssl.truststore.password": "pw-2"}
+    job = spark_export_job([OffsetRange("orders", 0, 0, 10)], store_url="file:///lake", connector_name="exp",
+                           bootstrap_servers="b:9093", jars_root=tmp_path, kafka_options=security,
+                           client_options=security)
+    assert "pw-1" not in repr(job) and "pw-1" not in " ".join(job.command("spark-submit"))
+    with job.staged() as staged:
+        command = staged.command("spark-submit")
+        assert not any(secret in " ".join(command) for secret in ("pw-1", "pw-2"))
+        path = Path(command[command.index("--options-file") + 1])
+        assert path.stat().st_mode & 0o777 == 0o600 and path.parent.stat().st_mode & 0o777 == 0o700
+        args = load_job().parse_args(staged.application_args)
+    assert not path.parent.exists(), "the options file outlived the job"
+    assert args.kafka_option == args.client_option == security
+    assert "--kafka-option" in command and "security.protocol=SASL_SSL" in command
+
+
+def test_a_job_without_secret_settings_gets_no_options_file(tmp_path: Path) -> None:
+    _jar_sets(tmp_path)
+    job = spark_export_job([OffsetRange("orders", 0, 0, 10)], store_url="file:///lake", connector_name="exp",
+                           bootstrap_servers="b:9092", jars_root=tmp_path, kafka_options={"security.protocol": "SSL"})
+    with job.staged() as staged:
+        assert staged is job and "--options-file" not in staged.command("spark-submit")
+
+
+def test_an_unreadable_options_file_stops_the_job_with_its_path_and_no_value(tmp_path: Path) -> None:
+    bad = tmp_path / "options.json"
+    bad.write_text('{"other": {"sasl.jaas.config": "pw-3"}}')
+    with pytest.raises(ConfigError, match="must hold a JSON object") as caught:
+        read_options_file(str(bad))
+    assert "pw-3" not in str(caught.value)
+    with pytest.raises(SystemExit):
+        load_job().parse_args(["--ranges", "{}", "--store-url", "x", "--connector-name", "c", "--bootstrap-servers",
+                               "b", "--options-file", str(tmp_path / "missing.json")])

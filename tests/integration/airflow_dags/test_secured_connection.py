@@ -1,0 +1,116 @@
+"""A DAG copying to the secured broker through an Airflow connection, as Airflow users keep secrets.
+
+The connection (``AIRFLOW_CONN_<ID>`` JSON, as a secrets backend hands it) holds the SCRAM user in
+its login, the password in its password field and the rest as Java keys in its extra. A
+FileStreamSource copies a file to a topic over SASL_SSL in a ``dag.test`` run: the topic must hold
+the file's lines exactly, and neither password may reach the run's log, any task log file or XCom.
+The hook's ``test_connection`` answers for a good and a wrong password.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer, TopicPartition
+
+from kopycat.dev.secured_kafka import ADMIN_USER, SecuredKafkaBroker
+from kopycat_airflow.hooks.kopycat import TEST_CONNECTION_TIMEOUT_S, KopycatHook
+from kopycat_airflow.local import LocalAirflow
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
+
+LINES = [f"line-{i}" for i in range(200)]
+
+
+def _connection(broker: SecuredKafkaBroker, topic: str, *, password: str | None = None,
+                conn_type: str = "kopycat") -> str:
+    """The connection as ``AIRFLOW_CONN_*`` JSON: login/password fields, Java keys in the extra."""
+    java = broker.java_sasl_settings(ADMIN_USER, "SCRAM-SHA-512")
+    extra = {key: value for key, value in java.items() if key != "sasl.jaas.config"}
+    extra.update({"offset.storage.topic": f"{topic}-offsets", "offset.storage.partitions": "1",
+                  "offset.storage.replication.factor": "1", "kopycat.auth.failure.timeout.ms": "5000"})
+    if conn_type == "kafka":
+        extra = {"config": extra}
+    return json.dumps({"conn_type": conn_type, "login": ADMIN_USER,
+                       "password": broker.passwords[ADMIN_USER] if password is None else password, "extra": extra})
+
+
+def _topic_lines(broker: SecuredKafkaBroker, topic: str) -> list[str]:
+    consumer = Consumer({**broker.librdkafka_sasl_settings(), "group.id": f"check-{uuid.uuid4().hex}",
+                         "enable.partition.eof": True})
+    try:
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        lines: list[str] = []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            message = consumer.poll(1)
+            if message is None:
+                continue
+            if message.error():
+                return lines
+            lines.append(json.loads(message.value()))
+        raise AssertionError(f"timed out reading {topic}")
+    finally:
+        consumer.close()
+
+
+def _texts(home: Path, run: dict[str, Any]) -> list[tuple[str, str]]:
+    """The run's log and every task log file under the Airflow home, with their names."""
+    paths = [Path(run["log"]), *(p for p in (home / "logs").rglob("*") if p.is_file())]
+    return [(str(p), p.read_text(encoding="utf-8", errors="replace")) for p in paths if p.exists()]
+
+
+@pytest.mark.parametrize("conn_type", ["kopycat", "kafka"])
+def test_a_dag_copies_a_file_over_sasl_ssl_through_a_connection_and_no_password_reaches_logs_or_xcom(
+        local_airflow: LocalAirflow, secured_kafka: SecuredKafkaBroker, topic_name: str, tmp_path: Path,
+        conn_type: str) -> None:
+    conn_id = f"secured_{uuid.uuid4().hex[:8]}"
+    local_airflow.extra_env[f"AIRFLOW_CONN_{conn_id.upper()}"] = _connection(secured_kafka, topic_name,
+                                                                             conn_type=conn_type)
+    source = tmp_path / "input.txt"
+    source.write_text("".join(f"{line}\n" for line in LINES))
+    config = {"name": f"{topic_name}-src", "connector.class": "FileStreamSource", "file": str(source),
+              "topic": topic_name, "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+              "value.converter.schemas.enable": "false"}
+    (local_airflow.dags_folder / "t_secured.py").write_text(f'''
+import pendulum
+from airflow.sdk import DAG
+from kopycat_airflow.task_group import connector_task_group
+
+with DAG("t_secured", schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC"), catchup=False):
+    connector_task_group({json.dumps(config)}, kopycat_conn_id={conn_id!r}, copy_retries=0)
+''')
+
+    run = local_airflow.run_dag("t_secured")
+
+    assert run["state"] == "success", run.get("log")
+    assert [copied["records"] for copied in run.results("copy")] == [len(LINES)]
+    assert _topic_lines(secured_kafka, topic_name) == LINES
+    secrets = (secured_kafka.passwords[ADMIN_USER], secured_kafka.store_password)
+    xcom = json.dumps([task["result"] for task in run["tasks"]])
+    assert not any(secret in xcom for secret in secrets), "a password reached XCom"
+    texts = _texts(local_airflow.home, run)
+    assert texts
+    for name, text in texts:
+        assert not any(secret in text for secret in secrets), f"a password reached {name}"
+
+
+def test_the_hooks_test_connection_logs_in_and_says_in_one_line_when_the_password_is_wrong(
+        secured_kafka: SecuredKafkaBroker, topic_name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AIRFLOW_CONN_SECURED_GOOD", _connection(secured_kafka, topic_name))
+    monkeypatch.setenv("AIRFLOW_CONN_SECURED_WRONG", _connection(secured_kafka, topic_name, password="wrong-pw"))
+
+    ok, message = KopycatHook("secured_good").test_connection()
+    assert ok, message
+
+    started = time.monotonic()
+    ok, message = KopycatHook("secured_wrong").test_connection()
+    assert time.monotonic() - started < TEST_CONNECTION_TIMEOUT_S + 10
+    assert not ok and "\n" not in message
+    assert secured_kafka.bootstrap_servers in message and "SCRAM-SHA-512" in message, message
+    assert "wrong-pw" not in message
