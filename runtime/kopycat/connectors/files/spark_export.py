@@ -48,12 +48,12 @@ from kopycat.connectors.files.partitioner_config import (
     PARTITIONER_CONFIG,
 )
 from kopycat.connectors.files.partitioners import DefaultPartitioner, TimeBasedPartitioner, partitioner_from_config
+from kopycat.connectors.files.spark_options import OPTIONS_FILE_FLAG, is_secret_key, options_file
 from kopycat.connectors.files.timestamp_extractors import (
     TIMESTAMP_EXTRACTOR_CONFIG,
     RecordTimestampExtractor,
     WallclockTimestampExtractor,
 )
-from kopycat.connectors.files.spark_options import OPTIONS_FILE_FLAG, is_secret_key, options_file
 
 __all__ = [
     "KAFKA_JAR_SET",
