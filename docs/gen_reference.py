@@ -12,6 +12,7 @@ code validates with, and plugins are found the way the REST API finds them (``ko
     reference/cli.md          ``kopycat <subcommand> --help`` of every subcommand
     reference/rest.md         the REST API from the app's OpenAPI document (and openapi.json beside it)
     reference/provider.md     the Airflow provider's hooks, operators, sensors, triggers, from docstrings
+    reference/spi.md          the connector SPI, ``kopycat.api``, from its docstrings
 
 ``python docs/gen_reference.py DIR`` writes the same pages into DIR, to read them without a build.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import inspect
 import io
 import json
 import os
@@ -205,6 +207,46 @@ def provider_page() -> str:
     return "".join(parts)
 
 
+def api_member(name: str, obj: Any) -> str:
+    """One name of ``kopycat.api``: its signature and docstring, with a class's own public methods."""
+    doc = rst_to_markdown(inspect.getdoc(obj) or "")
+    if not inspect.isclass(obj):
+        return f"### `{name}{signature(obj)}`\n\n{doc}\n\n"
+    parts = [f"### `{name}`\n\n*class* `{name}({', '.join(b.__name__ for b in obj.__bases__)})`\n\n{doc}\n\n"]
+    for attr, member in vars(obj).items():
+        function = member.__func__ if isinstance(member, classmethod | staticmethod) else member
+        if attr.startswith("_") or not inspect.isfunction(function) or not function.__doc__:
+            continue
+        method_doc = rst_to_markdown(inspect.getdoc(function) or "").replace("\n", "\n    ")
+        parts.append(f"- `{attr}{signature(function)}`\n\n    {method_doc}\n\n")
+    return "".join(parts)
+
+
+def signature(obj: Any) -> str:
+    try:
+        return str(inspect.signature(obj))
+    except (TypeError, ValueError):
+        return "(...)"
+
+
+def spi_page() -> str:
+    """``kopycat.api``, what a connector imports, grouped by the module that defines each name."""
+    import kopycat.api as api
+
+    by_module: dict[str, list[str]] = {}
+    for name in api.__all__:
+        obj = getattr(api, name)
+        if inspect.isclass(obj) or inspect.isfunction(obj):
+            by_module.setdefault(obj.__module__, []).append(name)
+    parts = ["# Connector SPI (`kopycat.api`)\n\n", GENERATED, "\n\n",
+             "Everything a connector, converter or transformation imports, from `kopycat.api` (Kafka's "
+             "connect/api). See [Connector authors](../connector-authors.md) for how the pieces fit.\n\n"]
+    for module in sorted(by_module):
+        parts.append(f"## `{module}`\n\n{rst_to_markdown(inspect.getdoc(sys.modules[module]) or '')}\n\n")
+        parts.extend(api_member(name, getattr(api, name)) for name in by_module[module])
+    return "".join(parts)
+
+
 def pages() -> dict[str, str]:
     """Every generated file of the site: path under docs/ -> content."""
     spec = openapi_document()
@@ -217,6 +259,7 @@ def pages() -> dict[str, str]:
         "reference/rest.md": rest_page(spec),
         "reference/openapi.json": json.dumps(spec, indent=2) + "\n",
         "reference/provider.md": provider_page(),
+        "reference/spi.md": spi_page(),
     }
 
 
