@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from kopycat.api.config import ConfigDef
+from kopycat.api.config_types import default_for_docs
 from kopycat.cli import build_parser
 from kopycat.plugins import PluginDesc, list_plugins, plugin_class, plugin_config_def
 from kopycat.rest.app import create_app
@@ -51,14 +52,42 @@ GENERATED = "This page is generated from the code at every docs build (`docs/gen
 
 
 def keys_table(definition: ConfigDef) -> str:
-    """The keys as a Markdown table, or a line saying there are none."""
-    if not any(not key.internal for key in definition.keys.values()):
+    """The keys in Kafka's docs order, each as its doc with type, default, valid values and
+    importance beneath (Kafka's ``ConfigDef.toHtml`` layout): a six-column table is too wide for
+    the page once docs run to a few sentences."""
+    keys = [key for key in definition.sorted_keys() if not key.internal]
+    if not keys:
         return "No keys of its own.\n"
-    return definition.to_markdown()
+    out = []
+    for key in keys:
+        facts = [f"Type: {key.type.name.lower()}",
+                 f"Default: `{default_for_docs(key.name, key.default, key.type)}`" if key.has_default
+                 else "Required"]
+        if key.validator is not None:
+            facts.append(f"Valid values: {escape_markdown(str(key.validator))}")
+        facts.append(f"Importance: {key.importance.name.lower()}")
+        doc = escape_markdown(key.documentation.strip()).replace("\n", "\n    ")
+        out.append(f"`{key.name}`\n:   {doc}\n\n    <small>{' · '.join(facts)}</small>\n")
+    return "\n".join(out)
+
+
+def escape_markdown(text: str) -> str:
+    """Plain text as Markdown shows it: ``connect-<name>`` is no HTML tag, ``producer.*`` no
+    emphasis. Code spans and indented code blocks are left as they are."""
+    text = re.sub(r"<code>(.*?)</code>", r"`\1`", text)  # Kafka's validator texts carry HTML code tags
+    lines = []
+    for line in text.split("\n"):
+        if not line.startswith("    "):
+            parts = re.split(r"(`+[^`]*`+)", line)
+            line = "".join(part if i % 2 else part.replace("&", "&amp;").replace("<", "&lt;").replace(
+                ">", "&gt;").replace("*", "\\*") for i, part in enumerate(parts))
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def rst_to_markdown(text: str) -> str:
     """Docstrings are written for Sphinx: turn its roles, literals and fields into Markdown."""
+    text = escape_markdown(text)
     text = re.sub(r":(?:class|func|meth|mod|attr|data|exc|obj):`~?([^`]+)`",
                   lambda m: f"`{m.group(1).rsplit('.', 1)[-1] if '~' in m.group(0) else m.group(1)}`", text)
     text = re.sub(r"``([^`]+)``", r"`\1`", text)
@@ -79,7 +108,8 @@ def plugin_sections(kinds: tuple[str, ...]) -> Iterator[str]:
     for plugin in list_plugins():
         if plugin.type not in kinds:
             continue
-        yield f"## {plugin.class_name}\n\n*{plugin.type}*. {plugin_summary(plugin)}\n\n"
+        yield (f"## {plugin.class_name.rsplit('.', 1)[-1]}\n\n`{plugin.class_name}`, *{plugin.type}*. "
+               f"{plugin_summary(plugin)}\n\n")
         yield keys_table(plugin_config_def(plugin)) + "\n"
 
 
@@ -142,7 +172,7 @@ def subcommands(help_text: str) -> list[str]:
 
 
 def cli_page() -> str:
-    os.environ["COLUMNS"] = "110"  # argparse wraps to the terminal: the same width on every build
+    os.environ["COLUMNS"] = "90"  # argparse wraps to the terminal: the same width on every build
     parts = ["# Command line\n\n", GENERATED, "\n\n"]
 
     def walk(path: list[str]) -> None:
@@ -161,12 +191,12 @@ def openapi_document() -> dict[str, Any]:
 
 
 def rest_page(spec: dict[str, Any]) -> str:
-    parts = ["# REST API\n\n", GENERATED, "\n\n", spec["info"].get("description", ""), "\n\n",
+    parts = ["# REST API\n\n", GENERATED, "\n\n", escape_markdown(spec["info"].get("description", "")), "\n\n",
              "The machine-readable document: [openapi.json](openapi.json) (served by the API at "
              "`/openapi.json`).\n\n"]
     for path, operations in spec["paths"].items():
         for method, operation in operations.items():
-            parts.append(f"## `{method.upper()} {path}`\n\n{operation.get('summary', '')}\n\n")
+            parts.append(f"## `{method.upper()} {path}`\n\n{escape_markdown(operation.get('summary', ''))}\n\n")
             if operation.get("description"):
                 parts.append(rst_to_markdown(operation["description"]) + "\n\n")
             params = operation.get("parameters", [])
