@@ -211,10 +211,15 @@ def rest_page(spec: dict[str, Any]) -> str:
 
 
 def docstring_sections(module: Path) -> Iterator[str]:
-    """Public classes and functions of a provider module, read with ``ast`` (no Airflow import)."""
+    """The classes and functions a provider module exports (``__all__``), read with ``ast``: the page
+    builds without importing Airflow."""
     tree = ast.parse(module.read_text())
+    exported = next((ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign)
+                     and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)), None)
     for node in tree.body:
         if not isinstance(node, ast.ClassDef | ast.FunctionDef) or node.name.startswith("_"):
+            continue
+        if exported is not None and node.name not in exported:
             continue
         doc = ast.get_docstring(node) or ""
         if isinstance(node, ast.ClassDef):
@@ -241,8 +246,9 @@ def api_member(name: str, obj: Any) -> str:
     """One name of ``kopycat.api``: its signature and docstring, with a class's own public methods."""
     doc = rst_to_markdown(inspect.getdoc(obj) or "")
     if not inspect.isclass(obj):
-        return f"### `{name}{signature(obj)}`\n\n{doc}\n\n"
-    parts = [f"### `{name}`\n\n*class* `{name}({', '.join(b.__name__ for b in obj.__bases__)})`\n\n{doc}\n\n"]
+        return f"### {name}\n\n```python\n{name}{signature(obj)}\n```\n\n{doc}\n\n"
+    parts = [f"### {name}\n\n```python\nclass {name}({', '.join(b.__name__ for b in obj.__bases__)})\n```\n\n"
+             f"{doc}\n\n"]
     for attr, member in vars(obj).items():
         function = member.__func__ if isinstance(member, classmethod | staticmethod) else member
         if attr.startswith("_") or not inspect.isfunction(function) or not function.__doc__:
@@ -271,7 +277,8 @@ def spi_page() -> str:
     parts = ["# Connector SPI (`kopycat.api`)\n\n", GENERATED, "\n\n",
              "Everything a connector, converter or transformation imports, from `kopycat.api` (Kafka's "
              "connect/api). See [Connector authors](../connector-authors.md) for how the pieces fit.\n\n"]
-    for module in sorted(by_module):
+    first = [f"kopycat.api.{name}" for name in ("connector", "task", "records", "record_batch", "bounded", "errors")]
+    for module in sorted(by_module, key=lambda m: (first.index(m) if m in first else len(first), m)):
         parts.append(f"## `{module}`\n\n{rst_to_markdown(inspect.getdoc(sys.modules[module]) or '')}\n\n")
         parts.extend(api_member(name, getattr(api, name)) for name in by_module[module])
     return "".join(parts)
