@@ -10,10 +10,13 @@ setup:
 demo: setup
 	$(VENV)/bin/kopycat dev demo
 
-# Two worker processes (pytest-xdist), a test file each at a time: the integration tests spend
+# The docs site first (a second or two): `--strict` fails on any warning, a broken link between
+# pages or a generated reference page that no longer builds included.
+# Then ruff, and two worker processes (pytest-xdist), a test file each at a time: the integration tests spend
 # much of their time waiting on brokers, Spark and Airflow subprocesses, so two share 2 cores
 # well. Each worker starts its own services (tests/conftest.py's session fixtures).
 test: setup
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 	$(VENV)/bin/ruff check . && $(PY) -m pytest -n 2 --dist loadfile --durations=25
 
 bench: setup

@@ -25,7 +25,7 @@ from importlib.metadata import entry_points
 from typing import Any, Final
 
 from kopycat import __version__
-from kopycat.api.config import resolve_class
+from kopycat.api.config import ConfigDef, resolve_class
 from kopycat.api.config_provider import ConfigProvider
 from kopycat.api.connector import Connector, SinkConnector, SourceConnector
 from kopycat.api.converter import Converter, HeaderConverter
@@ -33,7 +33,8 @@ from kopycat.api.errors import ConfigError
 
 __all__ = [
     "CONNECTOR_ENTRY_POINT_GROUP", "PluginDesc", "config_provider_class", "connector_class", "converter_class",
-    "header_converter_class", "list_plugins", "new_converter", "new_header_converter",
+    "header_converter_class", "list_plugins", "new_converter", "new_header_converter", "plugin_class",
+    "plugin_config_def",
 ]
 
 CONNECTOR_ENTRY_POINT_GROUP: Final = "kopycat.connectors"
@@ -205,6 +206,26 @@ def list_plugins(*, connectors_only: bool = False) -> list[PluginDesc]:
     for kind, registry in (("transformation", TRANSFORMATIONS), ("predicate", PREDICATES)):
         plugins.extend(PluginDesc(name, kind, __version__) for name in registry.kafka_names())
     return plugins
+
+
+def plugin_class(plugin: PluginDesc) -> type:
+    """The class behind one of :func:`list_plugins`' entries."""
+    from kopycat.transforms.registry import PREDICATES, TRANSFORMATIONS
+
+    if plugin.type in ("source", "sink"):
+        return connector_class(plugin.class_name)
+    if plugin.type in ("converter", "header_converter"):
+        return converter_class(plugin.class_name, "converter")
+    registry = TRANSFORMATIONS if plugin.type == "transformation" else PREDICATES
+    return registry.resolve(plugin.type, plugin.class_name)
+
+
+def plugin_config_def(plugin: PluginDesc) -> ConfigDef:
+    """The plugin's own keys, as ``GET /connector-plugins/{plugin}/config`` answers them for every
+    plugin type (KIP-769): what the reference docs print and the doc-string test checks."""
+    # Kafka's Converter.config() is a default method; on our Converter SPI it is optional.
+    config = getattr(plugin_class(plugin)(), "config", None)
+    return config() if config is not None else ConfigDef()
 
 
 def _kafka_or_python_name(cls: type) -> str:

@@ -237,13 +237,13 @@ def test_kopycat_rest_on_the_secured_cluster_stores_connectors_and_shows_no_pass
     assert {f"{topic_name}-configs", f"{topic_name}-status"} <= topics.keys()
 
 
-README = Path(__file__).parents[2] / "README.md"
-README_SECTION = "## Connecting to a secured cluster"
+README = Path(__file__).parents[2] / "docs" / "how-to" / "secured-clusters.md"
+README_SECTION = "# Connect to a secured cluster"
 CLOUD_HOST = "pkc-4r297.europe-west1.gcp.confluent.cloud:9092"
 
 
 def _readme_block(index: int, language: str = "properties") -> str:
-    """The ``index``-th fenced ``language`` block of the README's secured-cluster section."""
+    """The ``index``-th fenced ``language`` block of the docs' secured-cluster page."""
     section = README.read_text().split(README_SECTION, 1)[1].split("\n## ", 1)[0]
     return section.split(f"```{language}\n")[index + 1].split("```", 1)[0]
 

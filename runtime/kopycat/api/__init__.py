@@ -14,7 +14,7 @@ Small and stable on purpose. ``from kopycat.api import ...`` is all a connector 
 - plugins of their own kind: ``Converter``/``HeaderConverter``, ``Transformation``, ``Predicate``.
 
 A whole source connector to copy, in one short module: :mod:`kopycat.examples.counter_source`
-(run it with ``kopycat run worker.properties counter.properties``; README, "Write a connector").
+(run it with ``kopycat run worker.properties counter.properties``; docs/connector-authors.md).
 
 The engine (kopycat.runtime) imports this package; this package never imports the engine.
 Each name lives in a submodule (``kopycat.api.task``, ``kopycat.api.data``, ...) and is
