@@ -1,9 +1,9 @@
 """A real PostgreSQL server (Debian's `postgresql` package) in a temp dir on loopback.
 
 initdb + pg_ctl on a free 127.0.0.1 port, trust auth, fsync off: a throwaway server for tests
-and the demo. ``wal_level=logical`` with room for replication slots, so change-data-capture
-connectors (Kopycat's and Debezium's) can decode the WAL. PostgreSQL refuses to run as root, so as root the server runs as the `postgres`
-user the Debian package creates (or `nobody`).
+and the demo, with ``wal_level=logical`` and room for replication slots, so change-data-capture
+connectors (Kopycat's and Debezium's) can decode its WAL. PostgreSQL refuses to run as root, so
+as root the server runs as the `postgres` user the Debian package creates (or `nobody`).
 """
 
 from __future__ import annotations
