@@ -1,0 +1,132 @@
+"""PostgreSQL CDC (Debezium's PostgresConnector) in exact bounded runs on a real server and broker.
+
+Two runs with writes between them copy every change exactly once, in commit order per key; after
+each run the slot's confirmed_flush_lsn is the stored offset's lsn.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import orjson
+import psycopg
+import pytest
+from confluent_kafka import Consumer, TopicPartition
+
+from kopycat.connectors.postgres_cdc.pgoutput import parse_lsn
+from kopycat.embedded import Kopycat
+from kopycat.runtime.bounds import Bounds
+
+pytestmark = pytest.mark.timeout(600)
+
+JSON = {"key.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter"}
+
+
+def dsn(url: str) -> str:
+    return url.replace("postgresql+psycopg://", "postgresql://")
+
+
+def execute(url: str, *statements: str) -> None:
+    with psycopg.connect(dsn(url), autocommit=True) as conn:
+        for statement in statements:
+            conn.execute(statement)
+
+
+def consume(bootstrap: str, topic: str) -> list[tuple[Any, Any]]:
+    """Every (key, value) of ``topic``, JSON-decoded, read to its end offsets."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4().hex}",
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    try:
+        metadata = consumer.list_topics(topic, timeout=30).topics[topic]
+        ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1]
+                for p in metadata.partitions}
+        consumer.assign([TopicPartition(topic, p, 0) for p, end in ends.items() if end > 0])
+        left, found = {p for p, end in ends.items() if end > 0}, []
+        while left:
+            message = consumer.poll(10)
+            assert message is not None, f"timed out reading {topic}"
+            if message.error():
+                continue
+            found.append((orjson.loads(message.key()) if message.key() else None,
+                          orjson.loads(message.value()) if message.value() else None))
+            if message.offset() + 1 >= ends[message.partition()]:
+                left.discard(message.partition())
+        return found
+    finally:
+        consumer.close()
+
+
+def stored_offset(bootstrap: str, topic: str, connector: str, prefix: str) -> dict[str, Any]:
+    key = orjson.dumps([connector, {"server": prefix}])
+    latest = {}
+    for found_key, value in consume(bootstrap, topic):
+        if orjson.dumps(found_key) == key:
+            latest = value
+    return latest
+
+
+def confirmed_flush(url: str, slot: str) -> int:
+    with psycopg.connect(dsn(url), autocommit=True) as conn:
+        row = conn.execute("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = %s",
+                           (slot,)).fetchone()
+    assert row is not None
+    return parse_lsn(row[0])
+
+
+def connector_props(url: str, name: str, prefix: str, slot: str) -> dict[str, str]:
+    info = psycopg.conninfo.conninfo_to_dict(dsn(url))
+    return {"name": name, "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+            "database.hostname": str(info["host"]), "database.port": str(info["port"]),
+            "database.user": str(info["user"]), "database.dbname": str(info["dbname"]),
+            "topic.prefix": prefix, "slot.name": slot, "publication.name": f"pub_{slot}",
+            "table.include.list": "public.items", **JSON}
+
+
+def test_two_bounded_runs_copy_each_change_once_in_commit_order_and_confirm_the_slot_at_the_offset(
+        bootstrap_servers: str, postgres_url: str) -> None:
+    run = uuid.uuid4().hex[:8]
+    name, prefix, slot, offsets_topic = f"cdc-{run}", f"pg{run}", f"slot_{run}", f"offsets-{run}"
+    execute(postgres_url, "CREATE TABLE items (id INT PRIMARY KEY, label TEXT, amount NUMERIC(10, 2), "
+                          "seen TIMESTAMP)",
+            "INSERT INTO items SELECT n, 'before ' || n, n / 4.0, TIMESTAMP '2024-01-01' FROM generate_series(1, 5) n")
+    props = connector_props(postgres_url, name, prefix, slot)
+    worker = {"offset.storage.topic": offsets_topic, "offset.storage.replication.factor": "1",
+              "offset.storage.partitions": "1", "offset.flush.interval.ms": "500"}
+    topic = f"{prefix}.public.items"
+
+    with Kopycat(bootstrap_servers, worker_props=worker) as kc:
+        [summary] = kc.run_once(props, Bounds(max_seconds=120), timeout_s=300)
+    assert summary is not None and summary.error is None
+    events = consume(bootstrap_servers, topic)
+    assert [(k["payload"]["id"], v["payload"]["op"]) for k, v in events] == [(n, "r") for n in range(1, 6)]
+    first = events[0][1]
+    assert first["schema"]["name"] == f"{topic}.Envelope"
+    assert [f["field"] for f in first["schema"]["fields"]] == [
+        "before", "after", "source", "transaction", "op", "ts_ms", "ts_us", "ts_ns"]
+    assert first["payload"]["after"] == {"id": 1, "label": "before 1", "amount": "GQ==",
+                                         "seen": 1_704_067_200_000_000}
+    assert first["payload"]["source"]["snapshot"] == "first"
+
+    execute(postgres_url, "INSERT INTO items VALUES (6, 'six', 6.5, NULL)",
+            "UPDATE items SET label = 'changed' WHERE id IN (1, 6)", "DELETE FROM items WHERE id = 2",
+            "ALTER TABLE items REPLICA IDENTITY FULL", "UPDATE items SET amount = 9.99 WHERE id = 3")
+    with Kopycat(bootstrap_servers, worker_props=worker) as kc:
+        [summary] = kc.run_once(props, Bounds(max_seconds=120), timeout_s=300)
+    assert summary is not None and summary.error is None
+    events = consume(bootstrap_servers, topic)[5:]
+    changes = [(k["payload"]["id"], v["payload"]["op"] if v else None) for k, v in events]
+    assert changes == [(6, "c"), (1, "u"), (6, "u"), (2, "d"), (2, None), (3, "u")]
+    update = events[-1][1]["payload"]
+    assert update["before"]["amount"] == "Sw==" and update["after"]["amount"] == "A+c="  # 0.75 -> 9.99
+    source = update["source"]
+    assert (source["connector"], source["name"], source["schema"], source["table"]) == (
+        "postgresql", prefix, "public", "items")
+    offset = stored_offset(bootstrap_servers, offsets_topic, name, prefix)
+    assert offset["lsn"] == offset["lsn_commit"] == confirmed_flush(postgres_url, slot)
+
+    with Kopycat(bootstrap_servers, worker_props=worker) as kc:  # nothing new: nothing copied again
+        [summary] = kc.run_once(props, Bounds(max_seconds=120), timeout_s=300)
+    assert summary is not None and summary.error is None and summary.records == 0
+    assert len(consume(bootstrap_servers, topic)) == 11
