@@ -9,79 +9,19 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-import orjson
-import psycopg
 import pytest
-from confluent_kafka import Consumer, TopicPartition
 
-from kopycat.connectors.postgres_cdc.pgoutput import parse_lsn
 from kopycat.embedded import Kopycat
 from kopycat.runtime.bounds import Bounds
+from tests.support.cdc import confirmed_flush, connector_props, consume_json, execute
 
 pytestmark = pytest.mark.timeout(600)
 
-JSON = {"key.converter": "org.apache.kafka.connect.json.JsonConverter",
-        "value.converter": "org.apache.kafka.connect.json.JsonConverter"}
-
-
-def dsn(url: str) -> str:
-    return url.replace("postgresql+psycopg://", "postgresql://")
-
-
-def execute(url: str, *statements: str) -> None:
-    with psycopg.connect(dsn(url), autocommit=True) as conn:
-        for statement in statements:
-            conn.execute(statement)
-
-
-def consume(bootstrap: str, topic: str) -> list[tuple[Any, Any]]:
-    """Every (key, value) of ``topic``, JSON-decoded, read to its end offsets."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4().hex}",
-                         "enable.auto.commit": False, "auto.offset.reset": "earliest"})
-    try:
-        metadata = consumer.list_topics(topic, timeout=30).topics[topic]
-        ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1]
-                for p in metadata.partitions}
-        consumer.assign([TopicPartition(topic, p, 0) for p, end in ends.items() if end > 0])
-        left, found = {p for p, end in ends.items() if end > 0}, []
-        while left:
-            message = consumer.poll(10)
-            assert message is not None, f"timed out reading {topic}"
-            if message.error():
-                continue
-            found.append((orjson.loads(message.key()) if message.key() else None,
-                          orjson.loads(message.value()) if message.value() else None))
-            if message.offset() + 1 >= ends[message.partition()]:
-                left.discard(message.partition())
-        return found
-    finally:
-        consumer.close()
-
 
 def stored_offset(bootstrap: str, topic: str, connector: str, prefix: str) -> dict[str, Any]:
-    key = orjson.dumps([connector, {"server": prefix}])
-    latest = {}
-    for found_key, value in consume(bootstrap, topic):
-        if orjson.dumps(found_key) == key:
-            latest = value
-    return latest
-
-
-def confirmed_flush(url: str, slot: str) -> int:
-    with psycopg.connect(dsn(url), autocommit=True) as conn:
-        row = conn.execute("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = %s",
-                           (slot,)).fetchone()
-    assert row is not None
-    return parse_lsn(row[0])
-
-
-def connector_props(url: str, name: str, prefix: str, slot: str) -> dict[str, str]:
-    info = psycopg.conninfo.conninfo_to_dict(dsn(url))
-    return {"name": name, "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
-            "database.hostname": str(info["host"]), "database.port": str(info["port"]),
-            "database.user": str(info["user"]), "database.dbname": str(info["dbname"]),
-            "topic.prefix": prefix, "slot.name": slot, "publication.name": f"pub_{slot}",
-            "table.include.list": "public.items", **JSON}
+    """The last offset ``connector`` stored for its partition ``{"server": prefix}``."""
+    key = [connector, {"server": prefix}]
+    return [value for found, value in consume_json(bootstrap, topic) if found == key][-1]
 
 
 def test_two_bounded_runs_copy_each_change_once_in_commit_order_and_confirm_the_slot_at_the_offset(
@@ -99,7 +39,7 @@ def test_two_bounded_runs_copy_each_change_once_in_commit_order_and_confirm_the_
     with Kopycat(bootstrap_servers, worker_props=worker) as kc:
         [summary] = kc.run_once(props, Bounds(max_seconds=120), timeout_s=300)
     assert summary is not None and summary.error is None
-    events = consume(bootstrap_servers, topic)
+    events = consume_json(bootstrap_servers, topic)
     assert [(k["payload"]["id"], v["payload"]["op"]) for k, v in events] == [(n, "r") for n in range(1, 6)]
     first = events[0][1]
     assert first["schema"]["name"] == f"{topic}.Envelope"
@@ -115,7 +55,7 @@ def test_two_bounded_runs_copy_each_change_once_in_commit_order_and_confirm_the_
     with Kopycat(bootstrap_servers, worker_props=worker) as kc:
         [summary] = kc.run_once(props, Bounds(max_seconds=120), timeout_s=300)
     assert summary is not None and summary.error is None
-    events = consume(bootstrap_servers, topic)[5:]
+    events = consume_json(bootstrap_servers, topic)[5:]
     changes = [(k["payload"]["id"], v["payload"]["op"] if v else None) for k, v in events]
     assert changes == [(6, "c"), (1, "u"), (6, "u"), (2, "d"), (2, None), (3, "u")]
     update = events[-1][1]["payload"]
@@ -129,4 +69,4 @@ def test_two_bounded_runs_copy_each_change_once_in_commit_order_and_confirm_the_
     with Kopycat(bootstrap_servers, worker_props=worker) as kc:  # nothing new: nothing copied again
         [summary] = kc.run_once(props, Bounds(max_seconds=120), timeout_s=300)
     assert summary is not None and summary.error is None and summary.records == 0
-    assert len(consume(bootstrap_servers, topic)) == 11
+    assert len(consume_json(bootstrap_servers, topic)) == 11
