@@ -47,5 +47,5 @@ def connector_props(url: str, name: str, prefix: str, slot: str) -> dict[str, st
     return {"name": name, "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
             "database.hostname": str(info["host"]), "database.port": str(info["port"]),
             "database.user": str(info["user"]), "database.dbname": str(info["dbname"]),
-            "topic.prefix": prefix, "slot.name": slot, "publication.name": f"pub_{slot}",
+            "topic.prefix": prefix, "plugin.name": "pgoutput", "slot.name": slot, "publication.name": f"pub_{slot}",
             "table.include.list": "public.items", **JSON}

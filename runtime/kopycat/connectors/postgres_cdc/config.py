@@ -54,7 +54,9 @@ CONFIG = (
     .define(PASSWORD, ConfigType.PASSWORD, default=None, importance=Importance.HIGH, doc="The user's password.")
     .define(DBNAME, ConfigType.STRING, importance=Importance.HIGH, doc="The database whose changes are captured.")
     .define(PLUGIN_NAME, ConfigType.STRING, default="pgoutput", validator=ValidString.in_("pgoutput"),
-            importance=Importance.MEDIUM, doc="The logical decoding plugin: only pgoutput (built into PostgreSQL).")
+            importance=Importance.MEDIUM,
+            doc="The logical decoding plugin: only pgoutput (built into PostgreSQL). Debezium defaults to "
+                "decoderbufs: set plugin.name=pgoutput in a config both run.")
     .define(SLOT_NAME, ConfigType.STRING, default="debezium", importance=Importance.MEDIUM,
             doc="The logical replication slot; one reader at a time. Created when missing.")
     .define(PUBLICATION_NAME, ConfigType.STRING, default="dbz_publication", importance=Importance.LOW,

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from kopycat.api.data import Schema, SchemaBuilder, Struct
+from kopycat.api.data import Schema, SchemaBuilder, Struct, Type
 from kopycat.connectors.postgres_cdc.config import DEBEZIUM_VERSION
 from kopycat.connectors.postgres_cdc.pgoutput import UNCHANGED_TOAST
 from kopycat.connectors.postgres_cdc.values import ColumnType, column_type
@@ -86,6 +86,7 @@ class TableEvents:
         for column, kind in zip(columns, types, strict=True):
             value.field(column.name, _field(kind, column.optional))
         self.value_schema = value.optional().build()
+        self.struct_fields = [f for f in self.value_schema.fields if f.schema.type is Type.STRUCT]
         by_name = {c.name: (i, kind) for i, (c, kind) in enumerate(zip(columns, types, strict=True))}
         self.key_index = [by_name[name][0] for name in key_columns if name in by_name]
         self.key_schema: Schema | None = None
@@ -106,8 +107,12 @@ class TableEvents:
         """Column texts (None for NULL) -> the Connect values in column order."""
         if texts is None:
             return None
-        return [None if t is None or t is UNCHANGED_TOAST else convert(t)  # type: ignore[arg-type]
-                for convert, t in zip(self.converters, texts, strict=True)]
+        values = [None if t is None or t is UNCHANGED_TOAST else convert(t)  # type: ignore[arg-type]
+                  for convert, t in zip(self.converters, texts, strict=True)]
+        for field in self.struct_fields:  # a struct value takes its field's schema (optional or not)
+            if values[field.index] is not None:
+                values[field.index] = Struct.of_values(field.schema, list(values[field.index].values()))
+        return values
 
     def key(self, values: Sequence[Any] | None) -> Struct | None:
         if self.key_schema is None or values is None:
