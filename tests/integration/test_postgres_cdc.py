@@ -38,7 +38,7 @@ def test_two_bounded_runs_copy_each_change_once_in_commit_order_and_confirm_the_
 
     with Kopycat(bootstrap_servers, worker_props=worker) as kc:
         [summary] = kc.run_once(props, Bounds(max_seconds=120), timeout_s=300)
-    assert summary is not None and summary.error is None
+    assert summary is not None and summary.error is None, summary.error if summary else None
     events = consume_json(bootstrap_servers, topic)
     assert [(k["payload"]["id"], v["payload"]["op"]) for k, v in events] == [(n, "r") for n in range(1, 6)]
     first = events[0][1]
@@ -54,7 +54,7 @@ def test_two_bounded_runs_copy_each_change_once_in_commit_order_and_confirm_the_
             "ALTER TABLE items REPLICA IDENTITY FULL", "UPDATE items SET amount = 9.99 WHERE id = 3")
     with Kopycat(bootstrap_servers, worker_props=worker) as kc:
         [summary] = kc.run_once(props, Bounds(max_seconds=120), timeout_s=300)
-    assert summary is not None and summary.error is None
+    assert summary is not None and summary.error is None, summary.error if summary else None
     events = consume_json(bootstrap_servers, topic)[5:]
     changes = [(k["payload"]["id"], v["payload"]["op"] if v else None) for k, v in events]
     assert changes == [(6, "c"), (1, "u"), (6, "u"), (2, "d"), (2, None), (3, "u")]

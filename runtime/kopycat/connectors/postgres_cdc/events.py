@@ -11,12 +11,14 @@ Debezium puts in the field schemas as ``doc`` and ``default``, are not read yet.
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from kopycat.api.data import Schema, SchemaBuilder, Struct, Type
+from kopycat.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type
 from kopycat.connectors.postgres_cdc.config import DEBEZIUM_VERSION
 from kopycat.connectors.postgres_cdc.pgoutput import UNCHANGED_TOAST
 from kopycat.connectors.postgres_cdc.values import ColumnType, column_type
@@ -87,6 +89,7 @@ class TableEvents:
             value.field(column.name, _field(kind, column.optional))
         self.value_schema = value.optional().build()
         self.struct_fields = [f for f in self.value_schema.fields if f.schema.type is Type.STRUCT]
+        self.fallbacks = [(f.index, _fallback(f.schema)) for f in self.value_schema.fields if not f.schema.optional]
         by_name = {c.name: (i, kind) for i, (c, kind) in enumerate(zip(columns, types, strict=True))}
         self.key_index = [by_name[name][0] for name in key_columns if name in by_name]
         self.key_schema: Schema | None = None
@@ -109,6 +112,9 @@ class TableEvents:
             return None
         values = [None if t is None or t is UNCHANGED_TOAST else convert(t)  # type: ignore[arg-type]
                   for convert, t in zip(self.converters, texts, strict=True)]
+        for index, fallback in self.fallbacks:  # a key-only old row leaves required columns unset
+            if values[index] is None:
+                values[index] = fallback
         for field in self.struct_fields:  # a struct value takes its field's schema (optional or not)
             if values[field.index] is not None:
                 values[field.index] = Struct.of_values(field.schema, list(values[field.index].values()))
@@ -134,6 +140,20 @@ class TableEvents:
             None if before is None else Struct.of_values(self.value_schema, list(before)),
             None if after is None else Struct.of_values(self.value_schema, list(after)),
             self.source(where), None, op, now_ns // 1_000_000, now_ns // 1000, now_ns])
+
+
+def _fallback(schema: Schema) -> Any:
+    """What Debezium's ``JdbcValueConverters`` put in a required column it has no value for."""
+    if schema.name == Decimal.LOGICAL_NAME:
+        return decimal.Decimal(0)
+    if schema.name in _LOGICAL_FALLBACKS:
+        return _LOGICAL_FALLBACKS[schema.name]
+    return {Type.STRING: "", Type.BYTES: b"", Type.BOOLEAN: False, Type.FLOAT32: 0.0,
+            Type.FLOAT64: 0.0}.get(schema.type, 0 if schema.type.name.startswith("INT") else None)
+
+
+_LOGICAL_FALLBACKS: Final = {Date.LOGICAL_NAME: dt.date(1970, 1, 1), Time.LOGICAL_NAME: dt.time(0),
+                             Timestamp.LOGICAL_NAME: dt.datetime(1970, 1, 1, tzinfo=dt.UTC)}
 
 
 def _field(kind: ColumnType, optional: bool) -> Schema:

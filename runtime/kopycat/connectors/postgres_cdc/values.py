@@ -67,13 +67,16 @@ def _time_us(text: str) -> int:
     return ((value.hour * 60 + value.minute) * 60 + value.second) * 1_000_000 + value.microsecond
 
 
-def _zoned(text: str) -> str:
-    """``2024-01-01 10:00:00.5+00`` -> ``2024-01-01T10:00:00.5Z`` (Java's ISO_OFFSET_DATE_TIME in UTC)."""
-    value = dt.datetime.fromisoformat(text).astimezone(dt.UTC)
-    out = value.strftime("%Y-%m-%dT%H:%M:%S")
-    if value.microsecond:
-        out += f".{value.microsecond:06d}".rstrip("0")
-    return out + "Z"
+def _zoned(precision: int) -> Converter:
+    """``2024-01-01 10:00:00.5+00`` -> ``2024-01-01T10:00:00.500000Z``: UTC, the fraction as wide as the
+    column's precision (Debezium's ``ZonedTimestamp`` with its fractional width)."""
+    def convert(text: str) -> str:
+        value = dt.datetime.fromisoformat(text).astimezone(dt.UTC)
+        out = value.strftime("%Y-%m-%dT%H:%M:%S")
+        if precision > 0:
+            out += "." + f"{value.microsecond:06d}"[:precision]
+        return out + "Z"
+    return convert
 
 
 def _bytea(text: str) -> bytes:
@@ -81,7 +84,9 @@ def _bytea(text: str) -> bytes:
 
 
 def _variable_decimal(text: str) -> Struct:
-    value = decimal.Decimal(text)
+    value = decimal.Decimal(text).normalize()  # trailing zeros go, as Debezium's value has them stripped
+    if value.as_tuple().exponent > 0:  # type: ignore[operator]
+        value = value.quantize(decimal.Decimal(1))
     scale = max(0, -value.as_tuple().exponent)  # type: ignore[operator]
     unscaled = Decimal.unscaled(value, scale)
     bits = unscaled.bit_length() if unscaled >= 0 else (~unscaled).bit_length()
@@ -128,7 +133,7 @@ def _temporal(type_oid: int, modifier: int, mode: str) -> ColumnType:
 
 
 _SIMPLE: Final[dict[int, ColumnType]] = {
-    BOOL: ColumnType(SchemaBuilder.bool, lambda t: t == "t"),
+    BOOL: ColumnType(SchemaBuilder.bool, lambda t: t in ("t", "true")),  # pgoutput's t/f, ::text's true/false
     BYTEA: ColumnType(SchemaBuilder.bytes, _bytea),
     INT2: ColumnType(SchemaBuilder.int16, int),
     INT4: ColumnType(SchemaBuilder.int32, int),
@@ -139,7 +144,6 @@ _SIMPLE: Final[dict[int, ColumnType]] = {
     TEXT: ColumnType(SchemaBuilder.string, str),
     BPCHAR: ColumnType(SchemaBuilder.string, str),
     VARCHAR: ColumnType(SchemaBuilder.string, str),
-    TIMESTAMPTZ: ColumnType(_named(SchemaBuilder.string, "io.debezium.time.ZonedTimestamp"), _zoned),
     UUID: ColumnType(_named(SchemaBuilder.string, "io.debezium.data.Uuid"), str),
     JSON: ColumnType(_named(SchemaBuilder.string, "io.debezium.data.Json"), str),
     JSONB: ColumnType(_named(SchemaBuilder.string, "io.debezium.data.Json"), str),
@@ -152,4 +156,7 @@ def column_type(type_oid: int, modifier: int, *, decimal_mode: str, time_mode: s
         return _numeric(modifier, decimal_mode)
     if type_oid in (DATE, TIME, TIMESTAMP):
         return _temporal(type_oid, modifier, time_mode)
+    if type_oid == TIMESTAMPTZ:
+        return ColumnType(_named(SchemaBuilder.string, "io.debezium.time.ZonedTimestamp"),
+                          _zoned(6 if modifier < 0 else modifier))
     return _SIMPLE.get(type_oid, ColumnType(SchemaBuilder.string, str))
