@@ -7,21 +7,14 @@ each run the slot's confirmed_flush_lsn is the stored offset's lsn.
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 import pytest
 
 from kopycat.embedded import Kopycat
 from kopycat.runtime.bounds import Bounds
-from tests.support.cdc import confirmed_flush, connector_props, consume_json, execute
+from tests.support.cdc import confirmed_flush, connector_props, consume_json, execute, last_offset
 
 pytestmark = pytest.mark.timeout(600)
-
-
-def stored_offset(bootstrap: str, topic: str, connector: str, prefix: str) -> dict[str, Any]:
-    """The last offset ``connector`` stored for its partition ``{"server": prefix}``."""
-    key = [connector, {"server": prefix}]
-    return [value for found, value in consume_json(bootstrap, topic) if found == key][-1]
 
 
 def test_two_bounded_runs_copy_each_change_once_in_commit_order_and_confirm_the_slot_at_the_offset(
@@ -63,7 +56,7 @@ def test_two_bounded_runs_copy_each_change_once_in_commit_order_and_confirm_the_
     source = update["source"]
     assert (source["connector"], source["name"], source["schema"], source["table"]) == (
         "postgresql", prefix, "public", "items")
-    offset = stored_offset(bootstrap_servers, offsets_topic, name, prefix)
+    offset = last_offset(bootstrap_servers, offsets_topic, name, prefix)
     assert offset["lsn"] == offset["lsn_commit"] == confirmed_flush(postgres_url, slot)
 
     with Kopycat(bootstrap_servers, worker_props=worker) as kc:  # nothing new: nothing copied again

@@ -24,7 +24,7 @@ from kopycat.dev.kafka_broker import LocalKafkaBroker
 from kopycat.dev.kafka_connect import LocalKafkaConnect
 from kopycat.embedded import Kopycat
 from kopycat.runtime.bounds import Bounds
-from tests.support.cdc import connector_props, consume_json, execute
+from tests.support.cdc import connector_props, consume_json, execute, last_offset
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -125,3 +125,7 @@ def test_kopycat_events_equal_debeziums_field_by_field(
             differences += differ(normalized(a, kc_prefix), normalized(b, dbz_prefix),
                                   f"record {index} {('key', 'value')[part]}")
     assert not differences, "\n".join(differences)
+
+    java_offset = last_offset(bootstrap_servers, debezium_connect.offsets_topic, f"dbz-{run}", dbz_prefix)
+    our_offset = last_offset(bootstrap_servers, f"offsets-{run}", f"kc-{run}", kc_prefix)
+    assert set(our_offset) == set(java_offset) - {"transaction_id"}, (our_offset, java_offset)

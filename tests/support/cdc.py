@@ -32,6 +32,12 @@ def consume_json(bootstrap: str, topic: str) -> list[tuple[Any, Any]]:
             for m in consume_records(bootstrap, topic)]
 
 
+def last_offset(bootstrap: str, topic: str, connector: str, prefix: str) -> dict[str, Any]:
+    """The last offset ``connector`` stored under Debezium's partition ``{"server": prefix}``."""
+    key = [connector, {"server": prefix}]
+    return [value for found, value in consume_json(bootstrap, topic) if found == key][-1]
+
+
 def confirmed_flush(url: str, slot: str) -> int:
     """The slot's confirmed_flush_lsn as a 64-bit position."""
     with psycopg.connect(dsn(url), autocommit=True) as conn:

@@ -53,7 +53,7 @@ def snapshot_records(source: PostgresSource, tables: list[TableEvents], partitio
                                            frozenset(int(x) & 0xFFFFFFFF for x in xip.split(",") if x),
                                            parse_lsn(row[1])))
         tx_id, ts_us = int(row[2]), time.time_ns() // 1000
-        pending: tuple[TableEvents, list[Any], str, bool] | None = None
+        pending: tuple[TableEvents, list[Any], str] | None = None  # held back: only the next row tells its mark
         first = True
         for table_index, table in enumerate(tables):
             columns = ", ".join(f'"{c.name}"::text' for c in table.columns)
@@ -65,14 +65,14 @@ def snapshot_records(source: PostgresSource, tables: list[TableEvents], partitio
                         if pending is not None:
                             yield _record(*pending, partition, slot_lsn, tx_id, ts_us, last=False)
                         mark = "first" if first else "first_in_data_collection" if table_first else "true"
-                        pending, first, table_first = (table, table.row(texts) or [], mark, True), False, False
+                        pending, first, table_first = (table, table.row(texts) or [], mark), False, False
             if pending is not None and pending[0] is table and pending[2] == "true":
-                pending = (table, pending[1], "last_in_data_collection", True)
+                pending = (table, pending[1], "last_in_data_collection")
         if pending is not None:
-            yield _record(pending[0], pending[1], "last", True, partition, slot_lsn, tx_id, ts_us, last=True)
+            yield _record(pending[0], pending[1], "last", partition, slot_lsn, tx_id, ts_us, last=True)
 
 
-def _record(table: TableEvents, values: list[Any], mark: str, _held: bool, partition: dict[str, Any],
+def _record(table: TableEvents, values: list[Any], mark: str, partition: dict[str, Any],
             slot_lsn: int, tx_id: int, ts_us: int, *, last: bool) -> SourceRecord:
     where = SourcePosition(ts_us, tx_id, slot_lsn, None, mark)
     offset = {"last_snapshot_record": last, "lsn": slot_lsn, "txId": tx_id, "ts_usec": ts_us,
