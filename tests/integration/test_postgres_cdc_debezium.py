@@ -48,7 +48,7 @@ def wait_for_records(bootstrap: str, topic: str, count: int, timeout_s: float = 
         except (KeyError, AssertionError):
             found = []
         if len(found) >= count or time.monotonic() > deadline:
-            assert len(found) == count, f"{topic}: {len(found)} records, expected {count}"
+            assert len(found) == count, f"{topic}: {len(found)} records, expected {count}: {ops(found)}"
             return found
         time.sleep(1)
 
@@ -129,3 +129,51 @@ def test_kopycat_events_equal_debeziums_field_by_field(
     java_offset = last_offset(bootstrap_servers, debezium_connect.offsets_topic, f"dbz-{run}", dbz_prefix)
     our_offset = last_offset(bootstrap_servers, f"offsets-{run}", f"kc-{run}", kc_prefix)
     assert set(our_offset) == set(java_offset) - {"transaction_id"}, (our_offset, java_offset)
+
+
+def ops(records: list[tuple[Any, Any]]) -> list[tuple[int, str | None]]:
+    """(id, op) of each record; op None for a tombstone."""
+    return [(key["payload"]["id"], value["payload"]["op"] if value else None) for key, value in records]
+
+
+def test_debezium_resumes_from_kopycats_offsets_and_kopycat_from_debeziums(
+        debezium_connect: LocalKafkaConnect, bootstrap_servers: str, postgres_url: str) -> None:
+    run = uuid.uuid4().hex[:8]
+    name, prefix = f"handover-{run}", f"ho{run}"
+    execute(postgres_url, "CREATE TABLE items (id INT PRIMARY KEY, label TEXT)",
+            "INSERT INTO items SELECT n, 'row ' || n FROM generate_series(1, 3) n")
+    props = connector_props(postgres_url, name, prefix, f"ho_{run}")
+    props.update({"key.converter.schemas.enable": "true", "value.converter.schemas.enable": "true"})
+    worker = {"offset.storage.topic": debezium_connect.offsets_topic, "offset.flush.interval.ms": "500"}
+    topic = f"{prefix}.public.items"
+
+    with Kopycat(bootstrap_servers, worker_props=worker) as kc:
+        kc.run_once(props, Bounds(max_seconds=120), timeout_s=300)
+    execute(postgres_url, "INSERT INTO items VALUES (4, 'four')", "UPDATE items SET label = 'one' WHERE id = 1")
+    with Kopycat(bootstrap_servers, worker_props=worker) as kc:
+        kc.run_once(props, Bounds(max_seconds=120), timeout_s=300)
+    ours = last_offset(bootstrap_servers, debezium_connect.offsets_topic, name, prefix)
+
+    execute(postgres_url, "INSERT INTO items VALUES (5, 'five')", "DELETE FROM items WHERE id = 3")
+    debezium_connect.create_connector(name, props)
+    debezium_connect.wait_for_task_state(name, "RUNNING", timeout_s=180)
+    records = wait_for_records(bootstrap_servers, topic, 8)
+    assert ops(records) == [(1, "r"), (2, "r"), (3, "r"), (4, "c"), (1, "u"), (5, "c"), (3, "d"), (3, None)]
+
+    execute(postgres_url, "UPDATE items SET label = 'two' WHERE id = 2")
+    wait_for_records(bootstrap_servers, topic, 9)
+    deadline = time.monotonic() + 60
+    while last_offset(bootstrap_servers, debezium_connect.offsets_topic, name, prefix)["lsn"] <= ours["lsn"]:
+        assert time.monotonic() < deadline, "Debezium never committed an offset past Kopycat's"
+        time.sleep(1)
+    debezium_connect.stop_connector(name)
+    debezium_connect.wait_for_connector_state(name, "STOPPED", timeout_s=120)
+    debezium_connect.delete_connector(name)
+    theirs = last_offset(bootstrap_servers, debezium_connect.offsets_topic, name, prefix)
+
+    execute(postgres_url, "INSERT INTO items VALUES (6, 'six')")
+    with Kopycat(bootstrap_servers, worker_props=worker) as kc:
+        [summary] = kc.run_once(props, Bounds(max_seconds=120), timeout_s=300)
+    assert summary is not None and summary.error is None, summary.error if summary else None
+    theirs = last_offset(bootstrap_servers, debezium_connect.offsets_topic, name, prefix)
+    assert ops(consume_json(bootstrap_servers, topic))[8:] == [(2, "u"), (6, "c")], (ours, theirs)

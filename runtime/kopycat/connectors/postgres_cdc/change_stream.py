@@ -4,10 +4,11 @@ Offsets are Debezium's ``PostgresOffsetContext`` keys under the partition ``{"se
 ``lsn`` (the change's WAL position), ``lsn_proc``, ``lsn_commit`` (the last commit fully processed),
 ``txId``, ``ts_usec`` and ``messageType``. The last change of a transaction carries the offset
 *after* its commit (``lsn`` = ``lsn_proc`` = ``lsn_commit`` = the commit's end), the position
-Debezium stores after a commit (a heartbeat there), so a run that ends on a transaction boundary
-leaves an offset the slot can be confirmed to exactly. Resuming skips every transaction that
-committed at or before the stored ``lsn_commit`` and, inside the transaction in flight, the changes
-at or before the stored ``lsn``, as Debezium's ``WalPositionLocator`` does.
+Debezium stores after a commit (a heartbeat there, ``messageType`` COMMIT), so a run that ends on a
+transaction boundary leaves an offset the slot can be confirmed to exactly, and Debezium's
+``WalPositionLocator`` resuming from it replays the next transaction from its BEGIN. Kopycat
+resuming skips every transaction that committed at or before the stored ``lsn_commit`` and, inside
+the transaction in flight, the changes at or before the stored ``lsn``, as that locator does.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ class ChangeStream:
         self.last_commit: int | None = stored.get("lsn_commit")
         self.resume_tx: int | None = None
         self.resume_lsn = 0
-        if stored.get("lsn") is not None and stored.get("lsn") != self.last_commit and stored.get("txId") is not None:
+        if stored.get("lsn") is not None and stored.get("txId") is not None and _inside_transaction(stored):
             self.resume_tx, self.resume_lsn = int(stored["txId"]), int(stored["lsn"])
         self.skip_xid = skip_xid  # a transaction the initial snapshot already saw
         self.tables: dict[int, TableEvents | None] = {}
@@ -95,7 +96,7 @@ class ChangeStream:
         partition, tombstones = self.partition, self.tombstones
 
         def make(offset: dict[str, Any]) -> list[SourceRecord]:
-            offset = {**offset, "messageType": kind}
+            offset = {"messageType": kind, **offset}  # a transaction's last change keeps COMMIT
             out = [SourceRecord(source_partition=partition, source_offset=offset, topic=table.topic,
                                 key_schema=table.key_schema, key=key, value_schema=table.envelope_schema,
                                 value=value)]
@@ -104,6 +105,18 @@ class ChangeStream:
                                         key_schema=table.key_schema, key=key))
             return out
         return make
+
+
+def _inside_transaction(stored: Mapping[str, Any]) -> bool:
+    """Whether the stored offset is a change inside its transaction, not the position after a commit.
+
+    Debezium's ``messageType`` says so (its ``WalPositionLocator`` reads it the same way): a change's
+    ``lsn`` may equal ``lsn_commit`` when its record starts where the previous commit ended.
+    """
+    kind = stored.get("messageType")
+    if kind is not None:
+        return kind in ("INSERT", "UPDATE", "DELETE")
+    return stored.get("lsn") != stored.get("lsn_commit")
 
 
 def table_events_for(relation: Relation, catalog: tuple[list[ColumnInfo], list[str]], prefix: str, dbname: str,

@@ -54,6 +54,7 @@ class PostgresCdcTask(SourceTask):
         if slot_lsn is None:
             slot_lsn = source.create_slot()
         self.slot_lsn = slot_lsn
+        log.info("Task for %s: slot %s at %s, stored offset %s", settings.prefix, settings.slot, slot_lsn, stored)
         self.end_lsn = parse_lsn(settings.end_lsn) if settings.end_lsn else source.current_lsn()
         self.horizons: list[SnapshotHorizon] = []
         self.stream = ChangeStream(self.partition, stored if stored and not stored.get("snapshot") else None,
