@@ -6,7 +6,6 @@ values), :mod:`.events` (the change-event envelope), :mod:`.replication` (slot, 
 the WAL read over SQL), :mod:`.change_stream` (WAL messages to records and offsets),
 :mod:`.snapshot` (the initial snapshot), :mod:`.source_task` and :mod:`.source_connector`.
 
-Not yet: Debezium resuming from Kopycat's offsets (and the reverse) is untested, and so are the
-incremental snapshot, transaction metadata, heartbeats, exactly-once delivery, column DEFAULTs
-and comments in the schemas, and types beyond those :mod:`.values` lists.
+Not yet: the incremental snapshot, transaction metadata, heartbeats, exactly-once delivery, column
+DEFAULTs and comments in the schemas, and types beyond those :mod:`.values` lists.
 """
