@@ -81,8 +81,12 @@ def differ(ours: Any, theirs: Any, path: str) -> list[str]:
     return [] if ours == theirs else [f"{path}: kopycat {ours!r} != debezium {theirs!r}"]
 
 
+MODES = [{}, {"decimal.handling.mode": "string", "time.precision.mode": "connect"}, {"decimal.handling.mode": "double"}]
+
+
+@pytest.mark.parametrize("modes", MODES, ids=lambda m: "-".join(m.values()) or "default")
 def test_kopycat_events_equal_debeziums_field_by_field(
-        debezium_connect: LocalKafkaConnect, bootstrap_servers: str, postgres_url: str) -> None:
+        debezium_connect: LocalKafkaConnect, bootstrap_servers: str, postgres_url: str, modes: dict[str, str]) -> None:
     run = uuid.uuid4().hex[:8]
     execute(postgres_url, "CREATE TABLE items (id INT PRIMARY KEY, label TEXT, amount NUMERIC(10, 2), "
                           "price NUMERIC, seen TIMESTAMP, at TIMESTAMPTZ, day DATE, flag BOOLEAN, big BIGINT, "
@@ -95,13 +99,13 @@ def test_kopycat_events_equal_debeziums_field_by_field(
     dbz = connector_props(postgres_url, f"dbz-{run}", dbz_prefix, f"dbz_{run}")
     dbz.pop("connector.class")
     dbz = {"connector.class": "io.debezium.connector.postgresql.PostgresConnector", **dbz,
-           "key.converter.schemas.enable": "true", "value.converter.schemas.enable": "true"}
+           "key.converter.schemas.enable": "true", "value.converter.schemas.enable": "true", **modes}
     debezium_connect.create_connector(f"dbz-{run}", dbz)
     debezium_connect.wait_for_task_state(f"dbz-{run}", "RUNNING", timeout_s=180)
     topic = "public.items"
     wait_for_records(bootstrap_servers, f"{dbz_prefix}.{topic}", 5)
 
-    props = connector_props(postgres_url, f"kc-{run}", kc_prefix, f"kc_{run}")
+    props = {**connector_props(postgres_url, f"kc-{run}", kc_prefix, f"kc_{run}"), **modes}
     worker = {"offset.storage.topic": f"offsets-{run}", "offset.storage.replication.factor": "1",
               "offset.storage.partitions": "1", "offset.flush.interval.ms": "500"}
     with Kopycat(bootstrap_servers, worker_props=worker) as kc:
