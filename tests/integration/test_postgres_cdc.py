@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import uuid
 
+import psycopg
 import pytest
 
 from kopycat.embedded import Kopycat
 from kopycat.runtime.bounds import Bounds
-from tests.support.cdc import confirmed_flush, connector_props, consume_json, execute, last_offset
+from tests.support.cdc import confirmed_flush, connector_props, consume_json, dsn, execute, last_offset
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -63,3 +64,29 @@ def test_two_bounded_runs_copy_each_change_once_in_commit_order_and_confirm_the_
         [summary] = kc.run_once(props, Bounds(max_seconds=120), timeout_s=300)
     assert summary is not None and summary.error is None and summary.records == 0
     assert len(consume_json(bootstrap_servers, topic)) == 11
+
+
+def test_no_data_streams_only_changes_after_the_slot_through_a_filtered_publication(
+        bootstrap_servers: str, postgres_url: str) -> None:
+    run = uuid.uuid4().hex[:8]
+    name, prefix, slot = f"cdc-{run}", f"pg{run}", f"slot_{run}"
+    execute(postgres_url, "CREATE TABLE items (id INT PRIMARY KEY, label TEXT)",
+            "CREATE TABLE other (id INT PRIMARY KEY)", "INSERT INTO items VALUES (1, 'old')")
+    props = {**connector_props(postgres_url, name, prefix, slot), "snapshot.mode": "no_data",
+             "publication.autocreate.mode": "filtered"}
+    worker = {"offset.storage.topic": f"offsets-{run}", "offset.storage.replication.factor": "1",
+              "offset.storage.partitions": "1", "offset.flush.interval.ms": "500"}
+    with Kopycat(bootstrap_servers, worker_props=worker) as kc:  # creates the slot; nothing to copy yet
+        [summary] = kc.run_once(props, Bounds(max_seconds=120), timeout_s=300)
+    assert summary is not None and summary.error is None and summary.records == 0
+
+    execute(postgres_url, "INSERT INTO items VALUES (2, 'new')", "INSERT INTO other VALUES (1)")
+    with Kopycat(bootstrap_servers, worker_props=worker) as kc:
+        [summary] = kc.run_once(props, Bounds(max_seconds=120), timeout_s=300)
+    assert summary is not None and summary.error is None, summary.error if summary else None
+    events = consume_json(bootstrap_servers, f"{prefix}.public.items")
+    assert [(k["payload"]["id"], v["payload"]["op"]) for k, v in events] == [(2, "c")]
+    with psycopg.connect(dsn(postgres_url)) as conn:
+        tables = conn.execute("SELECT tablename FROM pg_publication_tables WHERE pubname = %s",
+                              (f"pub_{slot}",)).fetchall()
+    assert tables == [("items",)]
