@@ -90,3 +90,24 @@ def test_no_data_streams_only_changes_after_the_slot_through_a_filtered_publicat
         tables = conn.execute("SELECT tablename FROM pg_publication_tables WHERE pubname = %s",
                               (f"pub_{slot}",)).fetchall()
     assert tables == [("items",)]
+
+
+def test_a_run_longer_than_many_polls_and_commits_copies_every_change_once(
+        bootstrap_servers: str, postgres_url: str) -> None:
+    run = uuid.uuid4().hex[:8]
+    name, prefix, slot = f"cdc-{run}", f"pg{run}", f"slot_{run}"
+    execute(postgres_url, "CREATE TABLE items (id INT PRIMARY KEY, label TEXT)")
+    props = {**connector_props(postgres_url, name, prefix, slot), "snapshot.mode": "never", "max.batch.size": "100"}
+    worker = {"offset.storage.topic": f"offsets-{run}", "offset.storage.replication.factor": "1",
+              "offset.storage.partitions": "1", "offset.flush.interval.ms": "50"}
+    with Kopycat(bootstrap_servers, worker_props=worker) as kc:
+        kc.run_once(props, Bounds(max_seconds=120), timeout_s=300)
+
+    execute(postgres_url, "INSERT INTO items SELECT n, 'bulk' FROM generate_series(1, 5000) n",
+            *[f"INSERT INTO items VALUES ({n}, 'single')" for n in range(5001, 5301)])
+    with Kopycat(bootstrap_servers, worker_props=worker) as kc:
+        [summary] = kc.run_once(props, Bounds(max_seconds=300), timeout_s=400)
+    assert summary is not None and summary.error is None, summary.error if summary else None
+    ids = [k["payload"]["id"] for k, _ in consume_json(bootstrap_servers, f"{prefix}.public.items")]
+    assert ids == list(range(1, 5301))
+    assert last_offset(bootstrap_servers, f"offsets-{run}", name, prefix)["lsn"] == confirmed_flush(postgres_url, slot)

@@ -12,6 +12,7 @@ it already returned. Each failure that has a known fix raises :class:`ConnectErr
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -128,13 +129,36 @@ class PostgresSource:
     # ------------------------------------------------------------------ the WAL
 
     def current_lsn(self) -> int:
-        return parse_lsn(self.scalar("SELECT pg_current_wal_lsn()::text"))
+        """Where the WAL ends now: ``pg_current_wal_insert_lsn()``, past every commit made so far.
+
+        Not ``pg_current_wal_lsn()`` (the write position): with ``synchronous_commit=off`` a commit
+        may already be visible while its record is not yet written there.
+        """
+        return parse_lsn(self.scalar("SELECT pg_current_wal_insert_lsn()::text"))
+
+    def wait_flushed(self, lsn: int, timeout_s: float = 60.0) -> None:
+        """Wait until the WAL is flushed to ``lsn``: logical decoding reads only flushed WAL.
+
+        The WAL writer flushes asynchronous commits within ``wal_writer_delay``; when it has not
+        after a second, a synchronous commit of our own flushes everything before it."""
+        began = time.monotonic()
+        deadline, forced = began + timeout_s, False
+        while parse_lsn(self.scalar("SELECT pg_current_wal_flush_lsn()::text")) < lsn:
+            if not forced and time.monotonic() > began + 1.0:
+                with self.conn.transaction():
+                    self.conn.execute("SET LOCAL synchronous_commit = on")
+                    self.conn.execute("SELECT pg_current_xact_id()")
+                forced = True
+            if time.monotonic() > deadline:
+                raise ConnectError(f"PostgreSQL did not flush its WAL to {format_lsn(lsn)} within {timeout_s:.0f} s")
+            time.sleep(0.05)
 
     def peek(self, end_lsn: int, fetch: int = 2000) -> Iterator[tuple[int, int, bytes]]:
         """(lsn, xid, pgoutput message) of every decoded change up to ``end_lsn``, in commit order.
 
         PostgreSQL returns whole transactions: those whose commit ends at or before the end.
         """
+        self.wait_flushed(end_lsn)
         cursor = self.conn.cursor(name="kopycat_cdc_peek")
         try:
             with self.conn.transaction():

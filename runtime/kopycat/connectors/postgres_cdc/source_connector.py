@@ -1,7 +1,7 @@
 """``io.debezium.connector.postgresql.PostgresConnector``: Debezium's PostgreSQL CDC connector.
 
 Plans one task (a replication slot has one reader) and fixes the run's end: the task config
-carries ``pg_current_wal_lsn()`` read now, so a bounded run copies exactly the changes committed
+carries the WAL's end read now (``pg_current_wal_insert_lsn()``), so a bounded run copies exactly the changes committed
 before the plan, however many arrive meanwhile. A continuous run ignores the end.
 """
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterator, Mapping
-from itertools import islice
+from itertools import islice, takewhile
 
 from kopycat import __version__
 from kopycat.api.bounded import RunComplete, is_bounded_run
@@ -59,10 +59,10 @@ class PostgresCdcTask(SourceTask):
         self.horizons: list[SnapshotHorizon] = []
         self.stream = ChangeStream(self.partition, stored if stored and not stored.get("snapshot") else None,
                                    self._table_for, settings.tombstones, self._seen_by_snapshot)
-        redo = stored is None or (stored.get("snapshot") and not stored.get("snapshot_completed"))
-        self.items: Iterator[SourceRecord] = self._run(settings.snapshot_mode == "initial" and bool(redo), tables)
+        redo = stored is None or bool(stored.get("snapshot") and not stored.get("snapshot_completed"))
+        self.items: Iterator[SourceRecord | None] = self._run(settings.snapshot_mode == "initial" and redo, tables)
 
-    def _run(self, snapshot: bool, tables: list[tuple[str, str]]) -> Iterator[SourceRecord]:
+    def _run(self, snapshot: bool, tables: list[tuple[str, str]]) -> Iterator[SourceRecord | None]:
         source = self.source
         assert source is not None
         if snapshot:
@@ -74,7 +74,9 @@ class PostgresCdcTask(SourceTask):
             yield from self.stream.records(source.peek(self.end_lsn))
             if self.bounded:
                 return
-            self.stopping.wait(self.settings.poll_interval_s)
+            yield None  # caught up: poll() returns what it has, so the worker can commit, pause or stop
+            if self.stopping.wait(self.settings.poll_interval_s):
+                return
             self.end_lsn = source.current_lsn()
 
     def _events(self, schema: str, table: str) -> TableEvents:
@@ -95,7 +97,7 @@ class PostgresCdcTask(SourceTask):
         return any(h.saw(xid, commit_lsn) for h in self.horizons)
 
     def poll(self) -> list[SourceRecord] | None:
-        batch = list(islice(self.items, self.settings.max_batch))
+        batch = list(takewhile(lambda item: item is not None, islice(self.items, self.settings.max_batch)))
         if not batch:
             if self.bounded:
                 raise RunComplete
