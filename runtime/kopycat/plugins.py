@@ -54,6 +54,8 @@ _BUILTIN_CONNECTORS: Final = {
         "kopycat.connectors.mirror.source_connector:MirrorSourceConnector",
     "org.apache.kafka.connect.mirror.MirrorCheckpointConnector":
         "kopycat.connectors.mirror.checkpoint_connector:MirrorCheckpointConnector",
+    "io.debezium.connector.postgresql.PostgresConnector":
+        "kopycat.connectors.postgres_cdc.source_connector:PostgresConnector",
     "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector":
         "kopycat.connectors.mirror.heartbeat:MirrorHeartbeatConnector",
 }

@@ -1,8 +1,9 @@
 """A real PostgreSQL server (Debian's `postgresql` package) in a temp dir on loopback.
 
 initdb + pg_ctl on a free 127.0.0.1 port, trust auth, fsync off: a throwaway server for tests
-and the demo. PostgreSQL refuses to run as root, so as root the server runs as the `postgres`
-user the Debian package creates (or `nobody`).
+and the demo, with ``wal_level=logical`` and room for replication slots, so change-data-capture
+connectors (Kopycat's and Debezium's) can decode its WAL. PostgreSQL refuses to run as root, so
+as root the server runs as the `postgres` user the Debian package creates (or `nobody`).
 """
 
 from __future__ import annotations
@@ -81,7 +82,8 @@ class LocalPostgres(LocalService):
         self._check(self._cmd(str(bindir / "initdb"), "-D", str(data), "-U", SUPERUSER,
                               "--auth=trust", "-E", "UTF8", "--no-locale"), "initdb")
         options = (f"-p {self.port} -k {self.workdir} -c listen_addresses=127.0.0.1 "
-                   "-c fsync=off -c synchronous_commit=off -c full_page_writes=off")
+                   "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
+                   "-c wal_level=logical -c max_replication_slots=20 -c max_wal_senders=20")
         self._check(self._cmd(str(bindir / "pg_ctl"), "-D", str(data), "-o", options,
                               "-l", str(log), "-w", "-t", "60", "start"), "pg_ctl start")
 

@@ -1,0 +1,155 @@
+"""The PostgreSQL CDC connector's keys: Debezium 3.x ``PostgresConnectorConfig`` names and defaults.
+
+A Debezium PostgreSQL connector config runs unchanged for the keys defined here; keys Kopycat
+does not implement yet are accepted and ignored (Kafka Connect passes unknown keys through).
+:class:`CdcSettings` is the parsed form the connector and the task share.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from kopycat.api.config import ConfigDef, ConfigType, Importance, Range, ValidString
+from kopycat.api.errors import ConfigError
+
+__all__ = ["CONFIG", "DEBEZIUM_VERSION", "END_LSN_CONFIG", "CdcSettings"]
+
+DEBEZIUM_VERSION: Final = "3.6.1.Final"
+"""The Debezium release whose events, schemas and offsets this connector reproduces."""
+
+TOPIC_PREFIX: Final = "topic.prefix"
+HOSTNAME: Final = "database.hostname"
+PORT: Final = "database.port"
+USER: Final = "database.user"
+PASSWORD: Final = "database.password"  # noqa: S105 - the key's name, not a secret
+DBNAME: Final = "database.dbname"
+PLUGIN_NAME: Final = "plugin.name"
+SLOT_NAME: Final = "slot.name"
+PUBLICATION_NAME: Final = "publication.name"
+PUBLICATION_AUTOCREATE: Final = "publication.autocreate.mode"
+TABLE_INCLUDE: Final = "table.include.list"
+TABLE_EXCLUDE: Final = "table.exclude.list"
+SNAPSHOT_MODE: Final = "snapshot.mode"
+TOMBSTONES_ON_DELETE: Final = "tombstones.on.delete"
+DECIMAL_HANDLING: Final = "decimal.handling.mode"
+TIME_PRECISION: Final = "time.precision.mode"
+TRANSACTION_METADATA: Final = "provide.transaction.metadata"
+MAX_BATCH_SIZE: Final = "max.batch.size"
+POLL_INTERVAL_MS: Final = "poll.interval.ms"
+END_LSN_CONFIG: Final = "kopycat.cdc.end.lsn"
+"""Task config key: the WAL position the plan read (``pg_current_wal_lsn()``), where a bounded run ends."""
+
+CONFIG = (
+    ConfigDef()
+    .define(TOPIC_PREFIX, ConfigType.STRING, importance=Importance.HIGH,
+            doc="Prefix of every topic name (<prefix>.<schema>.<table>) and the offsets' server name.")
+    .define(HOSTNAME, ConfigType.STRING, importance=Importance.HIGH, doc="PostgreSQL server host.")
+    .define(PORT, ConfigType.INT, default=5432, validator=Range.between(1, 65535), importance=Importance.HIGH,
+            doc="PostgreSQL server port.")
+    .define(USER, ConfigType.STRING, importance=Importance.HIGH,
+            doc="The user to connect as: it needs the REPLICATION attribute (or superuser).")
+    .define(PASSWORD, ConfigType.PASSWORD, default=None, importance=Importance.HIGH, doc="The user's password.")
+    .define(DBNAME, ConfigType.STRING, importance=Importance.HIGH, doc="The database whose changes are captured.")
+    .define(PLUGIN_NAME, ConfigType.STRING, default="pgoutput", validator=ValidString.in_("pgoutput"),
+            importance=Importance.MEDIUM,
+            doc="The logical decoding plugin: only pgoutput (built into PostgreSQL). Debezium defaults to "
+                "decoderbufs: set plugin.name=pgoutput in a config both run.")
+    .define(SLOT_NAME, ConfigType.STRING, default="debezium", importance=Importance.MEDIUM,
+            doc="The logical replication slot; one reader at a time. Created when missing.")
+    .define(PUBLICATION_NAME, ConfigType.STRING, default="dbz_publication", importance=Importance.LOW,
+            doc="The publication pgoutput streams.")
+    .define(PUBLICATION_AUTOCREATE, ConfigType.STRING, default="all_tables",
+            validator=ValidString.in_("all_tables", "filtered", "disabled"), importance=Importance.LOW,
+            doc="Create a missing publication FOR ALL TABLES (all_tables), for the tables the filters "
+                "select (filtered), or never (disabled: it must exist).")
+    .define(TABLE_INCLUDE, ConfigType.LIST, default="", importance=Importance.MEDIUM,
+            doc="Regular expressions over <schema>.<table>: only matching tables are captured.")
+    .define(TABLE_EXCLUDE, ConfigType.LIST, default="", importance=Importance.MEDIUM,
+            doc="Regular expressions over <schema>.<table>: matching tables are not captured.")
+    .define(SNAPSHOT_MODE, ConfigType.STRING, default="initial",
+            validator=ValidString.in_("initial", "no_data", "never"), importance=Importance.MEDIUM,
+            doc="initial: read every captured table once ('r' events) when no offset is stored, then "
+                "stream; no_data/never: stream only.")
+    .define(TOMBSTONES_ON_DELETE, ConfigType.BOOLEAN, default=True, importance=Importance.MEDIUM,
+            doc="Follow each delete event with a tombstone (null value) for log compaction.")
+    .define(DECIMAL_HANDLING, ConfigType.STRING, default="precise",
+            validator=ValidString.in_("precise", "double", "string"), importance=Importance.MEDIUM,
+            doc="NUMERIC as Connect Decimal (precise), FLOAT64 (double) or STRING (string).")
+    .define(TIME_PRECISION, ConfigType.STRING, default="adaptive",
+            validator=ValidString.in_("adaptive", "connect"), importance=Importance.MEDIUM,
+            doc="Temporal columns as Debezium's io.debezium.time types at the column's precision "
+                "(adaptive) or as Kafka Connect's Date/Time/Timestamp, milliseconds (connect).")
+    .define(TRANSACTION_METADATA, ConfigType.BOOLEAN, default=False, importance=Importance.LOW,
+            doc="Transaction BEGIN/END events and the envelope's transaction block (not implemented yet).")
+    .define(MAX_BATCH_SIZE, ConfigType.INT, default=2048, validator=Range.at_least(1), importance=Importance.LOW,
+            doc="Most change events one poll() returns.")
+    .define(POLL_INTERVAL_MS, ConfigType.LONG, default=500, validator=Range.at_least(1), importance=Importance.LOW,
+            doc="How long a continuous run waits for new changes before looking again.")
+    .define(END_LSN_CONFIG, ConfigType.STRING, default="", importance=Importance.LOW, internal=True,
+            doc="Set by the plan: the WAL position a bounded run copies to.")
+)
+
+
+@dataclass(frozen=True)
+class CdcSettings:
+    """The parsed keys, with the table filters compiled."""
+
+    prefix: str
+    host: str
+    port: int
+    user: str
+    password: str | None
+    dbname: str
+    slot: str
+    publication: str
+    publication_mode: str
+    include: tuple[re.Pattern[str], ...]
+    exclude: tuple[re.Pattern[str], ...]
+    snapshot_mode: str
+    tombstones: bool
+    decimal_mode: str
+    time_mode: str
+    max_batch: int
+    poll_interval_s: float
+    end_lsn: str
+
+    @classmethod
+    def parse(cls, props: Mapping[str, Any]) -> CdcSettings:
+        values = CONFIG.parse(props)
+        if values[TRANSACTION_METADATA]:
+            raise ConfigError(f"{TRANSACTION_METADATA}=true is not supported yet: set it to false",
+                              key=TRANSACTION_METADATA)
+        if values[TABLE_INCLUDE] and values[TABLE_EXCLUDE]:
+            raise ConfigError(f"Set {TABLE_INCLUDE} or {TABLE_EXCLUDE}, not both (as Debezium)", key=TABLE_EXCLUDE)
+        password = values[PASSWORD]
+        return cls(values[TOPIC_PREFIX], values[HOSTNAME], values[PORT], values[USER],
+                   password.value if password is not None else None, values[DBNAME], values[SLOT_NAME],
+                   values[PUBLICATION_NAME], values[PUBLICATION_AUTOCREATE],
+                   _patterns(TABLE_INCLUDE, values[TABLE_INCLUDE]), _patterns(TABLE_EXCLUDE, values[TABLE_EXCLUDE]),
+                   values[SNAPSHOT_MODE], values[TOMBSTONES_ON_DELETE], values[DECIMAL_HANDLING],
+                   values[TIME_PRECISION], values[MAX_BATCH_SIZE], values[POLL_INTERVAL_MS] / 1000.0,
+                   values[END_LSN_CONFIG])
+
+    def captures(self, schema: str, table: str) -> bool:
+        """Whether ``schema.table`` passes the filters (Debezium matches the whole name)."""
+        name = f"{schema}.{table}"
+        if self.include:
+            return any(p.fullmatch(name) for p in self.include)
+        return not any(p.fullmatch(name) for p in self.exclude)
+
+    def conninfo(self) -> dict[str, Any]:
+        """psycopg connection keywords."""
+        info: dict[str, Any] = {"host": self.host, "port": self.port, "user": self.user, "dbname": self.dbname}
+        if self.password:
+            info["password"] = self.password
+        return info
+
+
+def _patterns(key: str, items: list[str]) -> tuple[re.Pattern[str], ...]:
+    try:
+        return tuple(re.compile(item.strip()) for item in items if item.strip())
+    except re.error as exc:
+        raise ConfigError(f"{key}: {exc}; give regular expressions over <schema>.<table>", key=key) from None

@@ -1,0 +1,122 @@
+"""The CDC task: an optional initial snapshot, then the WAL to the planned end (or forever).
+
+Debezium's ``PostgresConnectorTask`` in Kopycat's shape. ``poll()`` returns the next change
+records; in a bounded run (an Airflow copy task, ``kopycat run``) it reads the WAL up to the LSN
+the plan fixed and then raises :class:`RunComplete`. The slot is confirmed in :meth:`commit`,
+which the engine calls after Kafka acknowledged every record polled so far and their offsets were
+stored: the slot never runs ahead of what Kafka holds (the acked-prefix rule of every source).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator, Mapping
+from itertools import islice, takewhile
+
+from kopycat import __version__
+from kopycat.api.bounded import RunComplete, is_bounded_run
+from kopycat.api.records import SourceRecord
+from kopycat.api.task import SourceTask
+from kopycat.connectors.postgres_cdc.change_stream import ChangeStream, table_events_for
+from kopycat.connectors.postgres_cdc.config import CdcSettings
+from kopycat.connectors.postgres_cdc.events import TableEvents
+from kopycat.connectors.postgres_cdc.pgoutput import Relation, parse_lsn
+from kopycat.connectors.postgres_cdc.replication import PostgresSource
+from kopycat.connectors.postgres_cdc.snapshot import SnapshotHorizon, snapshot_records
+
+__all__ = ["PostgresCdcTask"]
+
+log = logging.getLogger(__name__)
+
+
+class PostgresCdcTask(SourceTask):
+    """One task per connector: a replication slot has one reader."""
+
+    def __init__(self) -> None:
+        self.stopping = threading.Event()
+        self.source: PostgresSource | None = None
+        self.confirmable: int | None = None  # the lsn_commit of the last record poll() returned
+
+    def version(self) -> str:
+        return __version__
+
+    def start(self, props: Mapping[str, str]) -> None:
+        self.settings = settings = CdcSettings.parse(props)
+        self.bounded = is_bounded_run(props)
+        self.partition = {"server": settings.prefix}
+        self.source = source = PostgresSource(settings)
+        source.check_ready()
+        tables = source.captured_tables()
+        source.ensure_publication(tables)
+        stored = self.context.offset_reader.offset(self.partition)
+        slot_lsn = source.slot_position()
+        if slot_lsn is None:
+            slot_lsn = source.create_slot()
+        self.slot_lsn = slot_lsn
+        log.info("Task for %s: slot %s at %s, stored offset %s", settings.prefix, settings.slot, slot_lsn, stored)
+        self.end_lsn = parse_lsn(settings.end_lsn) if settings.end_lsn else source.current_lsn()
+        self.horizons: list[SnapshotHorizon] = []
+        self.stream = ChangeStream(self.partition, stored if stored and not stored.get("snapshot") else None,
+                                   self._table_for, settings.tombstones, self._seen_by_snapshot)
+        redo = stored is None or bool(stored.get("snapshot") and not stored.get("snapshot_completed"))
+        self.items: Iterator[SourceRecord | None] = self._run(settings.snapshot_mode == "initial" and redo, tables)
+
+    def _run(self, snapshot: bool, tables: list[tuple[str, str]]) -> Iterator[SourceRecord | None]:
+        source = self.source
+        assert source is not None
+        if snapshot:
+            events = [self._events(schema, table) for schema, table in tables]
+            yield from snapshot_records(source, events, self.partition, self.slot_lsn, self.horizons)
+            if self.horizons:
+                self.end_lsn = max(self.end_lsn, self.horizons[0].lsn)
+        while not self.stopping.is_set():
+            yield from self.stream.records(source.peek(self.end_lsn))
+            if self.bounded:
+                return
+            yield None  # caught up: poll() returns what it has, so the worker can commit, pause or stop
+            if self.stopping.wait(self.settings.poll_interval_s):
+                return
+            self.end_lsn = source.current_lsn()
+
+    def _events(self, schema: str, table: str) -> TableEvents:
+        assert self.source is not None
+        columns, key = self.source.table_columns(schema, table)
+        return TableEvents(self.settings.prefix, self.settings.dbname, schema, table, columns, key,
+                           decimal_mode=self.settings.decimal_mode, time_mode=self.settings.time_mode)
+
+    def _table_for(self, relation: Relation) -> TableEvents | None:
+        if not self.settings.captures(relation.namespace, relation.name):
+            return None
+        assert self.source is not None
+        return table_events_for(relation, self.source.table_columns(relation.namespace, relation.name),
+                                self.settings.prefix, self.settings.dbname, self.settings.decimal_mode,
+                                self.settings.time_mode)
+
+    def _seen_by_snapshot(self, xid: int, commit_lsn: int) -> bool:
+        return any(h.saw(xid, commit_lsn) for h in self.horizons)
+
+    def poll(self) -> list[SourceRecord] | None:
+        batch = list(takewhile(lambda item: item is not None, islice(self.items, self.settings.max_batch)))
+        if not batch:
+            if self.bounded:
+                raise RunComplete
+            return None
+        commit = batch[-1].source_offset.get("lsn_commit") if batch[-1].source_offset else None
+        if commit is not None:
+            self.confirmable = commit
+        return batch
+
+    def commit(self) -> None:
+        """Kafka holds every record polled so far and their offsets are stored: confirm the slot."""
+        if self.confirmable is None or self.source is None or self.confirmable <= self.slot_lsn:
+            return
+        self.source.advance(self.confirmable)
+        self.slot_lsn = self.confirmable
+        log.debug("Confirmed replication slot %s to %s", self.settings.slot, self.confirmable)
+
+    def stop(self) -> None:
+        """Called after the last poll and commit (or from another thread): end the wait, close the connection."""
+        self.stopping.set()
+        if self.source is not None:
+            self.source.close()

@@ -1,0 +1,183 @@
+"""Kopycat's PostgresConnector against Debezium 3.6.1's, on the same database and the same changes.
+
+Debezium runs in a real Kafka Connect worker (its own slot and publication); Kopycat runs bounded
+on the same rows. With JsonConverter (schemas.enable=true) both sides' keys and values must be
+equal field by field, schemas included, once the topic prefix is put aside and these fields,
+which depend on when and how each side read, are left out:
+
+- the envelope's ``ts_ms``/``ts_us``/``ts_ns`` (when the event was made);
+- in snapshot (``r``) events the source block's ``ts_*``, ``txId``, ``lsn`` and ``sequence``
+  (each side's own snapshot transaction and slot).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from kopycat.dev.jars import ensure_jars
+from kopycat.dev.kafka_broker import LocalKafkaBroker
+from kopycat.dev.kafka_connect import LocalKafkaConnect
+from kopycat.embedded import Kopycat
+from kopycat.runtime.bounds import Bounds
+from tests.support.cdc import connector_props, consume_json, execute, last_offset
+
+pytestmark = pytest.mark.timeout(900)
+
+SNAPSHOT_SOURCE_FIELDS = ("ts_ms", "ts_us", "ts_ns", "txId", "lsn", "sequence")
+
+
+@pytest.fixture(scope="module")
+def debezium_connect(kafka_broker: LocalKafkaBroker) -> Iterator[LocalKafkaConnect]:
+    """A Kafka Connect worker with Debezium's PostgreSQL connector on its plugin.path."""
+    plugins = ensure_jars("debezium").parent
+    with LocalKafkaConnect(kafka_broker.bootstrap_servers, name="debezium",
+                           extra_settings={"plugin.path": str(plugins)}) as connect:
+        yield connect
+
+
+def wait_for_records(bootstrap: str, topic: str, count: int, timeout_s: float = 180) -> list[tuple[Any, Any]]:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            found = consume_json(bootstrap, topic)
+        except (KeyError, AssertionError):
+            found = []
+        if len(found) >= count or time.monotonic() > deadline:
+            assert len(found) == count, f"{topic}: {len(found)} records, expected {count}: {ops(found)}"
+            return found
+        time.sleep(1)
+
+
+def normalized(message: Any, prefix: str) -> Any:
+    """The JSON with the topic prefix replaced and the fields allowed to differ removed."""
+    if message is None:
+        return None
+    text = repr(message).replace(prefix, "PREFIX")
+    value = eval(text)  # noqa: S307 - our own repr of decoded JSON
+    payload = value.get("payload")
+    if isinstance(payload, dict) and "op" in payload:
+        for field in ("ts_ms", "ts_us", "ts_ns"):
+            payload.pop(field, None)
+        if payload["op"] == "r":
+            for field in SNAPSHOT_SOURCE_FIELDS:
+                payload["source"].pop(field, None)
+    return value
+
+
+def differ(ours: Any, theirs: Any, path: str) -> list[str]:
+    """Every path where the two JSON values differ, with both sides."""
+    if isinstance(ours, dict) and isinstance(theirs, dict):
+        out = []
+        for key in list(ours) + [k for k in theirs if k not in ours]:
+            out += differ(ours.get(key, "<missing>"), theirs.get(key, "<missing>"), f"{path}.{key}")
+        return out
+    if isinstance(ours, list) and isinstance(theirs, list) and len(ours) == len(theirs):
+        return [d for i, (a, b) in enumerate(zip(ours, theirs, strict=True)) for d in differ(a, b, f"{path}[{i}]")]
+    return [] if ours == theirs else [f"{path}: kopycat {ours!r} != debezium {theirs!r}"]
+
+
+MODES = [{}, {"decimal.handling.mode": "string", "time.precision.mode": "connect"}, {"decimal.handling.mode": "double"}]
+
+
+@pytest.mark.parametrize("modes", MODES, ids=lambda m: "-".join(m.values()) or "default")
+def test_kopycat_events_equal_debeziums_field_by_field(
+        debezium_connect: LocalKafkaConnect, bootstrap_servers: str, postgres_url: str, modes: dict[str, str]) -> None:
+    run = uuid.uuid4().hex[:8]
+    execute(postgres_url, "CREATE TABLE items (id INT PRIMARY KEY, label TEXT, amount NUMERIC(10, 2), "
+                          "price NUMERIC, seen TIMESTAMP, at TIMESTAMPTZ, day DATE, flag BOOLEAN, big BIGINT, "
+                          "small SMALLINT, ratio DOUBLE PRECISION, code UUID, doc JSONB, raw BYTEA, "
+                          "name VARCHAR(20) NOT NULL)",
+            "INSERT INTO items SELECT n, 'before ' || n, n / 4.0, n / 3.0, TIMESTAMP '2024-01-01 10:00:00.123456', "
+            "TIMESTAMPTZ '2024-01-01 10:00:00.5+02', DATE '2024-02-29', n % 2 = 0, n * 10000000000, n, n / 7.0, "
+            "'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '{\"a\": 1}', '\\x0102', 'n' || n FROM generate_series(1, 5) n")
+    dbz_prefix, kc_prefix = f"dbz{run}", f"kc{run}"
+    dbz = connector_props(postgres_url, f"dbz-{run}", dbz_prefix, f"dbz_{run}")
+    dbz.pop("connector.class")
+    dbz = {"connector.class": "io.debezium.connector.postgresql.PostgresConnector", **dbz,
+           "key.converter.schemas.enable": "true", "value.converter.schemas.enable": "true", **modes}
+    debezium_connect.create_connector(f"dbz-{run}", dbz)
+    debezium_connect.wait_for_task_state(f"dbz-{run}", "RUNNING", timeout_s=180)
+    topic = "public.items"
+    wait_for_records(bootstrap_servers, f"{dbz_prefix}.{topic}", 5)
+
+    props = {**connector_props(postgres_url, f"kc-{run}", kc_prefix, f"kc_{run}"), **modes}
+    worker = {"offset.storage.topic": f"offsets-{run}", "offset.storage.replication.factor": "1",
+              "offset.storage.partitions": "1", "offset.flush.interval.ms": "500"}
+    with Kopycat(bootstrap_servers, worker_props=worker) as kc:
+        [summary] = kc.run_once(props, Bounds(max_seconds=120), timeout_s=300)
+    assert summary is not None and summary.error is None, summary.error if summary else None
+
+    execute(postgres_url, "INSERT INTO items (id, label, name) VALUES (6, 'six', 'n6')",
+            "UPDATE items SET label = 'changed', amount = 1.5 WHERE id IN (1, 6)", "DELETE FROM items WHERE id = 2",
+            "ALTER TABLE items REPLICA IDENTITY FULL", "UPDATE items SET amount = 9.99 WHERE id = 3",
+            "DELETE FROM items WHERE id = 4")
+    with Kopycat(bootstrap_servers, worker_props=worker) as kc:
+        [summary] = kc.run_once(props, Bounds(max_seconds=120), timeout_s=300)
+    assert summary is not None and summary.error is None, summary.error if summary else None
+
+    theirs = wait_for_records(bootstrap_servers, f"{dbz_prefix}.{topic}", 13)
+    ours = consume_json(bootstrap_servers, f"{kc_prefix}.{topic}")
+    assert len(ours) == len(theirs)
+    differences: list[str] = []
+    for index, (mine, debezium) in enumerate(zip(ours, theirs, strict=True)):
+        for part, (a, b) in enumerate(zip(mine, debezium, strict=True)):
+            differences += differ(normalized(a, kc_prefix), normalized(b, dbz_prefix),
+                                  f"record {index} {('key', 'value')[part]}")
+    assert not differences, "\n".join(differences)
+
+    java_offset = last_offset(bootstrap_servers, debezium_connect.offsets_topic, f"dbz-{run}", dbz_prefix)
+    our_offset = last_offset(bootstrap_servers, f"offsets-{run}", f"kc-{run}", kc_prefix)
+    assert set(our_offset) == set(java_offset) - {"transaction_id"}, (our_offset, java_offset)
+
+
+def ops(records: list[tuple[Any, Any]]) -> list[tuple[int, str | None]]:
+    """(id, op) of each record; op None for a tombstone."""
+    return [(key["payload"]["id"], value["payload"]["op"] if value else None) for key, value in records]
+
+
+def test_debezium_resumes_from_kopycats_offsets_and_kopycat_from_debeziums(
+        debezium_connect: LocalKafkaConnect, bootstrap_servers: str, postgres_url: str) -> None:
+    run = uuid.uuid4().hex[:8]
+    name, prefix = f"handover-{run}", f"ho{run}"
+    execute(postgres_url, "CREATE TABLE items (id INT PRIMARY KEY, label TEXT)",
+            "INSERT INTO items SELECT n, 'row ' || n FROM generate_series(1, 3) n")
+    props = connector_props(postgres_url, name, prefix, f"ho_{run}")
+    props.update({"key.converter.schemas.enable": "true", "value.converter.schemas.enable": "true"})
+    worker = {"offset.storage.topic": debezium_connect.offsets_topic, "offset.flush.interval.ms": "500"}
+    topic = f"{prefix}.public.items"
+
+    with Kopycat(bootstrap_servers, worker_props=worker) as kc:
+        kc.run_once(props, Bounds(max_seconds=120), timeout_s=300)
+    execute(postgres_url, "INSERT INTO items VALUES (4, 'four')", "UPDATE items SET label = 'one' WHERE id = 1")
+    with Kopycat(bootstrap_servers, worker_props=worker) as kc:
+        kc.run_once(props, Bounds(max_seconds=120), timeout_s=300)
+    ours = last_offset(bootstrap_servers, debezium_connect.offsets_topic, name, prefix)
+
+    execute(postgres_url, "INSERT INTO items VALUES (5, 'five')", "DELETE FROM items WHERE id = 3")
+    debezium_connect.create_connector(name, props)
+    debezium_connect.wait_for_task_state(name, "RUNNING", timeout_s=180)
+    records = wait_for_records(bootstrap_servers, topic, 8)
+    assert ops(records) == [(1, "r"), (2, "r"), (3, "r"), (4, "c"), (1, "u"), (5, "c"), (3, "d"), (3, None)]
+
+    execute(postgres_url, "UPDATE items SET label = 'two' WHERE id = 2")
+    wait_for_records(bootstrap_servers, topic, 9)
+    deadline = time.monotonic() + 60
+    while last_offset(bootstrap_servers, debezium_connect.offsets_topic, name, prefix)["lsn"] <= ours["lsn"]:
+        assert time.monotonic() < deadline, "Debezium never committed an offset past Kopycat's"
+        time.sleep(1)
+    debezium_connect.stop_connector(name)
+    debezium_connect.wait_for_connector_state(name, "STOPPED", timeout_s=120)
+    debezium_connect.delete_connector(name)
+    theirs = last_offset(bootstrap_servers, debezium_connect.offsets_topic, name, prefix)
+
+    execute(postgres_url, "INSERT INTO items VALUES (6, 'six')")
+    with Kopycat(bootstrap_servers, worker_props=worker) as kc:
+        [summary] = kc.run_once(props, Bounds(max_seconds=120), timeout_s=300)
+    assert summary is not None and summary.error is None, summary.error if summary else None
+    theirs = last_offset(bootstrap_servers, debezium_connect.offsets_topic, name, prefix)
+    assert ops(consume_json(bootstrap_servers, topic))[8:] == [(2, "u"), (6, "c")], (ours, theirs)

@@ -1,0 +1,41 @@
+"""The CDC connector takes Debezium's keys and explains the ones it cannot use."""
+
+from __future__ import annotations
+
+import pytest
+
+from kopycat.api.errors import ConfigError
+from kopycat.connectors.postgres_cdc.config import CdcSettings
+from kopycat.connectors.postgres_cdc.source_connector import PostgresConnector
+from kopycat.plugins import connector_class
+
+BASE = {"topic.prefix": "shop", "database.hostname": "db", "database.user": "cdc", "database.dbname": "shop"}
+
+
+def test_debeziums_class_name_resolves_to_the_kopycat_connector() -> None:
+    assert connector_class("io.debezium.connector.postgresql.PostgresConnector") is PostgresConnector
+    assert connector_class("PostgresConnector") is PostgresConnector
+
+
+def test_debeziums_defaults_apply() -> None:
+    settings = CdcSettings.parse(BASE)
+    assert (settings.port, settings.slot, settings.publication, settings.publication_mode) == (
+        5432, "debezium", "dbz_publication", "all_tables")
+    assert (settings.snapshot_mode, settings.tombstones, settings.decimal_mode, settings.time_mode) == (
+        "initial", True, "precise", "adaptive")
+
+
+def test_table_filters_match_whole_schema_qualified_names() -> None:
+    settings = CdcSettings.parse({**BASE, "table.include.list": "public.orders,inventory\\..*"})
+    assert settings.captures("public", "orders") and settings.captures("inventory", "stock")
+    assert not settings.captures("public", "orders_archive")
+    excluding = CdcSettings.parse({**BASE, "table.exclude.list": "public.audit"})
+    assert not excluding.captures("public", "audit") and excluding.captures("public", "orders")
+
+
+@pytest.mark.parametrize(("key", "value"), [("snapshot.mode", "sometimes"), ("decimal.handling.mode", "exact"),
+                                            ("plugin.name", "decoderbufs"), ("provide.transaction.metadata", "true")])
+def test_unsupported_values_fail_naming_the_key(key: str, value: str) -> None:
+    with pytest.raises(ConfigError) as error:
+        CdcSettings.parse({**BASE, key: value})
+    assert key in str(error.value)
