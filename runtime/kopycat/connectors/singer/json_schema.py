@@ -132,9 +132,9 @@ def _builder(types: list[str], node: Mapping[str, Any], scale: int) -> SchemaBui
         return builder
     if kind == "object" and isinstance(node.get("additionalProperties"), Mapping):
         return SchemaBuilder.map(Schema.STRING_SCHEMA,
-                                 connect_schema(node["additionalProperties"], scale, optional=True))
+                                 connect_schema(node["additionalProperties"], scale, optional=False))
     if kind == "array" and isinstance(node.get("items"), Mapping):
-        return SchemaBuilder.array(connect_schema(node["items"], scale, optional=True))
+        return SchemaBuilder.array(connect_schema(node["items"], scale, optional=False))
     if kind == "number" and "multipleOf" in node or kind in ("number", "string") and fmt == "singer.decimal":
         return Decimal.builder(_scale(node["multipleOf"]) if "multipleOf" in node else scale)
     if kind == "string" and fmt in _TEMPORAL:
