@@ -2,7 +2,8 @@
 
 Reads the ``orders`` table of a SQLite file a page at a time (keyset pagination on
 ``updated_at, id``, ``page_size`` rows a query), incrementally on the replication key
-``updated_at``: a run started with the state of an earlier one returns only rows updated since.
+``updated_at``: a run started with the state of an earlier one returns only rows updated strictly
+after its bookmark (the tests give every row its own ``updated_at``).
 Its schema has what a connector must map: a required key, a date-time replication key, a nested
 object with a nullable field, a decimal as ``multipleOf`` and one as ``singer.decimal``, a
 nullable date and an array. ``fail_after`` makes it crash after that many rows (a non-zero exit
@@ -56,7 +57,8 @@ class OrdersStream(Stream):
     ).to_dict()
 
     def get_records(self, context: Mapping[str, Any] | None) -> Iterable[dict[str, Any]]:
-        after = (self.get_starting_replication_key_value(context) or "", -1)
+        start = self.get_starting_replication_key_value(context)
+        after = ("", -1) if start is None else (start, 2**62)  # strictly after the bookmark
         page_size, fail_after = int(self.config["page_size"]), self.config.get("fail_after")
         sent = 0
         with sqlite3.connect(self.config["database"]) as connection:
