@@ -1,8 +1,10 @@
 """SingerSourceTask: runs a Singer tap and returns its RECORDs, with its STATE as the source offset.
 
-One source partition per tap, ``{"tap": "<executable's name>"}``, whose offset is the tap's
-STATE value: start() reads it back from the offset store and passes it with ``--state``, so each
-run continues where the last committed one stopped. Which STATE a record carries is
+One source partition per tap, ``{"tap": "<executable's name>"}``, whose offset holds the tap's
+STATE value as compact JSON text, ``{"state": "{\"bookmarks\": ...}"}``: Kafka Connect's offsets
+may hold only primitive values (its ``OffsetUtils.validateFormat``), and a Singer state nests.
+start() reads it back from the offset store and passes it with ``--state``, so each run continues
+where the last committed one stopped. Which STATE a record carries is
 :class:`~kopycat.connectors.singer.state_gate.StateGate`'s rule. SCHEMA messages become each
 stream's Connect schemas (:mod:`~kopycat.connectors.singer.json_schema`); a stream's
 ``key_properties`` become the record key.
@@ -53,12 +55,23 @@ from kopycat.connectors.singer.source_config import (
 from kopycat.connectors.singer.state_gate import StateGate
 from kopycat.connectors.singer.tap_process import TapProcess
 
-__all__ = ["SingerSourceTask", "tap_partition"]
+__all__ = ["STATE_FIELD", "SingerSourceTask", "state_of", "tap_partition"]
 
 log = logging.getLogger(__name__)
 
 Entry = tuple[StreamSchema, Struct]
 _POLL_WAIT_S = 1.0
+STATE_FIELD = "state"
+
+
+def state_of(offset: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The Singer state a stored source offset holds, or None for none."""
+    if offset is None or offset.get(STATE_FIELD) is None:
+        return None
+    state = json.loads(str(offset[STATE_FIELD]))
+    if not isinstance(state, dict):
+        raise DataError(f"The stored Singer state is not a JSON object: {str(offset[STATE_FIELD])[:200]}")
+    return state
 
 
 def tap_partition(executable: str) -> dict[str, str]:
@@ -89,7 +102,8 @@ class SingerSourceTask(SourceTask):
                                    list(config[SELECT_CONFIG]))
         self.catalog_file = None if catalog is None else self._private_file("catalog.json", catalog)
         self.schemas: dict[str, StreamSchema] = {}
-        self.gate: StateGate[Entry] = StateGate(self.context.offset_reader.offset(self.partition), self.limit)
+        self.gate: StateGate[Entry] = StateGate(state_of(self.context.offset_reader.offset(self.partition)),
+                                               self.limit)
         self.finished = False
         self.restart_at = 0.0
         self._launch()
@@ -112,14 +126,29 @@ class SingerSourceTask(SourceTask):
         self.tap = TapProcess(argv)
 
     def poll(self) -> list[SourceItem] | None:
+        """The records a STATE released, waiting while the tap runs and has released none.
+
+        A silent tap is working (a query, a slow page), not caught up: returning nothing then
+        would end a bounded run early (its idle rule), so poll() waits, as the JDBC source waits
+        on its query. stop() ends the tap, so a waiting poll() returns promptly. Between tap runs
+        of a continuous run poll() returns None every second.
+        """
         if self.finished:
             raise RunComplete
-        if self.tap is None:
-            if self.stopping.wait(min(_POLL_WAIT_S, max(0.0, self.restart_at - time.monotonic()))):
-                return None
-            if time.monotonic() < self.restart_at:
-                return None
-            self._launch()
+        while not self.stopping.is_set():
+            if self.tap is None:
+                if self.stopping.wait(min(_POLL_WAIT_S, max(0.0, self.restart_at - time.monotonic()))):
+                    return None
+                if time.monotonic() < self.restart_at:
+                    return None
+                self._launch()
+            items = self._read_tap()
+            if items or self.finished:
+                return items
+        return None
+
+    def _read_tap(self) -> list[SourceItem]:
+        """Handle what the tap wrote within a second; at its end, check its exit and release all."""
         tap = self.tap
         assert tap is not None
         for message in tap.messages(self.limit, _POLL_WAIT_S):
@@ -133,7 +162,7 @@ class SingerSourceTask(SourceTask):
         items = self._items(self.gate.take())
         if not items and self.finished:
             raise RunComplete
-        return items or None
+        return items
 
     def _handle(self, message: Mapping[str, Any]) -> None:
         kind = message["type"]
@@ -163,13 +192,18 @@ class SingerSourceTask(SourceTask):
     def _items(self, ready: list[tuple[Entry, dict[str, Any] | None]]) -> list[SourceItem]:
         """Records, or batches of consecutive records of one stream schema when the run takes columns."""
         items: list[SourceItem] = []
+        offsets: dict[int, dict[str, Any] | None] = {}
+        for _, state in ready:
+            if id(state) not in offsets:
+                offsets[id(state)] = None if state is None else {
+                    STATE_FIELD: json.dumps(state, separators=(",", ":"))}
         start = 0
         while start < len(ready):
             schema = ready[start][0][0]
             end = start + 1
             while end < len(ready) and ready[end][0][0] is schema:
                 end += 1
-            records = [self._record(schema, value, offset) for (_, value), offset in ready[start:end]]
+            records = [self._record(schema, value, offsets[id(state)]) for (_, value), state in ready[start:end]]
             batch = self._batch(schema, records) if end - start > 1 and self.context.takes_columns else None
             if batch is not None:
                 items.append(batch)
