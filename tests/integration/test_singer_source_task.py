@@ -1,4 +1,5 @@
-"""SingerSourceTask running tap-orders (a singer-sdk tap): records, keys, state as offset, resumption, failure."""
+"""SingerSourceTask running tap-orders (a singer-sdk tap) as a child process: records, keys, state as
+offset, resumption, failure. No broker: the task is driven directly, its offsets from a dict."""
 
 from __future__ import annotations
 
