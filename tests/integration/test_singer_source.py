@@ -3,7 +3,8 @@
 tap-orders (tests/support, built with singer-sdk) reads a SQLite table incrementally. Two runs
 with new rows between: the second writes only the new rows; the state stored in the offsets topic
 is the last STATE the tap wrote; the topic holds the tap's records (keys, values, schemas as
-JsonConverter writes them). A tap that exits non-zero fails the run with its stderr.
+JsonConverter writes them). A tap that exits non-zero fails the run with its stderr. The tap's
+database setting comes through a config provider, as a secret would.
 """
 
 from __future__ import annotations
@@ -60,12 +61,15 @@ def setup(tmp_path: Path, worker: dict[str, str], topic_name: str) -> dict[str, 
     database = tmp_path / "orders.db"
     insert_orders(str(database), order_rows(range(1, 8)))
     tap = tap_executable(tmp_path)
+    secrets = _properties(tmp_path / "secrets.properties", {"database": str(database)})
     worker_file = _properties(tmp_path / "worker.properties", {
-        **worker, "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+        **worker, "config.providers": "file",
+        "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
+        "key.converter": "org.apache.kafka.connect.json.JsonConverter",
         "value.converter": "org.apache.kafka.connect.json.JsonConverter",
         "value.converter.decimal.format": "NUMERIC"})
     connector = {"name": f"{topic_name}-singer", "connector.class": "kopycat.connectors.singer.SingerSourceConnector",
-                 "singer.tap.executable": str(tap), "singer.tap.config.database": str(database),
+                 "singer.tap.executable": str(tap), "singer.tap.config.database": f"${{file:{secrets}:database}}",
                  "singer.tap.config.page_size": "2", "topic.prefix": f"{topic_name}."}
     return {"database": database, "tap": tap, "worker": worker_file, "connector": connector,
             "topic": f"{topic_name}.orders"}
