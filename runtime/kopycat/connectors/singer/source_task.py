@@ -153,6 +153,9 @@ class SingerSourceTask(SourceTask):
         assert tap is not None
         for message in tap.messages(self.limit, _POLL_WAIT_S):
             self._handle(message)
+        if tap.ended and self.stopping.is_set():  # stop() ended it: its exit code says nothing
+            self.tap = None
+            return []
         if tap.ended:
             tap.check_exit()
             self.gate.end()
