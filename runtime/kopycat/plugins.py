@@ -58,6 +58,8 @@ _BUILTIN_CONNECTORS: Final = {
         "kopycat.connectors.postgres_cdc.source_connector:PostgresConnector",
     "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector":
         "kopycat.connectors.mirror.heartbeat:MirrorHeartbeatConnector",
+    "kopycat.connectors.singer.SingerSourceConnector":
+        "kopycat.connectors.singer.source_connector:SingerSourceConnector",
 }
 """Kafka's (or Confluent's) class name -> ours, imported only when asked for."""
 
