@@ -1,4 +1,6 @@
-"""Fixtures for real services: Kafka brokers, PostgreSQL, moto S3, a Schema Registry, HDFS. Nothing here is a fake.
+"""Fixtures for real services: Kafka brokers, PostgreSQL, moto S3, a Schema Registry, HDFS, a Spark cluster.
+
+Nothing here is a fake.
 
 Services are session-scoped (started once, on first use) and hand each test its own topic,
 database or bucket, so tests never see each other's data.
@@ -19,6 +21,7 @@ from kopycat.dev.postgres import LocalPostgres
 from kopycat.dev.s3 import LocalS3
 from kopycat.dev.schema_registry import LocalSchemaRegistry
 from kopycat.dev.secured_kafka import SecuredKafkaBroker
+from kopycat.dev.spark_cluster import LocalSparkCluster
 
 INTEGRATION_DIR = Path(__file__).parent / "integration"
 
@@ -128,6 +131,13 @@ def hdfs_url(hdfs_server: LocalHdfs) -> str:
     Tests write below a directory of their own name (``{hdfs_url}/{topic_name}``).
     """
     return hdfs_server.url
+
+
+@pytest.fixture(scope="session")
+def spark_cluster() -> Iterator[LocalSparkCluster]:
+    """A Spark standalone cluster for the session: a master and two 1-core, 512m workers on 127.0.0.1."""
+    with LocalSparkCluster() as cluster:
+        yield cluster
 
 
 @pytest.fixture(scope="session")
