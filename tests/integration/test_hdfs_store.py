@@ -2,8 +2,8 @@
 
 The Python sink writes ``hdfs://`` through WebHDFS; ``kopycat run`` (a child process, as a user
 runs it) is killed with SIGKILL while it writes, then run again: every offset must be in exactly
-one committed file, each file holding exactly the offsets its name says, and nothing under the
-temp dir may carry a committed name. The Spark export writes the same store through Spark's own
+one committed file, each file holding exactly the offsets its name says, and the rerun removes what
+the killed run left in the temp dir. The Spark export writes the same store through Spark's own
 Hadoop client, with the same file names.
 """
 
@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from kopycat.connectors.files.committed_files import TEMP_DIR, committed_name
+from kopycat.connectors.files.partition_writer import MANIFEST_SUFFIX
 from kopycat.connectors.files.spark_export import run_spark_export, spark_export_job
 from kopycat.connectors.files.store import Store
 from kopycat.connectors.files.store_factory import open_store
@@ -64,17 +65,24 @@ def test_a_run_killed_mid_file_on_hdfs_leaves_every_offset_once_after_a_rerun(
     log = tmp_path / "run.log"
     committed = reader(store, topic_name)[0]
 
+    def committed_and_writing() -> bool:
+        """A file committed and the next one being written: the moment to kill."""
+        paths = committed()
+        return (any(f"/{TEMP_DIR}/" not in p for p in paths)
+                and any(f"/{TEMP_DIR}/" in p and not p.endswith(MANIFEST_SUFFIX) for p in paths))
+
     process = start_run(worker, connector, log)
     deadline = time.monotonic() + 300
-    while not [p for p in committed() if f"/{TEMP_DIR}/" not in p and p.endswith(".parquet")]:
+    while not committed_and_writing():
         assert process.poll() is None, f"the run ended before a file was committed: {log.read_text()[-3000:]}"
         assert time.monotonic() < deadline, log.read_text()[-3000:]
         time.sleep(0.05)
-    time.sleep(0.3)
     process.send_signal(signal.SIGKILL)
     process.wait(30)
     after_kill = read_committed(*reader(store, topic_name), topic=topic_name)
     assert 0 < sum(map(len, after_kill.values())) < count, "the kill came after the copy was done"
+    temp_dir = store.path("topics", topic_name, TEMP_DIR)
+    left_by_kill = list(store.list_files(temp_dir))
 
     rerun = start_run(worker, connector, log)
     assert rerun.wait(600) == 0, log.read_text()[-3000:]
@@ -83,6 +91,8 @@ def test_a_run_killed_mid_file_on_hdfs_leaves_every_offset_once_after_a_rerun(
     assert_every_id_once(files, count)
     assert all(len(ids) <= 700 for ids in files.values())
     assert set(after_kill) <= set(files), "a rerun removed a file the killed run had committed"
+    assert list(store.list_files(temp_dir)) == [], "the rerun left temp files behind"
+    print(f"hdfs: {len(files)} files; the kill left {len(left_by_kill)} temp files, removed by the rerun")
 
 
 def test_a_spark_export_to_hdfs_commits_the_python_sinks_file_names(
