@@ -96,11 +96,11 @@ def test_a_run_killed_mid_file_on_hdfs_leaves_every_offset_once_after_a_rerun(
 
 
 def test_a_spark_export_to_hdfs_commits_the_python_sinks_file_names(
-        bootstrap_servers: str, topic_name: str, hdfs_server: LocalHdfs) -> None:
+        bootstrap_servers: str, topic_name: str, hdfs_url: str, hdfs_server: LocalHdfs) -> None:
     count, name = 3_000, f"export-{uuid.uuid4().hex[:8]}"
     ranges = produce_orders(bootstrap_servers, topic_name, count)
     root = f"export-{topic_name}"
-    job = spark_export_job(ranges, store_url=f"{hdfs_server.url}/{root}", connector_name=name,
+    job = spark_export_job(ranges, store_url=f"{hdfs_url}/{root}", connector_name=name,
                            bootstrap_servers=bootstrap_servers)
 
     result = run_spark_export(job, timeout=1500)
@@ -110,6 +110,6 @@ def test_a_spark_export_to_hdfs_commits_the_python_sinks_file_names(
     assert_every_id_once(files, count)
     assert sorted(files) == [committed_name(topic_name, r.partition, 0, r.end - 1, "parquet") for r in ranges]
     assert [f.path for f in result.files] == [
-        f"{hdfs_server.url}/{root}/topics/{topic_name}/partition={r.partition}/"
+        f"{hdfs_url}/{root}/topics/{topic_name}/partition={r.partition}/"
         f"{committed_name(topic_name, r.partition, 0, r.end - 1, 'parquet')}" for r in ranges]
     assert not [p for p in store.list_files(store.path("topics", topic_name, TEMP_DIR))]
