@@ -1,4 +1,6 @@
-"""Fixtures for real services: Kafka brokers, PostgreSQL, moto S3, a Schema Registry. Nothing here is a fake.
+"""Fixtures for real services: Kafka brokers, PostgreSQL, moto S3, a Schema Registry, HDFS, a Spark cluster.
+
+Nothing here is a fake.
 
 Services are session-scoped (started once, on first use) and hand each test its own topic,
 database or bucket, so tests never see each other's data.
@@ -12,12 +14,14 @@ from pathlib import Path
 
 import pytest
 
+from kopycat.dev.hdfs import LocalHdfs
 from kopycat.dev.kafka_broker import LocalKafkaBroker
 from kopycat.dev.kafka_connect import LocalKafkaConnect
 from kopycat.dev.postgres import LocalPostgres
 from kopycat.dev.s3 import LocalS3
 from kopycat.dev.schema_registry import LocalSchemaRegistry
 from kopycat.dev.secured_kafka import SecuredKafkaBroker
+from kopycat.dev.spark_cluster import LocalSparkCluster
 
 INTEGRATION_DIR = Path(__file__).parent / "integration"
 
@@ -111,6 +115,29 @@ def schema_registry() -> Iterator[str]:
     """A real Schema Registry (Apicurio, in memory) for the session: Confluent's API URL."""
     with LocalSchemaRegistry(name="schema-registry-test") as registry:
         yield registry.url
+
+
+@pytest.fixture(scope="session")
+def hdfs_server() -> Iterator[LocalHdfs]:
+    """A real HDFS (Hadoop's MiniDFSCluster: a NameNode and a DataNode) for the session."""
+    with LocalHdfs(name="hdfs-test") as hdfs:
+        yield hdfs
+
+
+@pytest.fixture(scope="session")
+def hdfs_url(hdfs_server: LocalHdfs) -> str:
+    """The session's HDFS, ``hdfs://127.0.0.1:PORT``; its WebHDFS address is ``hdfs_server.webhdfs_url``.
+
+    Tests write below a directory of their own name (``{hdfs_url}/{topic_name}``).
+    """
+    return hdfs_server.url
+
+
+@pytest.fixture(scope="session")
+def spark_cluster() -> Iterator[LocalSparkCluster]:
+    """A Spark standalone cluster for the session: a master and two 1-core, 512m workers on 127.0.0.1."""
+    with LocalSparkCluster() as cluster:
+        yield cluster
 
 
 @pytest.fixture(scope="session")

@@ -30,6 +30,8 @@
     kopycat dev postgres     run a throwaway PostgreSQL server in the foreground
     kopycat dev schema-registry
                              run a Schema Registry (Apicurio, Confluent's API) in the foreground
+    kopycat dev hdfs         run a real HDFS (MiniDFSCluster: NameNode + DataNode) in the foreground,
+                             printing store.url and hdfs.webhdfs.url
     kopycat dev demo         the README's demo pipeline on embedded defaults
 
 Output for people goes to stdout; errors exit non-zero with one clear line.
@@ -104,6 +106,15 @@ def _dev_schema_registry(args: argparse.Namespace) -> int:
     with LocalSchemaRegistry(name="dev-schema-registry") as registry:
         print(f"schema.registry.url={registry.url}", flush=True)
         _serve_until_interrupted("Schema Registry", registry.url)
+    return 0
+
+
+def _dev_hdfs(args: argparse.Namespace) -> int:
+    from kopycat.dev.hdfs import LocalHdfs
+
+    with LocalHdfs(name="dev-hdfs") as hdfs:
+        print(f"store.url={hdfs.url}/data\nhdfs.webhdfs.url={hdfs.webhdfs_url}", flush=True)
+        _serve_until_interrupted("HDFS", hdfs.url)
     return 0
 
 
@@ -323,6 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
     dev.add_parser("postgres", help="run a PostgreSQL server").set_defaults(func=_dev_postgres)
     dev.add_parser("schema-registry", help="run a Schema Registry (Apicurio, Confluent's API)").set_defaults(
         func=_dev_schema_registry)
+    dev.add_parser("hdfs", help="run a real HDFS (MiniDFSCluster) with WebHDFS").set_defaults(func=_dev_hdfs)
     demo = dev.add_parser("demo", help="run the demo pipeline: the shop DAGs through Airflow")
     demo.add_argument("--orders", type=int, default=5_000, help="orders in the demo shop (default 5000)")
     demo.set_defaults(func=_dev_demo)

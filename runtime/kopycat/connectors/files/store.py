@@ -1,7 +1,9 @@
-"""Where a storage sink's files go: local disk, HDFS or S3. Local and HDFS through pyarrow.fs, S3 through boto3.
+"""Where a storage sink's files go: local disk, HDFS or S3. Local through pyarrow.fs, HDFS through
+WebHDFS (:mod:`~kopycat.connectors.files.webhdfs_store`, fsspec's client as a pyarrow filesystem),
+S3 through boto3.
 
-Why pyarrow.fs for local and HDFS and not fsspec: the Parquet writer is pyarrow's already, and
-pyarrow.fs speaks local and HDFS (libhdfs) with no further dependency. Why not for S3 as well
+Why pyarrow.fs: the Parquet writer is pyarrow's already. Why not pyarrow's HadoopFileSystem for
+HDFS: it needs libhdfs and a Hadoop installation in the Python process. Why not pyarrow for S3
 (:mod:`~kopycat.connectors.files.s3_store`): pyarrow's S3FileSystem has no part size, so
 Confluent's ``s3.part.size`` could not be honoured, and its move is one CopyObject, which S3
 refuses above 5 GB; boto3 (the ``s3`` extra, imported only for an s3 store) does both.
@@ -37,8 +39,8 @@ from kopycat.api.config import NO_DEFAULT, ConfigDef, ConfigType, Importance, No
 from kopycat.api.errors import ConfigError, RetriableError
 
 __all__ = [
-    "ArrowStore", "S3_BUCKET_CONFIG", "S3_ENDPOINT_CONFIG", "S3_PART_SIZE_CONFIG", "S3_REGION_CONFIG",
-    "STORE_CONFIG", "STORE_URL_CONFIG", "Store", "StoreLocation", "locate_store", "s3_key_pair",
+    "ArrowStore", "HDFS_WEBHDFS_URL_CONFIG", "S3_BUCKET_CONFIG", "S3_ENDPOINT_CONFIG", "S3_PART_SIZE_CONFIG",
+    "S3_REGION_CONFIG", "STORE_CONFIG", "STORE_URL_CONFIG", "Store", "StoreLocation", "locate_store", "s3_key_pair",
 ]
 
 log = logging.getLogger(__name__)
@@ -50,6 +52,7 @@ S3_ENDPOINT_CONFIG: Final = "s3.endpoint.url"
 AWS_ACCESS_KEY_CONFIG: Final = "aws.access.key.id"
 AWS_SECRET_KEY_CONFIG: Final = "aws.secret.access.key"  # noqa: S105 - a key name
 S3_PART_SIZE_CONFIG: Final = "s3.part.size"
+HDFS_WEBHDFS_URL_CONFIG: Final = "hdfs.webhdfs.url"
 
 S3_MIN_PART_SIZE: Final = 5 * 1024 * 1024
 """S3's smallest part (all but the last part of a multipart upload)."""
@@ -84,6 +87,11 @@ STORE_CONFIG: Final = (
             "committed by a copy in parts of this size (so files over 5 GB commit). At least 5242880, "
             "S3's smallest part; a task holds about one part in memory per file it writes.",
             group=_GROUP, order_in_group=7, display_name="S3 Part Size")
+    .define(HDFS_WEBHDFS_URL_CONFIG, ConfigType.STRING, "", None, Importance.MEDIUM,
+            "The NameNode's HTTP address, where WebHDFS answers, for hdfs:// store URLs (the Python "
+            "sink writes HDFS through WebHDFS; Spark through the hdfs:// URL itself); empty: the "
+            "store.url host on port 9870, e.g. http://namenode:9870.",
+            group=_GROUP, order_in_group=8, display_name="WebHDFS URL")
 )
 """The storage keys every file-writing sink shares."""
 

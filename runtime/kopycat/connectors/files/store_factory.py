@@ -1,9 +1,9 @@
-"""Open the store ``store.url`` names: local disk and HDFS through pyarrow.fs, S3 through boto3.
+"""Open the store ``store.url`` names: local disk through pyarrow.fs, HDFS through WebHDFS, S3 through boto3.
 
 The one module that knows every :class:`~kopycat.connectors.files.store.Store` kind. It is apart
 from :mod:`~kopycat.connectors.files.store` because the S3 store builds on that module's contract:
 ``store`` <- ``s3_store`` <- ``store_factory`` keeps the imports one way. boto3 (the ``s3`` extra) is
-imported only when an s3 store is opened.
+imported only when an s3 store is opened, fsspec (the ``hdfs`` extra) only when an hdfs one is.
 """
 
 from __future__ import annotations
@@ -11,18 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import pyarrow as pa
 import pyarrow.fs as pafs
 
-from kopycat.api.errors import ConfigError, ConnectError
-from kopycat.connectors.files.store import (
-    STORE_CONFIG,
-    STORE_URL_CONFIG,
-    ArrowStore,
-    Store,
-    StoreLocation,
-    locate_store,
-)
+from kopycat.api.errors import ConfigError
+from kopycat.connectors.files.store import STORE_CONFIG, STORE_URL_CONFIG, ArrowStore, Store, locate_store
 
 __all__ = ["open_store"]
 
@@ -40,14 +32,12 @@ def open_store(props: Mapping[str, Any]) -> Store:
                                       f"'kopycat[s3]'") from exc
         return open_s3_store(values, location)
     if location.scheme == "hdfs":
-        return ArrowStore(location.root, location.url, _hdfs_filesystem(location))
+        try:
+            from kopycat.connectors.files.webhdfs_store import open_webhdfs_store
+        except ImportError as exc:
+            raise ConfigError.for_key(STORE_URL_CONFIG, location.url,
+                                      f"needs fsspec and requests (WebHDFS), which are not installed ({exc}): "
+                                      f"pip install 'kopycat[hdfs]'") from exc
+        return open_webhdfs_store(values, location)
     return ArrowStore(location.root, location.url, pafs.LocalFileSystem())
 
-
-def _hdfs_filesystem(location: StoreLocation) -> pafs.FileSystem:
-    try:
-        return pafs.HadoopFileSystem.from_uri(f"hdfs://{location.authority}")
-    except (OSError, pa.ArrowException) as exc:
-        raise ConnectError(f"Cannot reach HDFS for {STORE_URL_CONFIG}={location.url}: {exc}. pyarrow needs a Hadoop "
-                           f"client: set HADOOP_HOME, JAVA_HOME and CLASSPATH=$(hadoop classpath --glob) "
-                           f"(or ARROW_LIBHDFS_DIR)") from exc
