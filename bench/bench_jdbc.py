@@ -40,12 +40,12 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Consumer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from bench.bench_file_pipeline import warm_up
-from bench.bench_raw_kafka import PRODUCER_SETTINGS
+from bench.bench_raw_kafka import raw_produce as fair_produce
 from bench.common import (
     ROUNDS,
     BenchResult,
@@ -180,17 +180,8 @@ def check_copy(database: Database, table: str, rows: int) -> None:
 
 
 def raw_produce(bootstrap: str, topic: str, rows: int, size: int) -> Measure:
-    """``rows`` values of ``size`` bytes, bench_raw_kafka's producer loop: the produce limit."""
-    producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER_SETTINGS})
-    send, poll, value = producer.produce, producer.poll, b"x" * size
-    with Span() as span:
-        for i in range(rows):
-            send(topic, value)
-            if i & 0xFFFF == 0:
-                poll(0)
-        if producer.flush(120) != 0:
-            raise RuntimeError(f"the raw producer left records to {topic} undelivered")
-    return Measure.of(f"raw confluent-kafka Producer, {size} B values", rows, span)
+    """``rows`` values of ``size`` bytes by bench_raw_kafka's fair producer: the produce limit."""
+    return fair_produce(bootstrap, topic, rows, b"x" * size, f"raw confluent-kafka Producer, {size} B values")
 
 
 def new_topic(admin: AdminClient, topic: str) -> str:
@@ -337,12 +328,15 @@ def table(source: Source, sink: Measure, copy: Measure) -> str:
 def results(source: Source, sink: Measure, copy: Measure) -> list[BenchResult]:
     """The anchors, each source mode against the limit (with the goal) and the sink against COPY."""
     unit = "rows/s"
-    return [BenchResult("jdbc_pg_copy_to_stdout", source.read.rate, unit=unit),
-            BenchResult(f"jdbc_raw_produce_{source.record_bytes}B", source.produce.rate, unit=unit),
+    limit_spread = min(source.read, source.produce, key=lambda m: m.rate).spread  # the limiting anchor's
+    return [BenchResult("jdbc_pg_copy_to_stdout", source.read.rate, unit=unit, spread=source.read.spread),
+            BenchResult(f"jdbc_raw_produce_{source.record_bytes}B", source.produce.rate, unit=unit,
+                        spread=source.produce.spread),
             BenchResult("jdbc_source_bulk_vs_limit", source.bulk.rate, source.limit, unit=unit,
-                        goal=SOURCE_GOAL),
+                        goal=SOURCE_GOAL, spread=source.bulk.spread, anchor_spread=limit_spread),
             BenchResult("jdbc_source_incrementing_vs_limit", source.incrementing.rate,
-                        source.limit, unit=unit, goal=SOURCE_GOAL),
+                        source.limit, unit=unit, goal=SOURCE_GOAL, spread=source.incrementing.spread,
+                        anchor_spread=limit_spread),
             BenchResult("jdbc_pg_copy_from_stdin", copy.rate, unit=unit),
             BenchResult("jdbc_sink_upsert_vs_copy_from", sink.rate, copy.rate, unit=unit)]
 

@@ -42,24 +42,28 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from confluent_kafka import Consumer, KafkaException, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
-from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin import AdminClient, NewTopic
 
-from bench.bench_file_pipeline import connect_libs, create_topic, warm_up
-from bench.bench_raw_kafka import PRODUCER_SETTINGS, consume
+from bench.bench_file_pipeline import connect_libs
+from bench.bench_raw_kafka import PRODUCER_SETTINGS, new_topic, raw_consume, warm_up
 from bench.common import (
     BenchResult,
     Measure,
     Span,
     check_count,
     cpu_seconds,
+    delete_topic,
+    median_rounds,
     profiled,
+    rounds_lines,
     shared_broker,
     size_and_switch,
+    spread_of,
     vm_hwm_mib,
 )
 from kopycat.dev.kafka_connect import LocalKafkaConnect
@@ -72,6 +76,7 @@ RECORDS = 2_000_000
 VALUE_BYTES = 100
 GOAL_MM2 = 1.0
 SOURCE_ALIAS, TARGET_ALIAS = "src", "dst"
+OFFSET_SYNCS_TOPIC = f"mm2-offset-syncs.{TARGET_ALIAS}.internal"
 MIRROR_SOURCE = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
 BYTE_ARRAY = "org.apache.kafka.connect.converters.ByteArrayConverter"
 # What both engines run with (MM2's defaults, written out so a changed default shows here).
@@ -92,14 +97,16 @@ TIMEOUT_S = 900.0
 class Options:
     records: int = RECORDS
     profile: bool = False
+    rounds: int = 3
 
 
 def parse_options(argv: Sequence[str]) -> Options:
-    """``--records N`` (default 2,000,000) and ``--profile`` (the cProfile report instead)."""
+    """``--records N`` (default 2,000,000), ``--rounds N`` and ``--profile`` (the cProfile report instead)."""
     args = size_and_switch(argv, bench="mirror", doc=__doc__,
                            size=("--records", RECORDS, "records in each source topic"),
-                           switch=("--profile", "run Kopycat's mirror task under cProfile instead of the bench"))
-    return Options(records=args.records, profile=args.profile)
+                           switch=("--profile", "run Kopycat's mirror task under cProfile instead of the bench"),
+                           rounds=True)
+    return Options(records=args.records, profile=args.profile, rounds=args.rounds)
 
 
 # ------------------------------------------------------------------ topics
@@ -175,6 +182,11 @@ class Copy:
     measure: Measure
     first_s: float | None   # start -> first record in the remote topic
     landed_s: float | None  # start -> Nth record in the remote topic
+    walls: tuple[float, ...] = ()  # every round's wall time (bench.common.median_rounds)
+
+    @property
+    def wall_s(self) -> float:
+        return self.measure.wall_s
 
     @property
     def steady_rate(self) -> float | None:
@@ -185,13 +197,6 @@ class Copy:
 
 
 # ------------------------------------------------------------------ the anchor
-
-
-def raw_consume(bootstrap: str, topic: str, records: int) -> Measure:
-    """bench_raw_kafka's consumer over the N records: the read side's physical limit."""
-    with Span() as span:
-        rate = consume(bootstrap, topic, records)
-    return Measure("raw confluent-kafka Consumer", records, records / rate, span.cpu_s, span.rss_mib)
 
 
 # ------------------------------------------------------------------ Kopycat
@@ -268,17 +273,6 @@ def mm2_copy(worker: LocalKafkaConnect, bootstrap: str, topic: str, records: int
     return Copy(Measure(mover, records, watch.done_s, cpu, rss), watch.first_s, watch.done_s)
 
 
-def mm2_mirror(bootstrap: str, cold_topic: str, warm_topic: str, records: int) -> tuple[Copy, Copy]:
-    """Kafka's MirrorSourceConnector in one Kafka Connect worker: ``cold_topic`` first, on a JVM
-    that has compiled nothing of the copy path yet (its C2 compiler busy for much of the copy),
-    then ``warm_topic`` with a second connector, on the code the first one warmed up."""
-    connect_libs()  # fetched before the worker starts, which would not wait for them
-    with LocalKafkaConnect(bootstrap, name="bench-mm2", heap="1g", jvm_options=KAFKA_JVM_OPTIONS) as worker:
-        cold = mm2_copy(worker, bootstrap, cold_topic, records, f"MM2 {MM2_VERSION}, cold JVM")
-        warm = mm2_copy(worker, bootstrap, warm_topic, records, f"MM2 {MM2_VERSION}, warm JVM")
-    return cold, warm
-
-
 # ------------------------------------------------------------------ report
 
 
@@ -312,43 +306,81 @@ def table(raw: Measure, kopycat: Copy, cold: Copy, warm: Copy) -> str:
          f"{'first s':>7} {'landed s':>8} {'steady r/s':>10}"),
         _row(raw), _row(k, kopycat), _row(cold.measure, cold), _row(warm.measure, warm),
         f"  Kopycat RunSummary.duration_s {_num(k.duration_s, '.2f')} s; Kopycat/raw {k.rate / raw.rate:.2f}",
-        _ratios("warm", kopycat, warm, f" (goal >= {GOAL_MM2})"), _ratios("cold", kopycat, cold)])
+        _ratios("warm", kopycat, warm, f" (goal >= {GOAL_MM2})"), _ratios("cold", kopycat, cold),
+        (f"  start-up (start -> first record landed): Kopycat {_num(kopycat.first_s, '.2f')} s, "
+         f"MM2 warm {_num(warm.first_s, '.2f')} s, MM2 cold {_num(cold.first_s, '.2f')} s"),
+        (f"  steady (first -> last record landed): Kopycat {_num(kopycat.steady_rate, ',.0f')} records/s, "
+         f"MM2 warm {_num(warm.steady_rate, ',.0f')} records/s, MM2 cold {_num(cold.steady_rate, ',.0f')} records/s"),
+        *rounds_lines([raw, kopycat.measure, warm.measure])])
 
 
 def results(raw: Measure, kopycat: Copy, cold: Copy, warm: Copy) -> list[BenchResult]:
     """The anchor, Kopycat against warm MM2 (the goal; its CPU too) and cold MM2, and raw."""
     k, m = kopycat.measure, warm.measure
-    found = [BenchResult("mirror_raw_consume", raw.rate),
-             BenchResult("mirror_vs_mm2_warm", k.rate, m.rate, goal=GOAL_MM2),
-             BenchResult("mirror_vs_mm2_cold", k.rate, cold.measure.rate),
-             BenchResult("mirror_vs_raw_consume", k.rate, raw.rate)]
+    spreads = {"spread": spread_of(kopycat)}
+    found = [BenchResult("mirror_raw_consume", raw.rate, spread=raw.spread),
+             BenchResult("mirror_vs_mm2_warm", k.rate, m.rate, goal=GOAL_MM2, anchor_spread=spread_of(warm), **spreads),
+             BenchResult("mirror_vs_mm2_cold", k.rate, cold.measure.rate, **spreads),
+             BenchResult("mirror_vs_raw_consume", k.rate, raw.rate, anchor_spread=raw.spread, **spreads)]
+    if kopycat.steady_rate and warm.steady_rate:
+        found.append(BenchResult("mirror_vs_mm2_warm_steady", kopycat.steady_rate, warm.steady_rate, goal=GOAL_MM2))
     if k.cpu_s and m.cpu_s:
         found.append(BenchResult("mirror_vs_mm2_warm_per_cpu", k.count / k.cpu_s, m.count / m.cpu_s,
                                  unit="records/CPU-s"))
     return found
 
 
-def source_topics(records: int) -> tuple[str, list[str]]:
-    """The broker's bootstrap and three source topics of N records each (Kopycat's, MM2's two)."""
-    bootstrap = shared_broker().bootstrap_servers
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    warm_up(bootstrap, admin)
-    topics = [create_topic(admin, f"bench-mirror-{engine}") for engine in ("kopycat", "mm2-cold", "mm2-warm")]
-    for topic in topics:
-        produce_keyed(bootstrap, topic, records)
-    return bootstrap, topics
+def source_topic(admin: AdminClient, bootstrap: str, engine: str, records: int) -> str:
+    """A source topic of N records, and its remote topic and the offset syncs topic made beforehand:
+    neither engine's clock holds topic creation."""
+    topic = new_topic(admin, f"bench-mirror-{engine}")
+    produce_keyed(bootstrap, topic, records)
+    made = admin.create_topics([NewTopic(f"{SOURCE_ALIAS}.{topic}", num_partitions=1),
+                                NewTopic(OFFSET_SYNCS_TOPIC, num_partitions=1)])
+    made[f"{SOURCE_ALIAS}.{topic}"].result(30)
+    try:
+        made[OFFSET_SYNCS_TOPIC].result(30)
+    except KafkaException:  # made by an earlier round
+        pass
+    return topic
+
+
+def copy_round(admin: AdminClient, bootstrap: str, engine: str, records: int, copy: Callable[[str], Copy]) -> Copy:
+    """One engine's copy of a fresh source topic; both topics deleted after it is checked."""
+    topic = source_topic(admin, bootstrap, engine, records)
+    try:
+        return copy(topic)
+    finally:
+        delete_topic(admin, f"{SOURCE_ALIAS}.{topic}")
+        delete_topic(admin, topic)
 
 
 def run(argv: Sequence[str] = ()) -> list[BenchResult]:
-    """The bench (``python -m bench mirror [--records N]``); ``--profile``: cProfile report."""
+    """The bench (``python -m bench mirror [--records N] [--rounds N]``); ``--profile``: cProfile report.
+
+    MM2's cold copy runs once first (the worker's JVM compiling the copy path); then raw, Kopycat
+    and warm MM2 take turns (``bench.common.median_rounds``), each round on fresh topics."""
     options = parse_options(argv)
     if options.profile:
         print(profile(options.records), flush=True)
         return []
-    bootstrap, (kopycat_topic, cold_topic, warm_topic) = source_topics(options.records)
-    raw = raw_consume(bootstrap, kopycat_topic, options.records)
-    kopycat = kopycat_mirror(bootstrap, kopycat_topic, options.records)
-    cold, warm = mm2_mirror(bootstrap, cold_topic, warm_topic, options.records)
+    records = options.records
+    bootstrap = shared_broker().bootstrap_servers
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    warm_up(bootstrap, admin)
+    raw_topic = new_topic(admin, "bench-mirror-raw")
+    produce_keyed(bootstrap, raw_topic, records)
+    connect_libs()  # fetched before the worker starts, which would not wait for them
+    with LocalKafkaConnect(bootstrap, name="bench-mm2", heap="1g", jvm_options=KAFKA_JVM_OPTIONS) as worker:
+        cold = copy_round(admin, bootstrap, "mm2-cold", records,
+                          lambda t: mm2_copy(worker, bootstrap, t, records, f"MM2 {MM2_VERSION}, cold JVM"))
+        raw, kopycat, warm = median_rounds([
+            lambda: raw_consume(bootstrap, raw_topic, records),
+            lambda: copy_round(admin, bootstrap, "kopycat", records, lambda t: kopycat_mirror(bootstrap, t, records)),
+            lambda: copy_round(admin, bootstrap, "mm2-warm", records,
+                               lambda t: mm2_copy(worker, bootstrap, t, records, f"MM2 {MM2_VERSION}, warm JVM"))],
+            options.rounds)
+    delete_topic(admin, raw_topic)
     print(table(raw, kopycat, cold, warm), flush=True)
     return results(raw, kopycat, cold, warm)
 
@@ -361,7 +393,7 @@ def profile(records: int) -> str:
     bootstrap = shared_broker().bootstrap_servers
     admin = AdminClient({"bootstrap.servers": bootstrap})
     warm_up(bootstrap, admin)
-    topic = create_topic(admin, "bench-mirror-profile")
+    topic = source_topic(admin, bootstrap, "profile", records)
     produce_keyed(bootstrap, topic, records)
     props, worker, planned = plan_kopycat(bootstrap, topic)
     summary, report = profiled("Kopycat MirrorSourceConnector", lambda: run_planned_task(props, planned, worker),
