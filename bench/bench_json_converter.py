@@ -18,8 +18,8 @@ The anchors, over the very same values:
   the cost of JSON itself, without Connect's envelope and schema.
 
 The Python movers run once untimed, then take turns for ``--rounds`` rounds
-(``bench.common.median_rounds``), timed in process CPU time (Arrow's threads included); Kafka's runs its rounds in its own JVM after its
-warm-up. Each figure is the median round, with its spread.
+(``bench.common.median_rounds``), timed in process CPU time (Arrow's threads included); Kafka's
+runs its rounds in its own JVM after its warm-up. Each figure is the median round, with its spread.
 """
 
 from __future__ import annotations
