@@ -12,7 +12,7 @@ def test_rows_reach_java_as_ten_tab_separated_fields_with_exact_doubles() -> Non
     assert len(fields) == 10
     assert fields[:5] == ["10000000003", "3", "customer 3", "user3@example.com", "Oslo"]
     assert float(fields[5]) == bench._row(3)["amount"]
-    assert fields[7] == "false"
+    assert fields[7] == "true"
     assert fields[9] == str(1_700_000_000_000 + 3 * 997)
 
 
