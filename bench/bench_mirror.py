@@ -6,34 +6,35 @@ Central, include/jars/connect-runtime) on the same broker in the same run; goal 
 
 One broker (the shared one) is both clusters: it is mirrored into itself, source alias ``src``,
 target alias ``dst``, so remote topics are ``src.<topic>`` and the offset syncs go to
-``mm2-offset-syncs.dst.internal`` on the same broker. Each engine gets its own source topic of one
-partition (MM2 two) holding the same N records (2,000,000 by default, the issue's size;
-``--records`` to change): key ``key-<n>`` (12 B), value 100 B, produced untimed with
-bench_raw_kafka's producer settings. Both run with MM2's defaults where they share a key, set
+``mm2-offset-syncs.dst.internal`` on the same broker. Every copy gets a fresh source topic of one
+partition holding the same N records (2,000,000 by default, the issue's size; ``--records`` to
+change): key ``key-<n>`` (12 B), value 100 B, produced untimed with bench_raw_kafka's producer
+settings. Its remote topic and the offset syncs topic are made beforehand for both engines, so
+neither clock holds topic creation. Both run with MM2's defaults where they share a key, set
 explicitly: ``tasks.max=1``, ``emit.offset-syncs.enabled=true``, ``offset.lag.max=100``,
-``consumer.max.poll.records=500``, ByteArrayConverter for keys, values and headers. Then, in one run:
+``consumer.max.poll.records=500``, ByteArrayConverter for keys, values and headers. The movers:
 
-- *raw*: a raw confluent-kafka ``Consumer`` reading the N records of Kopycat's source topic
-  (bench_raw_kafka's ``consume``): the physical limit of the read side;
+- *raw*: bench_raw_kafka's fair consumer (assigned, batches, Kopycat's settings) reading N
+  records: the physical limit of the read side;
 - *Kopycat*: planned (``plan_bounded_run``, untimed: Airflow's plan task) and run as an Airflow
   copy task runs it (``run_planned_task``, offsets in a ``connect-offsets``-style topic made
-  beforehand), timed from the call to its return: the task's start (clients, offsets read) and
-  its end (1 s without records = caught up, final commit) are in the clock;
+  beforehand), timed from the call until the Nth record landed in the remote topic;
 - *MM2*: a Kafka Connect worker (``LocalKafkaConnect``, distributed mode, Kafka's JVM options
   with C2, not the tests' C1-only) started untimed; timed from the connector's ``POST`` until
-  the remote topic's end offset is N, polled every 0.2 s: the connector's start (topic
-  creation, task configs, the task's start) is in the clock. Twice, on a third source topic the
-  second time, with a new connector in the same worker: *cold* (the JVM's C2 compiler competes
-  with the copy for the two cores) and *warm* (the copy path already compiled: how a long-lived
-  MM2 runs). The goal ratio is read against the warm run.
+  the Nth record landed. Once *cold* first (the JVM's C2 compiler competes with the copy for the
+  two cores), then *warm* in the rounds, a new connector each time in the same worker (the copy
+  path already compiled: how a long-lived MM2 runs). The goal ratio is read against warm MM2.
 
-Both copies must be complete: each remote topic's end offset equals N (and Kopycat's
-RunSummary counts N), or the bench fails. "landed" times come from a thread polling the remote
-topic's end offset for both engines alike: from the start (run / POST) to the first record
-there, and from that first record to the Nth ("steady"). CPU is each engine's process (all
-threads; the broker's is in neither); peak RSS is this process's during Kopycat's run (VmHWM,
-reset before) and the worker JVM's at the end. ``python -m bench mirror --profile
-[--records N]`` runs Kopycat's task under cProfile instead (CPU µs per record).
+Raw, Kopycat and warm MM2 take turns for ``--rounds`` rounds (``bench.common.median_rounds``);
+each one's median round counts and its spread is printed. Both copies must be complete: each
+remote topic's end offset equals N (and Kopycat's RunSummary counts N), or the bench fails.
+"landed" times come from a thread polling the remote topic's end offset every 0.2 s for both
+engines alike, from the same point (the run call / the POST): *start-up* is the time to the first
+record there, *steady* the rate from that first record to the Nth; both are printed for both
+engines. CPU is each engine's process (all threads; the broker's is in neither); peak RSS is this
+process's during Kopycat's run (VmHWM, reset before) and the worker JVM's at the end.
+``python -m bench mirror --profile [--records N]`` runs Kopycat's task under cProfile instead
+(CPU µs per record).
 """
 
 from __future__ import annotations
@@ -229,7 +230,9 @@ def _checked(summary: RunSummary, records: int) -> RunSummary:
 
 
 def kopycat_mirror(bootstrap: str, topic: str, records: int) -> Copy:
-    """The one planned task's bounded run, in this thread, timed around run_planned_task."""
+    """The one planned task's bounded run, in this thread: timed as MM2 is, from the call until the
+    Nth record landed in the remote topic (the run's caught-up wait and final commit come after;
+    RunSummary.duration_s shows the whole run). CPU and peak RSS are the whole call's."""
     props, worker, planned = plan_kopycat(bootstrap, topic)
     watch = EndOffsetWatch(bootstrap, f"{SOURCE_ALIAS}.{topic}", records)
     try:
@@ -241,8 +244,9 @@ def kopycat_mirror(bootstrap: str, topic: str, records: int) -> Copy:
     finally:
         watch.close()
     _checked(summary, records)
-    return Copy(Measure.of("Kopycat MirrorSourceConnector", records, span, summary.duration_s),
-                watch.first_s, watch.done_s)
+    assert watch.done_s is not None
+    return Copy(Measure("Kopycat MirrorSourceConnector", records, watch.done_s, span.cpu_s, span.rss_mib,
+                        summary.duration_s), watch.first_s, watch.done_s)
 
 
 # ------------------------------------------------------------------ MirrorMaker 2
