@@ -47,13 +47,10 @@ import io
 import os
 import pstats
 import shutil
-import subprocess
 import tempfile
 import time
-import urllib.error
-import urllib.request
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,12 +75,10 @@ from bench.common import (
     spread_of,
     vm_hwm_mib,
 )
+from bench.kafka_connect_standalone import log_tail, rest_answers, standalone
 from kopycat.api.records import TopicPartition
 from kopycat.connectors.files.filestream_sink import FileStreamSinkConnector
 from kopycat.connectors.files.filestream_source import FileStreamSourceConnector
-from kopycat.dev.jars import JarsError, ensure_jars
-from kopycat.dev.ports import free_port
-from kopycat.dev.processes import die_with_parent, java_executable, stop_process_group
 from kopycat.runtime.bounds import Bounds
 from kopycat.runtime.task_factory import build_sink_runner, build_source_runner
 from kopycat.runtime.task_parts import TaskId
@@ -99,26 +94,8 @@ STRING_CONVERTER = "org.apache.kafka.connect.storage.StringConverter"
 CONVERTERS = {"key.converter": STRING_CONVERTER, "value.converter": STRING_CONVERTER}
 KAFKA_FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 KAFKA_FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
-STANDALONE_MAIN = "org.apache.kafka.connect.cli.ConnectStandalone"
-# What bin/connect-standalone.sh and kafka-run-class.sh give the JVM (heap, G1 settings).
-JVM_OPTIONS = ["-Xms256M", "-Xmx2G", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
-               "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent",
-               "-Djava.awt.headless=true"]
-LOG4J2_PROPERTIES = """\
-status = error
-appender.file.type = File
-appender.file.name = file
-appender.file.fileName = ${sys:kopycat.bench.log}
-appender.file.layout.type = PatternLayout
-appender.file.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = INFO
-rootLogger.appenderRef.file.ref = file
-logger.clients.name = org.apache.kafka.clients
-logger.clients.level = WARN
-"""
 POLL_S = 0.2
 TIMEOUT_S = 900.0
-JARS_WAIT_S = 20 * 60.0
 
 
 @dataclass(frozen=True)
@@ -264,71 +241,12 @@ def kopycat_sink(bootstrap: str, topic: str, out: Path,
 # ------------------------------------------------------------------ Kafka Connect
 
 
-def connect_libs() -> Path:
-    """The connect-runtime jars, fetched on first use; waits (20 minutes) for a pom being added."""
-    deadline = time.monotonic() + JARS_WAIT_S
-    while True:
-        try:
-            return ensure_jars("connect-runtime")
-        except JarsError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(30)
-
-
-def _properties(path: Path, props: Mapping[str, str]) -> Path:
-    path.write_text("".join(f"{key}={value}\n" for key, value in props.items()))
-    return path
-
-
-@contextlib.contextmanager
-def standalone(bootstrap: str, connector: Mapping[str, str], workdir: Path
-               ) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
-    """A ConnectStandalone JVM running one connector: yields (process, REST port), then stops it."""
-    port = free_port()
-    worker = _properties(workdir / "worker.properties", {
-        "bootstrap.servers": bootstrap, **CONVERTERS,
-        "offset.storage.file.filename": str(workdir / "connect.offsets"),
-        "offset.flush.interval.ms": "60000", "listeners": f"http://127.0.0.1:{port}",
-        # Kafka's plugins carry ServiceLoader manifests (KIP-898): no reflective classpath scan.
-        "plugin.discovery": "service_load"})
-    log4j = workdir / "log4j2.properties"
-    log4j.write_text(LOG4J2_PROPERTIES)
-    stdout = (workdir / "stdout.log").open("wb")
-    process = subprocess.Popen(
-        [java_executable(), *JVM_OPTIONS, f"-Dlog4j2.configurationFile={log4j}",
-         f"-Dkopycat.bench.log={workdir / 'connect.log'}", "-cp", f"{connect_libs()}/*",
-         STANDALONE_MAIN, str(worker), str(_properties(workdir / "connector.properties",
-                                                       connector))],
-        stdout=stdout, stderr=subprocess.STDOUT, start_new_session=True,
-        preexec_fn=die_with_parent)  # noqa: PLW1509 - one prctl call, no locks taken
-    try:
-        yield process, port
-    finally:
-        stop_process_group(process, 30)
-        stdout.close()
-
-
-def _rest_answers(port: int) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=POLL_S) as response:
-            return bool(response.status == 200)
-    except (OSError, urllib.error.URLError):
-        return False
-
-
-def _log_tail(workdir: Path, lines: int = 40) -> str:
-    path = workdir / "connect.log"
-    text = path.read_text(errors="replace") if path.exists() else "(no log)"
-    return "\n".join(text.splitlines()[-lines:])
-
-
 def kafka_connect(bootstrap: str, mover: str, connector: Mapping[str, str],
                   progress: Callable[[], int]) -> Measure:
     """Launch Kafka Connect with ``connector``; poll ``progress`` (records done) to RECORDS."""
     workdir = Path(tempfile.mkdtemp(prefix="kopycat-bench-connect-"))
     try:
-        with standalone(bootstrap, connector, workdir) as (process, port):
+        with standalone(bootstrap, CONVERTERS, connector, workdir) as (process, port):
             launched = time.perf_counter()
             start_s = first_s = first_cpu = None
             while (done := progress()) < RECORDS:
@@ -336,8 +254,8 @@ def kafka_connect(bootstrap: str, mover: str, connector: Mapping[str, str],
                 if process.poll() is not None or now > TIMEOUT_S:
                     raise RuntimeError(f"Kafka Connect ({mover}) did {done:,} of {RECORDS:,} "
                                        f"records in {now:.0f} s (exit code {process.poll()}):\n"
-                                       f"{_log_tail(workdir)}")
-                if start_s is None and _rest_answers(port):
+                                       f"{log_tail(workdir)}")
+                if start_s is None and rest_answers(port):
                     start_s = now
                 if first_s is None and done > 0:
                     first_s, first_cpu = now, cpu_seconds(process.pid)

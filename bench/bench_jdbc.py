@@ -44,8 +44,8 @@ from confluent_kafka import Consumer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from bench.bench_file_pipeline import warm_up
 from bench.bench_raw_kafka import raw_produce as fair_produce
+from bench.bench_raw_kafka import warm_up
 from bench.common import (
     ROUNDS,
     BenchResult,

@@ -50,7 +50,6 @@ from confluent_kafka import Consumer, KafkaException, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from bench.bench_file_pipeline import connect_libs
 from bench.bench_raw_kafka import PRODUCER_SETTINGS, new_topic, raw_consume, warm_up
 from bench.common import (
     BenchResult,
@@ -67,6 +66,7 @@ from bench.common import (
     spread_of,
     vm_hwm_mib,
 )
+from bench.kafka_connect_standalone import connect_libs
 from kopycat.dev.kafka_connect import LocalKafkaConnect
 from kopycat.runtime.bounded_plan import PlannedTask, plan_bounded_run
 from kopycat.runtime.bounded_run import run_planned_task
