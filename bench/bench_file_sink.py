@@ -9,9 +9,9 @@ envelope) to a fresh topic of two partitions on the shared broker, record n to p
 turns, and each one's median run counts (``bench.common.median_rounds``; every round is printed and
 checked). Then, once each:
 
-- *consume limit*: a raw confluent-kafka ``Consumer`` (bench_raw_kafka's settings, with
+- *consume limit*: bench_raw_kafka's fair consumer (Kopycat's sink consumer settings, with
   ``fetch.queue.backoff.ms``) assigned both partitions, reading all N messages with
-  ``consume(10000)``; clock from the first ``consume`` to the Nth message;
+  ``consume(10000)``; clock from after the assignment to the Nth message;
 - *write limit*: the same N rows already in memory as a pyarrow Table (built untimed from the
   Python values, schema ``kopycat.api.arrow.to_arrow_schema`` of the record schema), one timed
   ``pyarrow.parquet.write_table`` to a local temp dir (snappy, the sink's row group size);

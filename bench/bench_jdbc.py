@@ -10,7 +10,8 @@ key, two INTEGERs, two TEXTs, a NUMERIC(12, 2) and a TIMESTAMP) in the shared Po
   schemas (Kafka Connect's default), no keys. Its limit is the slower of two anchors:
   ``COPY table TO STDOUT`` read through psycopg (the server's fastest way out: no parsing) and
   a raw confluent-kafka producer sending N values of the connector's mean record size
-  (bench_raw_kafka's client settings). Goal: >= 0.5x of min(read limit, produce limit). The two
+  (bench_raw_kafka's fair producer: Kopycat's source producer settings, metadata fetched before
+  the clock). Goal: >= 0.5x of min(read limit, produce limit), the limit's spread beside. The two
   anchors and the two modes run ``--rounds`` times each (3 by default), taking turns, each into a
   new topic deleted after it, and each one's median run counts (``bench.common.median_rounds``);
   an untimed incrementing run first gives the record size and the sink's input.
@@ -20,8 +21,8 @@ key, two INTEGERs, two TEXTs, a NUMERIC(12, 2) and a TIMESTAMP) in the shared Po
   ``Bounds(end_offsets=N)``; against ``COPY ... FROM STDIN`` of the same rows through psycopg
   (from a file an untimed COPY TO wrote). Both copies must then equal the table (EXCEPT).
 
-Times: anchors from the first call to the last row (COPY FROM: to its commit; producer: to its
-flush); Kopycat around ``run_once`` (connector start, table reflection, client creation and
+Times: anchors from the first call to the last row (COPY FROM: to its commit; producer: from
+after its creation to its flush); Kopycat around ``run_once`` (connector start, table reflection, client creation and
 the final commit included), RunSummary.duration_s shown next to it. CPU is this process's, all
 threads: PostgreSQL's and the broker's work is in neither. Peak RSS: this process's during
 each mover (VmHWM, reset before it). ``python -m bench.bench_jdbc --profile [--rows N]`` runs
