@@ -11,7 +11,7 @@ checked). Then, once each:
 
 - *consume limit*: bench_raw_kafka's fair consumer (Kopycat's sink consumer settings, with
   ``fetch.queue.backoff.ms``) assigned both partitions, reading all N messages with
-  ``consume(10000)``; clock from after the assignment to the Nth message;
+  ``consume(5000)``; clock from after the assignment to the Nth message;
 - *write limit*: the same N rows already in memory as a pyarrow Table (built untimed from the
   Python values, schema ``kopycat.api.arrow.to_arrow_schema`` of the record schema), one timed
   ``pyarrow.parquet.write_table`` to a local temp dir (snappy, the sink's row group size);

@@ -41,7 +41,7 @@ from kopycat.kafka import SINK_CONSUMER_DEFAULTS, SOURCE_PRODUCER_DEFAULTS, SOUR
 
 RECORDS = 1_000_000
 VALUE = b"x" * 100
-CONSUME_BATCH = 10_000  # records per consume(): a poll's worth, as the sink runner asks
+CONSUME_BATCH = 5_000  # records per consume(): SinkTaskRunner's default batch_size
 TIMEOUT_S = 300.0
 
 # Kopycat's source producer and sink consumer settings, as its runners start from them.
