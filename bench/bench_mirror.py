@@ -315,7 +315,7 @@ def table(raw: Measure, kopycat: Copy, cold: Copy, warm: Copy) -> str:
          f"MM2 warm {_num(warm.first_s, '.2f')} s, MM2 cold {_num(cold.first_s, '.2f')} s"),
         (f"  steady (first -> last record landed): Kopycat {_num(kopycat.steady_rate, ',.0f')} records/s, "
          f"MM2 warm {_num(warm.steady_rate, ',.0f')} records/s, MM2 cold {_num(cold.steady_rate, ',.0f')} records/s"),
-        *rounds_lines([raw, kopycat.measure, warm.measure])])
+        *rounds_lines([raw]), *rounds_lines([kopycat, warm], label=lambda copy: copy.measure.mover)])
 
 
 def results(raw: Measure, kopycat: Copy, cold: Copy, warm: Copy) -> list[BenchResult]:
