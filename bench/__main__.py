@@ -3,6 +3,8 @@
 Each module bench/bench_<name>.py has `run()` returning BenchResults (or (name, value, anchor)
 tuples). With names, only those modules run. Arguments from the first `-...` on are options,
 handed to each selected module whose `run` takes an argv (e.g. `python -m bench jdbc --rows 50000`).
+`--quick` (taken here) runs every bench at a tenth of its default size: a check that all of them
+still run, within minutes, not figures to quote.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import time
 from collections.abc import Iterable
 
 import bench
-from bench.common import BenchResult, peak_rss_mib
+from bench.common import BenchResult, peak_rss_mib, set_quick
 
 
 def _modules(selected: list[str]) -> list[str]:
@@ -41,6 +43,8 @@ def split_options(argv: list[str]) -> tuple[list[str], list[str]]:
 
 def main(argv: list[str]) -> int:
     names, options = split_options(argv)
+    set_quick("--quick" in options)
+    options = [option for option in options if option != "--quick"]
     for name in _modules(names):
         started = time.perf_counter()
         module = importlib.import_module(f"bench.bench_{name}")

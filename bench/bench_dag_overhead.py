@@ -59,8 +59,8 @@ from confluent_kafka import Consumer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient
 
-from bench.bench_file_pipeline import warm_up
 from bench.bench_jdbc import new_topic
+from bench.bench_raw_kafka import warm_up
 from bench.common import (
     ROUNDS,
     BenchResult,

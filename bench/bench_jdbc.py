@@ -10,7 +10,8 @@ key, two INTEGERs, two TEXTs, a NUMERIC(12, 2) and a TIMESTAMP) in the shared Po
   schemas (Kafka Connect's default), no keys. Its limit is the slower of two anchors:
   ``COPY table TO STDOUT`` read through psycopg (the server's fastest way out: no parsing) and
   a raw confluent-kafka producer sending N values of the connector's mean record size
-  (bench_raw_kafka's client settings). Goal: >= 0.5x of min(read limit, produce limit). The two
+  (bench_raw_kafka's fair producer: Kopycat's source producer settings, metadata fetched before
+  the clock). Goal: >= 0.5x of min(read limit, produce limit), the limit's spread beside. The two
   anchors and the two modes run ``--rounds`` times each (3 by default), taking turns, each into a
   new topic deleted after it, and each one's median run counts (``bench.common.median_rounds``);
   an untimed incrementing run first gives the record size and the sink's input.
@@ -20,8 +21,8 @@ key, two INTEGERs, two TEXTs, a NUMERIC(12, 2) and a TIMESTAMP) in the shared Po
   ``Bounds(end_offsets=N)``; against ``COPY ... FROM STDIN`` of the same rows through psycopg
   (from a file an untimed COPY TO wrote). Both copies must then equal the table (EXCEPT).
 
-Times: anchors from the first call to the last row (COPY FROM: to its commit; producer: to its
-flush); Kopycat around ``run_once`` (connector start, table reflection, client creation and
+Times: anchors from the first call to the last row (COPY FROM: to its commit; producer: from
+after its creation to its flush); Kopycat around ``run_once`` (connector start, table reflection, client creation and
 the final commit included), RunSummary.duration_s shown next to it. CPU is this process's, all
 threads: PostgreSQL's and the broker's work is in neither. Peak RSS: this process's during
 each mover (VmHWM, reset before it). ``python -m bench.bench_jdbc --profile [--rows N]`` runs
@@ -40,12 +41,12 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Consumer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from bench.bench_file_pipeline import warm_up
-from bench.bench_raw_kafka import PRODUCER_SETTINGS
+from bench.bench_raw_kafka import raw_produce as fair_produce
+from bench.bench_raw_kafka import warm_up
 from bench.common import (
     ROUNDS,
     BenchResult,
@@ -180,17 +181,8 @@ def check_copy(database: Database, table: str, rows: int) -> None:
 
 
 def raw_produce(bootstrap: str, topic: str, rows: int, size: int) -> Measure:
-    """``rows`` values of ``size`` bytes, bench_raw_kafka's producer loop: the produce limit."""
-    producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER_SETTINGS})
-    send, poll, value = producer.produce, producer.poll, b"x" * size
-    with Span() as span:
-        for i in range(rows):
-            send(topic, value)
-            if i & 0xFFFF == 0:
-                poll(0)
-        if producer.flush(120) != 0:
-            raise RuntimeError(f"the raw producer left records to {topic} undelivered")
-    return Measure.of(f"raw confluent-kafka Producer, {size} B values", rows, span)
+    """``rows`` values of ``size`` bytes by bench_raw_kafka's fair producer: the produce limit."""
+    return fair_produce(bootstrap, topic, rows, b"x" * size, f"raw confluent-kafka Producer, {size} B values")
 
 
 def new_topic(admin: AdminClient, topic: str) -> str:
@@ -337,12 +329,15 @@ def table(source: Source, sink: Measure, copy: Measure) -> str:
 def results(source: Source, sink: Measure, copy: Measure) -> list[BenchResult]:
     """The anchors, each source mode against the limit (with the goal) and the sink against COPY."""
     unit = "rows/s"
-    return [BenchResult("jdbc_pg_copy_to_stdout", source.read.rate, unit=unit),
-            BenchResult(f"jdbc_raw_produce_{source.record_bytes}B", source.produce.rate, unit=unit),
+    limit_spread = min(source.read, source.produce, key=lambda m: m.rate).spread  # the limiting anchor's
+    return [BenchResult("jdbc_pg_copy_to_stdout", source.read.rate, unit=unit, spread=source.read.spread),
+            BenchResult(f"jdbc_raw_produce_{source.record_bytes}B", source.produce.rate, unit=unit,
+                        spread=source.produce.spread),
             BenchResult("jdbc_source_bulk_vs_limit", source.bulk.rate, source.limit, unit=unit,
-                        goal=SOURCE_GOAL),
+                        goal=SOURCE_GOAL, spread=source.bulk.spread, anchor_spread=limit_spread),
             BenchResult("jdbc_source_incrementing_vs_limit", source.incrementing.rate,
-                        source.limit, unit=unit, goal=SOURCE_GOAL),
+                        source.limit, unit=unit, goal=SOURCE_GOAL, spread=source.incrementing.spread,
+                        anchor_spread=limit_spread),
             BenchResult("jdbc_pg_copy_from_stdin", copy.rate, unit=unit),
             BenchResult("jdbc_sink_upsert_vs_copy_from", sink.rate, copy.rate, unit=unit)]
 

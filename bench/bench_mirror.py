@@ -6,34 +6,35 @@ Central, include/jars/connect-runtime) on the same broker in the same run; goal 
 
 One broker (the shared one) is both clusters: it is mirrored into itself, source alias ``src``,
 target alias ``dst``, so remote topics are ``src.<topic>`` and the offset syncs go to
-``mm2-offset-syncs.dst.internal`` on the same broker. Each engine gets its own source topic of one
-partition (MM2 two) holding the same N records (2,000,000 by default, the issue's size;
-``--records`` to change): key ``key-<n>`` (12 B), value 100 B, produced untimed with
-bench_raw_kafka's producer settings. Both run with MM2's defaults where they share a key, set
+``mm2-offset-syncs.dst.internal`` on the same broker. Every copy gets a fresh source topic of one
+partition holding the same N records (2,000,000 by default, the issue's size; ``--records`` to
+change): key ``key-<n>`` (12 B), value 100 B, produced untimed with bench_raw_kafka's producer
+settings. Its remote topic and the offset syncs topic are made beforehand for both engines, so
+neither clock holds topic creation. Both run with MM2's defaults where they share a key, set
 explicitly: ``tasks.max=1``, ``emit.offset-syncs.enabled=true``, ``offset.lag.max=100``,
-``consumer.max.poll.records=500``, ByteArrayConverter for keys, values and headers. Then, in one run:
+``consumer.max.poll.records=500``, ByteArrayConverter for keys, values and headers. The movers:
 
-- *raw*: a raw confluent-kafka ``Consumer`` reading the N records of Kopycat's source topic
-  (bench_raw_kafka's ``consume``): the physical limit of the read side;
+- *raw*: bench_raw_kafka's fair consumer (assigned, batches, Kopycat's settings) reading N
+  records: the physical limit of the read side;
 - *Kopycat*: planned (``plan_bounded_run``, untimed: Airflow's plan task) and run as an Airflow
   copy task runs it (``run_planned_task``, offsets in a ``connect-offsets``-style topic made
-  beforehand), timed from the call to its return: the task's start (clients, offsets read) and
-  its end (1 s without records = caught up, final commit) are in the clock;
+  beforehand), timed from the call until the Nth record landed in the remote topic;
 - *MM2*: a Kafka Connect worker (``LocalKafkaConnect``, distributed mode, Kafka's JVM options
   with C2, not the tests' C1-only) started untimed; timed from the connector's ``POST`` until
-  the remote topic's end offset is N, polled every 0.2 s: the connector's start (topic
-  creation, task configs, the task's start) is in the clock. Twice, on a third source topic the
-  second time, with a new connector in the same worker: *cold* (the JVM's C2 compiler competes
-  with the copy for the two cores) and *warm* (the copy path already compiled: how a long-lived
-  MM2 runs). The goal ratio is read against the warm run.
+  the Nth record landed. Once *cold* first (the JVM's C2 compiler competes with the copy for the
+  two cores), then *warm* in the rounds, a new connector each time in the same worker (the copy
+  path already compiled: how a long-lived MM2 runs). The goal ratio is read against warm MM2.
 
-Both copies must be complete: each remote topic's end offset equals N (and Kopycat's
-RunSummary counts N), or the bench fails. "landed" times come from a thread polling the remote
-topic's end offset for both engines alike: from the start (run / POST) to the first record
-there, and from that first record to the Nth ("steady"). CPU is each engine's process (all
-threads; the broker's is in neither); peak RSS is this process's during Kopycat's run (VmHWM,
-reset before) and the worker JVM's at the end. ``python -m bench mirror --profile
-[--records N]`` runs Kopycat's task under cProfile instead (CPU µs per record).
+Raw, Kopycat and warm MM2 take turns for ``--rounds`` rounds (``bench.common.median_rounds``);
+each one's median round counts and its spread is printed. Both copies must be complete: each
+remote topic's end offset equals N (and Kopycat's RunSummary counts N), or the bench fails.
+"landed" times come from a thread polling the remote topic's end offset every 0.2 s for both
+engines alike, from the same point (the run call / the POST): *start-up* is the time to the first
+record there, *steady* the rate from that first record to the Nth; both are printed for both
+engines. CPU is each engine's process (all threads; the broker's is in neither); peak RSS is this
+process's during Kopycat's run (VmHWM, reset before) and the worker JVM's at the end.
+``python -m bench mirror --profile [--records N]`` runs Kopycat's task under cProfile instead
+(CPU µs per record).
 """
 
 from __future__ import annotations
@@ -42,26 +43,30 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from confluent_kafka import Consumer, KafkaException, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
-from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin import AdminClient, NewTopic
 
-from bench.bench_file_pipeline import connect_libs, create_topic, warm_up
-from bench.bench_raw_kafka import PRODUCER_SETTINGS, consume
+from bench.bench_raw_kafka import PRODUCER_SETTINGS, new_topic, raw_consume, warm_up
 from bench.common import (
     BenchResult,
     Measure,
     Span,
     check_count,
     cpu_seconds,
+    delete_topic,
+    median_rounds,
     profiled,
+    rounds_lines,
     shared_broker,
     size_and_switch,
+    spread_of,
     vm_hwm_mib,
 )
+from bench.kafka_connect_standalone import connect_libs
 from kopycat.dev.kafka_connect import LocalKafkaConnect
 from kopycat.runtime.bounded_plan import PlannedTask, plan_bounded_run
 from kopycat.runtime.bounded_run import run_planned_task
@@ -72,6 +77,7 @@ RECORDS = 2_000_000
 VALUE_BYTES = 100
 GOAL_MM2 = 1.0
 SOURCE_ALIAS, TARGET_ALIAS = "src", "dst"
+OFFSET_SYNCS_TOPIC = f"mm2-offset-syncs.{TARGET_ALIAS}.internal"
 MIRROR_SOURCE = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
 BYTE_ARRAY = "org.apache.kafka.connect.converters.ByteArrayConverter"
 # What both engines run with (MM2's defaults, written out so a changed default shows here).
@@ -92,14 +98,16 @@ TIMEOUT_S = 900.0
 class Options:
     records: int = RECORDS
     profile: bool = False
+    rounds: int = 3
 
 
 def parse_options(argv: Sequence[str]) -> Options:
-    """``--records N`` (default 2,000,000) and ``--profile`` (the cProfile report instead)."""
+    """``--records N`` (default 2,000,000), ``--rounds N`` and ``--profile`` (the cProfile report instead)."""
     args = size_and_switch(argv, bench="mirror", doc=__doc__,
                            size=("--records", RECORDS, "records in each source topic"),
-                           switch=("--profile", "run Kopycat's mirror task under cProfile instead of the bench"))
-    return Options(records=args.records, profile=args.profile)
+                           switch=("--profile", "run Kopycat's mirror task under cProfile instead of the bench"),
+                           rounds=True)
+    return Options(records=args.records, profile=args.profile, rounds=args.rounds)
 
 
 # ------------------------------------------------------------------ topics
@@ -175,6 +183,11 @@ class Copy:
     measure: Measure
     first_s: float | None   # start -> first record in the remote topic
     landed_s: float | None  # start -> Nth record in the remote topic
+    walls: tuple[float, ...] = ()  # every round's wall time (bench.common.median_rounds)
+
+    @property
+    def wall_s(self) -> float:
+        return self.measure.wall_s
 
     @property
     def steady_rate(self) -> float | None:
@@ -185,13 +198,6 @@ class Copy:
 
 
 # ------------------------------------------------------------------ the anchor
-
-
-def raw_consume(bootstrap: str, topic: str, records: int) -> Measure:
-    """bench_raw_kafka's consumer over the N records: the read side's physical limit."""
-    with Span() as span:
-        rate = consume(bootstrap, topic, records)
-    return Measure("raw confluent-kafka Consumer", records, records / rate, span.cpu_s, span.rss_mib)
 
 
 # ------------------------------------------------------------------ Kopycat
@@ -224,7 +230,9 @@ def _checked(summary: RunSummary, records: int) -> RunSummary:
 
 
 def kopycat_mirror(bootstrap: str, topic: str, records: int) -> Copy:
-    """The one planned task's bounded run, in this thread, timed around run_planned_task."""
+    """The one planned task's bounded run, in this thread: timed as MM2 is, from the call until the
+    Nth record landed in the remote topic (the run's caught-up wait and final commit come after;
+    RunSummary.duration_s shows the whole run). CPU and peak RSS are the whole call's."""
     props, worker, planned = plan_kopycat(bootstrap, topic)
     watch = EndOffsetWatch(bootstrap, f"{SOURCE_ALIAS}.{topic}", records)
     try:
@@ -236,8 +244,9 @@ def kopycat_mirror(bootstrap: str, topic: str, records: int) -> Copy:
     finally:
         watch.close()
     _checked(summary, records)
-    return Copy(Measure.of("Kopycat MirrorSourceConnector", records, span, summary.duration_s),
-                watch.first_s, watch.done_s)
+    assert watch.done_s is not None
+    return Copy(Measure("Kopycat MirrorSourceConnector", records, watch.done_s, span.cpu_s, span.rss_mib,
+                        summary.duration_s), watch.first_s, watch.done_s)
 
 
 # ------------------------------------------------------------------ MirrorMaker 2
@@ -266,17 +275,6 @@ def mm2_copy(worker: LocalKafkaConnect, bootstrap: str, topic: str, records: int
     cpu = cpu_after - cpu_before if cpu_after is not None and cpu_before is not None else None
     assert watch.done_s is not None
     return Copy(Measure(mover, records, watch.done_s, cpu, rss), watch.first_s, watch.done_s)
-
-
-def mm2_mirror(bootstrap: str, cold_topic: str, warm_topic: str, records: int) -> tuple[Copy, Copy]:
-    """Kafka's MirrorSourceConnector in one Kafka Connect worker: ``cold_topic`` first, on a JVM
-    that has compiled nothing of the copy path yet (its C2 compiler busy for much of the copy),
-    then ``warm_topic`` with a second connector, on the code the first one warmed up."""
-    connect_libs()  # fetched before the worker starts, which would not wait for them
-    with LocalKafkaConnect(bootstrap, name="bench-mm2", heap="1g", jvm_options=KAFKA_JVM_OPTIONS) as worker:
-        cold = mm2_copy(worker, bootstrap, cold_topic, records, f"MM2 {MM2_VERSION}, cold JVM")
-        warm = mm2_copy(worker, bootstrap, warm_topic, records, f"MM2 {MM2_VERSION}, warm JVM")
-    return cold, warm
 
 
 # ------------------------------------------------------------------ report
@@ -312,43 +310,81 @@ def table(raw: Measure, kopycat: Copy, cold: Copy, warm: Copy) -> str:
          f"{'first s':>7} {'landed s':>8} {'steady r/s':>10}"),
         _row(raw), _row(k, kopycat), _row(cold.measure, cold), _row(warm.measure, warm),
         f"  Kopycat RunSummary.duration_s {_num(k.duration_s, '.2f')} s; Kopycat/raw {k.rate / raw.rate:.2f}",
-        _ratios("warm", kopycat, warm, f" (goal >= {GOAL_MM2})"), _ratios("cold", kopycat, cold)])
+        _ratios("warm", kopycat, warm, f" (goal >= {GOAL_MM2})"), _ratios("cold", kopycat, cold),
+        (f"  start-up (start -> first record landed): Kopycat {_num(kopycat.first_s, '.2f')} s, "
+         f"MM2 warm {_num(warm.first_s, '.2f')} s, MM2 cold {_num(cold.first_s, '.2f')} s"),
+        (f"  steady (first -> last record landed): Kopycat {_num(kopycat.steady_rate, ',.0f')} records/s, "
+         f"MM2 warm {_num(warm.steady_rate, ',.0f')} records/s, MM2 cold {_num(cold.steady_rate, ',.0f')} records/s"),
+        *rounds_lines([raw]), *rounds_lines([kopycat, warm], label=lambda copy: copy.measure.mover)])
 
 
 def results(raw: Measure, kopycat: Copy, cold: Copy, warm: Copy) -> list[BenchResult]:
     """The anchor, Kopycat against warm MM2 (the goal; its CPU too) and cold MM2, and raw."""
     k, m = kopycat.measure, warm.measure
-    found = [BenchResult("mirror_raw_consume", raw.rate),
-             BenchResult("mirror_vs_mm2_warm", k.rate, m.rate, goal=GOAL_MM2),
-             BenchResult("mirror_vs_mm2_cold", k.rate, cold.measure.rate),
-             BenchResult("mirror_vs_raw_consume", k.rate, raw.rate)]
+    spreads = {"spread": spread_of(kopycat)}
+    found = [BenchResult("mirror_raw_consume", raw.rate, spread=raw.spread),
+             BenchResult("mirror_vs_mm2_warm", k.rate, m.rate, goal=GOAL_MM2, anchor_spread=spread_of(warm), **spreads),
+             BenchResult("mirror_vs_mm2_cold", k.rate, cold.measure.rate, **spreads),
+             BenchResult("mirror_vs_raw_consume", k.rate, raw.rate, anchor_spread=raw.spread, **spreads)]
+    if kopycat.steady_rate and warm.steady_rate:
+        found.append(BenchResult("mirror_vs_mm2_warm_steady", kopycat.steady_rate, warm.steady_rate, goal=GOAL_MM2))
     if k.cpu_s and m.cpu_s:
         found.append(BenchResult("mirror_vs_mm2_warm_per_cpu", k.count / k.cpu_s, m.count / m.cpu_s,
                                  unit="records/CPU-s"))
     return found
 
 
-def source_topics(records: int) -> tuple[str, list[str]]:
-    """The broker's bootstrap and three source topics of N records each (Kopycat's, MM2's two)."""
-    bootstrap = shared_broker().bootstrap_servers
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    warm_up(bootstrap, admin)
-    topics = [create_topic(admin, f"bench-mirror-{engine}") for engine in ("kopycat", "mm2-cold", "mm2-warm")]
-    for topic in topics:
-        produce_keyed(bootstrap, topic, records)
-    return bootstrap, topics
+def source_topic(admin: AdminClient, bootstrap: str, engine: str, records: int) -> str:
+    """A source topic of N records, and its remote topic and the offset syncs topic made beforehand:
+    neither engine's clock holds topic creation."""
+    topic = new_topic(admin, f"bench-mirror-{engine}")
+    produce_keyed(bootstrap, topic, records)
+    made = admin.create_topics([NewTopic(f"{SOURCE_ALIAS}.{topic}", num_partitions=1),
+                                NewTopic(OFFSET_SYNCS_TOPIC, num_partitions=1)])
+    made[f"{SOURCE_ALIAS}.{topic}"].result(30)
+    try:
+        made[OFFSET_SYNCS_TOPIC].result(30)
+    except KafkaException:  # made by an earlier round
+        pass
+    return topic
+
+
+def copy_round(admin: AdminClient, bootstrap: str, engine: str, records: int, copy: Callable[[str], Copy]) -> Copy:
+    """One engine's copy of a fresh source topic; both topics deleted after it is checked."""
+    topic = source_topic(admin, bootstrap, engine, records)
+    try:
+        return copy(topic)
+    finally:
+        delete_topic(admin, f"{SOURCE_ALIAS}.{topic}")
+        delete_topic(admin, topic)
 
 
 def run(argv: Sequence[str] = ()) -> list[BenchResult]:
-    """The bench (``python -m bench mirror [--records N]``); ``--profile``: cProfile report."""
+    """The bench (``python -m bench mirror [--records N] [--rounds N]``); ``--profile``: cProfile report.
+
+    MM2's cold copy runs once first (the worker's JVM compiling the copy path); then raw, Kopycat
+    and warm MM2 take turns (``bench.common.median_rounds``), each round on fresh topics."""
     options = parse_options(argv)
     if options.profile:
         print(profile(options.records), flush=True)
         return []
-    bootstrap, (kopycat_topic, cold_topic, warm_topic) = source_topics(options.records)
-    raw = raw_consume(bootstrap, kopycat_topic, options.records)
-    kopycat = kopycat_mirror(bootstrap, kopycat_topic, options.records)
-    cold, warm = mm2_mirror(bootstrap, cold_topic, warm_topic, options.records)
+    records = options.records
+    bootstrap = shared_broker().bootstrap_servers
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    warm_up(bootstrap, admin)
+    raw_topic = new_topic(admin, "bench-mirror-raw")
+    produce_keyed(bootstrap, raw_topic, records)
+    connect_libs()  # fetched before the worker starts, which would not wait for them
+    with LocalKafkaConnect(bootstrap, name="bench-mm2", heap="1g", jvm_options=KAFKA_JVM_OPTIONS) as worker:
+        cold = copy_round(admin, bootstrap, "mm2-cold", records,
+                          lambda t: mm2_copy(worker, bootstrap, t, records, f"MM2 {MM2_VERSION}, cold JVM"))
+        raw, kopycat, warm = median_rounds([
+            lambda: raw_consume(bootstrap, raw_topic, records),
+            lambda: copy_round(admin, bootstrap, "kopycat", records, lambda t: kopycat_mirror(bootstrap, t, records)),
+            lambda: copy_round(admin, bootstrap, "mm2-warm", records,
+                               lambda t: mm2_copy(worker, bootstrap, t, records, f"MM2 {MM2_VERSION}, warm JVM"))],
+            options.rounds)
+    delete_topic(admin, raw_topic)
     print(table(raw, kopycat, cold, warm), flush=True)
     return results(raw, kopycat, cold, warm)
 
@@ -361,7 +397,7 @@ def profile(records: int) -> str:
     bootstrap = shared_broker().bootstrap_servers
     admin = AdminClient({"bootstrap.servers": bootstrap})
     warm_up(bootstrap, admin)
-    topic = create_topic(admin, "bench-mirror-profile")
+    topic = source_topic(admin, bootstrap, "profile", records)
     produce_keyed(bootstrap, topic, records)
     props, worker, planned = plan_kopycat(bootstrap, topic)
     summary, report = profiled("Kopycat MirrorSourceConnector", lambda: run_planned_task(props, planned, worker),

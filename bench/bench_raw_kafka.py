@@ -1,65 +1,163 @@
-"""The physical limit: raw confluent-kafka produce and consume of 1,000,000 x 100-byte records.
+"""The physical limit: the best a plain confluent-kafka loop does with 1,000,000 x 100-byte records.
 
-Every Kafka-facing benchmark later is a ratio against these two numbers, measured against the
-same broker in the same run.
+Every Kafka-facing benchmark later is a ratio against these anchors, measured against the same
+broker in the same run, so they must not flatter Kopycat. Each is as fair as a plain loop gets:
+
+- the client settings Kopycat's runners use (``kopycat.kafka``'s ``SOURCE_PRODUCER_DEFAULTS`` and
+  ``SOURCE_PRODUCER_FORCED``: acks=all and idempotence, as Kafka Connect's source producer;
+  ``SINK_CONSUMER_DEFAULTS`` with its short ``fetch.queue.backoff.ms``);
+- the topic's metadata fetched and, for the consumer, every partition assigned from the start
+  before the clock starts: no group join in the clock, as in a bounded sink run;
+- the consumer reads in batches (``consume(num_messages=...)``), as the sink runner does;
+- the clock starts where the runners' StopWatch does: after the client is made and ready.
+
+Produce and consume take turns for ``--rounds`` rounds; each one's median round counts and its
+spread is printed (:func:`bench.common.median_rounds`).
 """
 
 from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Sequence
+from typing import Any
 
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer
+from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from bench.common import BenchResult, shared_broker
+from bench.common import (
+    BenchResult,
+    Measure,
+    Span,
+    check_count,
+    delete_topic,
+    median_rounds,
+    rounds_lines,
+    shared_broker,
+    size_and_switch,
+)
+from kopycat.kafka import SINK_CONSUMER_DEFAULTS, SOURCE_PRODUCER_DEFAULTS, SOURCE_PRODUCER_FORCED
 
 RECORDS = 1_000_000
 VALUE = b"x" * 100
+CONSUME_BATCH = 5_000  # records per consume(): SinkTaskRunner's default batch_size
+TIMEOUT_S = 300.0
 
-# Client settings every bench and runner starts from (DESIGN.md §8): big batches, and a short
-# fetch queue backoff, without which librdkafka stalls ~1 s whenever its fetch queue fills.
-PRODUCER_SETTINGS = {"linger.ms": 20, "batch.size": 1_000_000,
-                     "queue.buffering.max.messages": 2_000_000,
-                     "queue.buffering.max.kbytes": 2_000_000}
-CONSUMER_SETTINGS = {"fetch.queue.backoff.ms": 10, "enable.auto.commit": False,
-                     "auto.offset.reset": "earliest"}
+# Kopycat's source producer and sink consumer settings, as its runners start from them.
+PRODUCER_SETTINGS: dict[str, Any] = {**SOURCE_PRODUCER_DEFAULTS, **SOURCE_PRODUCER_FORCED}
+CONSUMER_SETTINGS: dict[str, Any] = {**SINK_CONSUMER_DEFAULTS, "enable.auto.commit": False,
+                                     "enable.auto.offset.store": False}
 
 
-def produce(bootstrap: str, topic: str, records: int = RECORDS) -> float:
-    """Produce `records` values as fast as the client allows; records/s including the final flush."""
+def ready_producer(bootstrap: str, topic: str) -> Producer:
+    """A producer with Kopycat's settings and ``topic``'s metadata already fetched."""
     producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER_SETTINGS})
+    producer.list_topics(topic, timeout=30)
+    return producer
+
+
+def partitions(client: Producer | Consumer, topic: str) -> list[int]:
+    """``topic``'s partition ids, from the broker's metadata."""
+    return sorted(client.list_topics(topic, timeout=30).topics[topic].partitions)
+
+
+def assigned_consumer(bootstrap: str, topic: str) -> Consumer:
+    """A consumer with Kopycat's settings, every partition of ``topic`` assigned from its start."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": uuid.uuid4().hex, **CONSUMER_SETTINGS})
+    consumer.assign([KafkaTopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions(consumer, topic)])
+    return consumer
+
+
+def raw_produce(bootstrap: str, topic: str, records: int = RECORDS, value: bytes = VALUE,
+                mover: str = "raw confluent-kafka Producer") -> Measure:
+    """``records`` copies of ``value`` as fast as the client allows, the final flush included."""
+    producer = ready_producer(bootstrap, topic)
     send, poll = producer.produce, producer.poll
-    started = time.perf_counter()
-    for i in range(records):
-        send(topic, VALUE)
-        if i & 0xFFFF == 0:
-            poll(0)
+    with Span() as span:
+        for i in range(records):
+            send(topic, value)
+            if i & 0xFFFF == 0:
+                poll(0)
+        if producer.flush(120) != 0:
+            raise RuntimeError(f"the raw producer left records to {topic} undelivered")
+    return Measure.of(mover, records, span)
+
+
+def raw_consume(bootstrap: str, topic: str, records: int = RECORDS,
+                mover: str = "raw confluent-kafka Consumer") -> Measure:
+    """The first ``records`` messages of ``topic`` in batches, by an assigned consumer."""
+    consumer = assigned_consumer(bootstrap, topic)
+    consume, seen = consumer.consume, 0
+    try:
+        with Span() as span:
+            deadline = time.monotonic() + TIMEOUT_S
+            while seen < records:
+                seen += len(consume(num_messages=CONSUME_BATCH, timeout=1.0))
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the raw consumer saw {seen:,} of {records:,} records of "
+                                       f"{topic} in {TIMEOUT_S:.0f} s")
+    finally:
+        consumer.close()
+    check_count(f"records the raw consumer read from {topic}", seen, records)
+    return Measure.of(mover, records, span)
+
+
+def new_topic(admin: AdminClient, prefix: str, partitions_count: int = 1) -> str:
+    topic = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    admin.create_topics([NewTopic(topic, num_partitions=partitions_count)])[topic].result(30)
+    return topic
+
+
+def warm_up(bootstrap: str, admin: AdminClient) -> None:
+    """Have the broker create its internal topics before anything is timed.
+
+    The first idempotent producer waits for the transaction coordinator (``__transaction_state``)
+    and the first consumer group for ``__consumer_offsets``: seconds on a fresh broker, which
+    would fall on whichever mover came first.
+    """
+    topic = new_topic(admin, "bench-warm-up")
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
+    producer.produce(topic, b"warm-up")
     if producer.flush(120) != 0:
-        raise RuntimeError("raw producer left records undelivered")
-    return records / (time.perf_counter() - started)
+        raise RuntimeError(f"the warm-up record to {topic} was not delivered in 120 s")
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"warm-up-{topic}",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    try:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + 120
+        while not (messages := consumer.consume(1, timeout=1.0)):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the warm-up record in {topic} was not consumed in 120 s")
+        consumer.commit(messages[0], asynchronous=False)
+    finally:
+        consumer.close()
 
 
-def consume(bootstrap: str, topic: str, records: int = RECORDS) -> float:
-    """Consume `records` values in batches; records/s from the first batch asked for."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": uuid.uuid4().hex,
-                         **CONSUMER_SETTINGS})
-    consumer.subscribe([topic])
-    seen = 0
-    started = time.perf_counter()
-    while seen < records:
-        seen += len(consumer.consume(num_messages=10_000, timeout=1.0))
-        if time.perf_counter() - started > 300:
-            raise RuntimeError(f"raw consumer saw only {seen} of {records} records in 300 s")
-    elapsed = time.perf_counter() - started
-    consumer.close()
-    return records / elapsed
-
-
-def run() -> list[BenchResult]:
+def run(argv: Sequence[str] = ()) -> list[BenchResult]:
+    """``python -m bench raw_kafka [--records N] [--rounds N]``."""
+    args = size_and_switch(argv, bench="raw_kafka", doc=__doc__,
+                           size=("--records", RECORDS, "records produced and consumed per round"),
+                           switch=("--keep", "keep the consumed topic"), rounds=True)
+    records = args.records
     bootstrap = shared_broker().bootstrap_servers
-    topic = f"bench-raw-{uuid.uuid4().hex[:8]}"
     admin = AdminClient({"bootstrap.servers": bootstrap})  # keep alive until the result is in
-    admin.create_topics([NewTopic(topic, num_partitions=1)])[topic].result(30)
-    return [BenchResult("raw_produce_1M_x_100B", produce(bootstrap, topic)),
-            BenchResult("raw_consume_1M_x_100B", consume(bootstrap, topic))]
+    warm_up(bootstrap, admin)
+    filled = new_topic(admin, "bench-raw-consume")
+    raw_produce(bootstrap, filled, records)  # untimed: what every consume round reads
+
+    def produce_round() -> Measure:
+        topic = new_topic(admin, "bench-raw-produce")
+        try:
+            return raw_produce(bootstrap, topic, records)
+        finally:
+            delete_topic(admin, topic)
+
+    produce, consume = median_rounds([produce_round, lambda: raw_consume(bootstrap, filled, records)], args.rounds)
+    if not args.keep:
+        delete_topic(admin, filled)
+    for line in rounds_lines([produce, consume]):
+        print(line, flush=True)
+    size = f"{records // 1000:,}k" if records < 1_000_000 else f"{records // 1_000_000}M"
+    return [BenchResult(f"raw_produce_{size}_x_100B", produce.rate, spread=produce.spread),
+            BenchResult(f"raw_consume_{size}_x_100B", consume.rate, spread=consume.spread)]

@@ -38,14 +38,36 @@ class BenchResult:
     anchor: float | None = None
     unit: str = "records/s"
     goal: float | None = None  # the ratio the issue asks for, shown next to the measured one
+    spread: float | None = None  # the value's rounds: (slowest - fastest) / median, see Measure.spread
+    anchor_spread: float | None = None  # the same of the anchor's rounds
 
     def line(self) -> str:
         if self.anchor is None:
-            return f"{self.name}: anchor {self.value:,.0f} {self.unit}"
+            return f"{self.name}: anchor {self.value:,.0f} {self.unit}{_spread(self.spread)}"
         goal = f" (goal >= {self.goal:.1f})" if self.goal is not None else ""
-        return (f"{self.name}: kopycat {self.value:,.0f} {self.unit}, "
-                f"anchor {self.anchor:,.0f} {self.unit}, "
+        return (f"{self.name}: kopycat {self.value:,.0f} {self.unit}{_spread(self.spread)}, "
+                f"anchor {self.anchor:,.0f} {self.unit}{_spread(self.anchor_spread)}, "
                 f"ratio {self.value / self.anchor:.2f}{goal}")
+
+
+def _spread(spread: float | None) -> str:
+    return "" if spread is None else f" (spread {spread:.0%})"
+
+
+QUICK_DIVISOR = 10
+"""``python -m bench --quick`` runs every bench at this fraction of its size: a check, not a figure."""
+_divisor = 1
+
+
+def set_quick(quick: bool) -> None:
+    """Make :func:`scaled` divide every bench's default size by :data:`QUICK_DIVISOR` (or not)."""
+    global _divisor
+    _divisor = QUICK_DIVISOR if quick else 1
+
+
+def scaled(size: int) -> int:
+    """A bench's default size, a tenth of it under ``--quick``."""
+    return max(1, size // _divisor)
 
 
 def shared_broker() -> LocalKafkaBroker:
@@ -160,6 +182,11 @@ class Measure:
     def rate(self) -> float:
         return self.count / self.wall_s
 
+    @property
+    def spread(self) -> float | None:
+        """(slowest - fastest round) / median round, over wall time; None for a single round."""
+        return spread_of(self)
+
     @classmethod
     def of(cls, mover: str, count: int, span: Span, duration_s: float | None = None) -> Measure:
         return cls(mover, count, span.wall_s, span.cpu_s, span.rss_mib, duration_s)
@@ -196,6 +223,15 @@ def median_rounds(movers: Sequence[Callable[[], TimedT]], rounds: int) -> list[T
             found[index].append(movers[index]())
     return [replace(sorted(runs, key=lambda m: m.wall_s)[len(runs) // 2],  # type: ignore[type-var]
                     walls=tuple(m.wall_s for m in runs)) for runs in found]
+
+
+def spread_of(run: Timed) -> float | None:
+    """(slowest - fastest round) / the median round's wall time; None when it ran once.
+
+    Printed beside every anchor and mover: a ratio is only as steady as the noisier of its two."""
+    if len(run.walls) < 2:
+        return None
+    return (max(run.walls) - min(run.walls)) / run.wall_s
 
 
 def rounds_lines(runs: Sequence[TimedT], label: Callable[[TimedT], str] = attrgetter("mover")) -> list[str]:
@@ -237,7 +273,7 @@ def size_and_switch(argv: Sequence[str], *, bench: str, doc: str | None, size: t
     with ``rounds``, ``--rounds N`` too (default :data:`ROUNDS`, see :func:`median_rounds`)."""
     parser = argparse.ArgumentParser(prog=f"python -m bench {bench}", description=(doc or "").splitlines()[0])
     flag, default, size_help = size
-    parser.add_argument(flag, type=positive_count(flag), default=default, help=size_help)
+    parser.add_argument(flag, type=positive_count(flag), default=scaled(default), help=size_help)
     parser.add_argument(switch[0], action="store_true", help=switch[1])
     if rounds:
         parser.add_argument("--rounds", type=positive_count("--rounds"), default=ROUNDS,
