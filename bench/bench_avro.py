@@ -60,7 +60,8 @@ def reading(n: int) -> Struct:
 
 
 def fill_topic(bootstrap: str, topic: str, values: list[bytes | None]) -> None:
-    AdminClient({"bootstrap.servers": bootstrap}).create_topics([NewTopic(topic, 2, 1)])[topic].result(60)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 2, 1)])[topic].result(60)
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "queue.buffering.max.messages": 1_000_000})
     for n, value in enumerate(values):
         producer.produce(topic, value=value, partition=n % 2)
