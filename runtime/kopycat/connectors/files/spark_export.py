@@ -280,7 +280,8 @@ def spark_export_job(ranges: Iterable[OffsetRange], *, store_url: str, connector
                      parquet_codec: str = "snappy", python: str = sys.executable,
                      jars_root: Path | None = None, group_id: str | None = None,
                      partitioner: Mapping[str, str] | None = None,
-                     window: TimeWindow | None = None) -> SparkExportJob:
+                     window: TimeWindow | None = None, value_converter: str | None = None,
+                     value_converter_options: Mapping[str, str] | None = None) -> SparkExportJob:
     """The spark-submit that exports ``ranges`` to ``<store_url>/<topics_dir>``.
 
     ``kafka_options`` go to Spark's Kafka source (as ``kafka.<key>``), ``client_options`` to the
@@ -289,7 +290,10 @@ def spark_export_job(ranges: Iterable[OffsetRange], *, store_url: str, connector
     commits when not ``connect-<connector_name>``; ``partitioner`` the sink's partitioner keys
     (:func:`partitioner_props`; none: the default layout) and ``window`` a backfill window, both
     checked here (:func:`check_layout`) before anything runs; ``conf`` adds Spark conf, e.g.
-    :func:`s3a_conf`. Jars come from the ``spark-kafka`` set, plus the ``spark-s3a`` set when the
+    :func:`s3a_conf`. ``value_converter`` is the values' converter class (JsonConverter when None,
+    or Confluent's AvroConverter), its ``value.converter.*`` keys unprefixed in
+    ``value_converter_options`` (secrets such as ``basic.auth.user.info`` through the private file).
+    Jars come from the ``spark-kafka`` set, plus the ``spark-s3a`` set when the
     store is ``s3a://`` (include/jars/<set>/pom.xml, fetched on first use; ``jars_root/<set>``
     instead when given). A ``local`` master gets ``SPARK_LOCAL_IP=127.0.0.1`` and the jars on the
     driver's class path instead of ``--jars``: its executor lives in the driver's JVM, and
@@ -312,9 +316,12 @@ def spark_export_job(ranges: Iterable[OffsetRange], *, store_url: str, connector
         args += ["--window", f"{window.start_ms},{window.end_ms}"]
     if group_id:
         args += ["--group-id", group_id]
+    if value_converter:
+        args += ["--value-converter", value_converter]
     secret: dict[str, dict[str, str]] = {}
     for flag, kind, options in (("--kafka-option", "kafka", kafka_options), ("--client-option", "client",
-                                                                             client_options)):
+                                                                             client_options),
+                                ("--value-converter-option", "converter", value_converter_options)):
         for key, value in (options or {}).items():
             if is_secret_key(key):
                 secret.setdefault(kind, {})[key] = str(value)
