@@ -253,13 +253,30 @@ class SchemaRegistryConverter(Converter):
         if self.use_latest:
             return self.client.latest(subject).schema_id
         if self.auto_register:
-            return self.client.register(subject, writer.text, normalize=self.normalize, schema_type=self.SCHEMA_TYPE)
+            try:
+                return self.client.register(subject, writer.text, normalize=self.normalize,
+                                            schema_type=self.SCHEMA_TYPE)
+            except SchemaRegistryError as exc:
+                if exc.status != 409:
+                    raise
+                raise SchemaRegistryError(f"The Schema Registry refused the {self.FORMAT} schema of topic {topic} "
+                                          f"under subject {subject} ({self._latest_version(subject)}): {exc}. "
+                                          f"Change the schema compatibly, or the subject's compatibility level",
+                                          exc.status, exc.error_code) from None
         return self.client.lookup(subject, writer.text, normalize=self.normalize, schema_type=self.SCHEMA_TYPE)
 
     def from_arrow_array(self, topic: str, schema: Schema, values: Any) -> Any | None:
         """The header of ``schema``'s id and each value's payload, by the writer's columns hook."""
         writer, header = self._prepare(topic, schema)
         return writer.encode_arrow(values, header)
+
+    def _latest_version(self, subject: str) -> str:
+        """The subject's latest version, for a refusal's message (Confluent's names the version it broke)."""
+        assert self.client is not None, "configure() first"
+        try:
+            return f"incompatible with version {self.client.latest(subject).version}, its latest"
+        except SchemaRegistryError:
+            return "its latest version unknown"
 
     # ------------------------------------------------------------------ bytes -> Connect
 
