@@ -45,9 +45,12 @@ What it does, per topic, in the order Confluent's storage connectors follow:
    ends at each partition's live position: after its committed files, else the group's offset);
 2. reads the rest with Spark's Kafka source in batch mode (``assign`` with
    ``startingOffsets``/``endingOffsets``), one Spark partition per Kafka partition;
-3. decodes the values (Kafka Connect's JsonConverter envelopes) with Kopycat's JsonConverter in
-   ``mapInArrow`` into the value struct's columns, typed by ``kopycat.api.arrow``; a time-based
-   layout places each record with the Python sink's TimeBasedPartitioner on its Kafka timestamp,
+3. decodes the values (Kafka Connect's JsonConverter envelopes, or Confluent Avro values with
+   ``--value-converter io.confluent.connect.avro.AvroConverter``: the writer schemas of the
+   topic's value subject fetched from the registry once here, see
+   ``kopycat.connectors.files.spark_converter``) with Kopycat's converter in ``mapInArrow`` into
+   the value struct's columns, typed by ``kopycat.api.arrow``; a time-based layout places each record with the
+   Python sink's TimeBasedPartitioner on its Kafka timestamp,
    a window drops the records stamped outside it;
 4. writes Parquet into ``<topic>/+tmp/<run id>/`` (time-based: one part file per Kafka partition
    and directory, rows in offset order), then renames each part file to
@@ -90,6 +93,7 @@ from kopycat.api.window import TimeWindow
 from kopycat.connectors.files.committed_files import TEMP_DIR
 from kopycat.connectors.files.partition_writer import round_manifest_name
 from kopycat.connectors.files.spark_commit import Piece, check_inside, commit_pieces, roll_back_rounds
+from kopycat.connectors.files.spark_converter import JSON_CONVERTER, ExportConverter, plan_converter
 from kopycat.connectors.files.spark_decoder import DIR_COLUMN, OFFSET_COLUMN, TopicDecoder, decode_dir
 from kopycat.connectors.files.spark_export import (
     NULL_VALUES_FAIL,
@@ -127,6 +131,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--parquet-codec", default="snappy")
     parser.add_argument("--kafka-option", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--client-option", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--value-converter", default=JSON_CONVERTER, metavar="CLASS")
+    parser.add_argument("--value-converter-option", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--partitioner", default=None, metavar="JSON")
     parser.add_argument("--window", default=None, metavar="START_MS,END_MS")
     parser.add_argument("--result-file", default=None, metavar="PATH")
@@ -144,7 +150,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         if not (sep and start.strip().lstrip("-").isdigit() and end.strip().lstrip("-").isdigit()):
             parser.error(f"--window takes START_MS,END_MS (epoch ms), got {args.window!r}")
         args.window = TimeWindow(int(start), int(end))
-    for name in ("kafka_option", "client_option"):
+    for name in ("kafka_option", "client_option", "value_converter_option"):
         pairs = [option.partition("=") for option in getattr(args, name)]
         bad = [key for key, sep, _ in pairs if not sep or not key]
         if bad:
@@ -157,6 +163,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
             parser.error(str(exc))
         args.kafka_option = {**from_file["kafka"], **args.kafka_option}
         args.client_option = {**from_file["client"], **args.client_option}
+        args.value_converter_option = {**from_file["converter"], **args.value_converter_option}
     return args
 
 
@@ -317,7 +324,8 @@ def _python_root(store_url: str) -> str:
 
 
 def export_topic(spark: SparkSession, store: Store, args: argparse.Namespace, layout: Layout, topic: str,
-                 ranges: list[OffsetRange], schema: Schema) -> tuple[list[ExportedFile], int]:
+                 ranges: list[OffsetRange], schema: Schema,
+                 converter: ExportConverter) -> tuple[list[ExportedFile], int]:
     """Steps 2-4 for one topic: read, decode, write to ``+tmp/<run id>``, commit; (files, records filtered)."""
     if schema.type is not Type.STRUCT:
         raise DataError(f"Topic {topic} has {schema.type.name} values; Parquet columns come from a STRUCT "
@@ -325,7 +333,7 @@ def export_topic(spark: SparkSession, store: Store, args: argparse.Namespace, la
     stats = spark.sparkContext.accumulator({}, _StatsParam())
     window = (layout.window.start_ms, layout.window.end_ms) if layout.window else None
     decoder = TopicDecoder(topic, to_arrow_schema(schema), stats, args.behavior_on_null_values,
-                           layout.partitioner if layout.time_based else None, window)
+                           layout.partitioner if layout.time_based else None, window, converter)
     temp = f"{store.topic_dir(topic)}/{TEMP_DIR}/{args.run_id}"
     frame = (spark.read.format("kafka").option("kafka.bootstrap.servers", args.bootstrap_servers)
              .options(**{f"kafka.{k}": v for k, v in args.kafka_option.items()})
@@ -393,9 +401,10 @@ def run(spark: SparkSession, args: argparse.Namespace) -> ExportResult:
         if to_read:
             kafka.check_bounds(to_read)
             log.info("%s: reading %s", topic, ", ".join(f"[{r.partition}] [{r.start}, {r.end})" for r in to_read))
-            schema = kafka.value_schema(topic, to_read, args.behavior_on_null_values, layout.window)
+            converter = plan_converter(args.value_converter, args.value_converter_option, topic)
+            schema = kafka.value_schema(topic, to_read, args.behavior_on_null_values, layout.window, converter)
             if schema is not None:
-                written, left_out = export_topic(spark, store, args, layout, topic, to_read, schema)
+                written, left_out = export_topic(spark, store, args, layout, topic, to_read, schema, converter)
                 files += written
                 filtered += left_out
             read += to_read

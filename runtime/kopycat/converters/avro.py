@@ -24,8 +24,9 @@ with ``value.converter.schema.registry.url=...`` works as in a Confluent Platfor
 
 ``enhanced.avro.schema.support`` writes a STRING read from an Avro enum back as that enum (its
 other part, general unions as ``io.confluent.connect.avro.Union`` structs, is not supported: such
-schemas are a DataError on read). The columnar methods (``to_arrow_array``/``from_arrow_array``) keep the SPI's default
-None: the runners then convert record by record.
+schemas are a DataError on read). The columnar methods (``to_arrow_array``/``from_arrow_array``)
+convert a STRUCT of primitive and logical fields between payloads and Arrow columns without a
+Connect value per record (:mod:`kopycat.converters.avro_arrow`); other schemas take the record path.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import fastavro
 
@@ -50,7 +51,12 @@ from kopycat.converters.registry_converter import (
     subject_for,
 )
 
+if TYPE_CHECKING:
+    from kopycat.converters.avro_arrow import AvroColumns
+
 __all__ = ["AvroConverter", "subject_name"]
+
+_UNSET: Final = object()
 
 CONNECT_META_DATA_CONFIG: Final = "connect.meta.data"
 ENHANCED_AVRO_SCHEMA_SUPPORT_CONFIG: Final = "enhanced.avro.schema.support"
@@ -80,6 +86,13 @@ def _record_name(avro_schema: AvroSchema) -> str:
     return "union" if isinstance(avro_schema, list) else avro_schema
 
 
+def _columns_plan(schema: Schema) -> AvroColumns | None:
+    """The columns plan of a schema, built on a writer's or reader's first columnar call."""
+    from kopycat.converters.avro_arrow import avro_columns  # pyarrow only where columns are asked for
+
+    return avro_columns(schema)
+
+
 class _Writer(SchemaWriter):
     """What writing one Connect schema needs, built once: the Avro schema, its text, an encoder."""
 
@@ -91,6 +104,8 @@ class _Writer(SchemaWriter):
         self.parsed = fastavro.parse_schema(to_avro_schema(schema, null_namespace="kopycat.nonamespace",
                                                            connect_meta_data=connect_meta_data, enhanced=enhanced))
         self.values = avro_values_converter(schema)
+        self.schema = schema
+        self._columns: object = _UNSET
 
     def encode(self, values: Sequence[Any]) -> list[bytes]:
         """The values mapped together (a struct batch column by column), then each encoded."""
@@ -101,6 +116,12 @@ class _Writer(SchemaWriter):
             out.append(buffer.getvalue())
         return out
 
+    def encode_arrow(self, values: Any, header: bytes) -> Any | None:
+        if self._columns is _UNSET:
+            self._columns = _columns_plan(self.schema)
+        columns: AvroColumns | None = self._columns  # type: ignore[assignment]
+        return None if columns is None else columns.encode(values, header, fastavro.schemaless_writer, self.parsed)
+
 
 class _Reader(SchemaReader):
     """What reading one schema id needs, built once: the Connect schema, a decoder, a value mapping."""
@@ -109,10 +130,19 @@ class _Reader(SchemaReader):
         self.schema = to_connect_schema(avro, connect_meta_data=connect_meta_data, version=version)
         self.parsed = fastavro.parse_schema(plain_reader_schema(avro))
         self.values: Callable[[Any], Any] = connect_values_converter(self.schema)
+        self._columns: object = _UNSET
 
     def decode(self, payload: bytes) -> SchemaAndValue:
         return SchemaAndValue(self.schema, self.values(fastavro.schemaless_reader(io.BytesIO(payload), self.parsed,
                                                                                   None)))
+
+    def decode_arrow(self, data: bytes, starts: Sequence[int], ends: Sequence[int]) -> SchemaAndValue | None:
+        if self._columns is _UNSET:
+            self._columns = _columns_plan(self.schema)
+        columns: AvroColumns | None = self._columns  # type: ignore[assignment]
+        array = None if columns is None else columns.decode(data, starts, ends, fastavro.schemaless_reader,
+                                                             self.parsed)
+        return None if array is None else SchemaAndValue(self.schema, array)
 
 
 class AvroConverter(SchemaRegistryConverter):

@@ -20,7 +20,9 @@ Follows ``AbstractKafkaSchemaSerDe`` and its serializer/deserializer subclasses,
 
 A format subclasses :class:`SchemaRegistryConverter` and fills its declared hooks
 (:meth:`~SchemaRegistryConverter.configure_format`, :meth:`~SchemaRegistryConverter.new_writer`,
-:meth:`~SchemaRegistryConverter.new_reader`). The columnar methods keep the SPI's default None.
+:meth:`~SchemaRegistryConverter.new_reader`). The columnar methods frame and group what the
+format's :meth:`SchemaWriter.encode_arrow` and :meth:`SchemaReader.decode_arrow` hooks convert
+(whose defaults, None, send a batch down the record path).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import struct
 import urllib.parse
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
+from itertools import accumulate, repeat
 from typing import Any, ClassVar, Final
 
 from kopycat.api.config import CaseInsensitiveValidString, ConfigDef, ConfigType, Importance, Password, Range
@@ -136,6 +139,11 @@ class SchemaWriter(ABC):
     def encode(self, values: Sequence[Any]) -> list[bytes]:
         """The payloads (what follows the 5-byte header) of non-null Connect values, in order."""
 
+    def encode_arrow(self, values: Any, header: bytes) -> Any | None:
+        """Hook: a ``pyarrow.Array`` of the schema's values as a ``BinaryArray`` of ``header`` and
+        each payload, identical to :meth:`encode`'s; None (the default) leaves it to the record path."""
+        return None
+
 
 class SchemaReader(ABC):
     """What reading one schema id in a format needs, built once: the Connect schema(s) and a decoder."""
@@ -144,6 +152,12 @@ class SchemaReader(ABC):
     def decode(self, payload: bytes) -> SchemaAndValue:
         """The Connect schema and value of a payload (the bytes after the 5-byte header); the schema
         may depend on the payload (Protobuf's message indexes pick one of the file's messages)."""
+
+    def decode_arrow(self, data: bytes, starts: Sequence[int], ends: Sequence[int]) -> SchemaAndValue | None:
+        """Hook: the payloads at ``data[starts[i]:ends[i]]`` as one ``pyarrow.Array`` and the Connect
+        schema all share, identical to :meth:`decode` then :mod:`kopycat.api.arrow_values`; None (the
+        default) leaves them to the record path."""
+        return None
 
 
 class SchemaRegistryConverter(Converter):
@@ -239,10 +253,80 @@ class SchemaRegistryConverter(Converter):
         if self.use_latest:
             return self.client.latest(subject).schema_id
         if self.auto_register:
-            return self.client.register(subject, writer.text, normalize=self.normalize, schema_type=self.SCHEMA_TYPE)
+            try:
+                return self.client.register(subject, writer.text, normalize=self.normalize,
+                                            schema_type=self.SCHEMA_TYPE)
+            except SchemaRegistryError as exc:
+                if exc.status != 409:
+                    raise
+                raise SchemaRegistryError(f"The Schema Registry refused the {self.FORMAT} schema of topic {topic} "
+                                          f"under subject {subject} ({self._latest_version(subject)}): {exc}. "
+                                          f"Change the schema compatibly, or the subject's compatibility level",
+                                          exc.status, exc.error_code) from None
         return self.client.lookup(subject, writer.text, normalize=self.normalize, schema_type=self.SCHEMA_TYPE)
 
+    def from_arrow_array(self, topic: str, schema: Schema, values: Any) -> Any | None:
+        """The header of ``schema``'s id and each value's payload, by the writer's columns hook."""
+        writer, header = self._prepare(topic, schema)
+        return writer.encode_arrow(values, header)
+
+    def _latest_version(self, subject: str) -> str:
+        """The subject's latest version, for a refusal's message (Confluent's names the version it broke)."""
+        assert self.client is not None, "configure() first"
+        try:
+            return f"incompatible with version {self.client.latest(subject).version}, its latest"
+        except SchemaRegistryError:
+            return "its latest version unknown"
+
     # ------------------------------------------------------------------ bytes -> Connect
+
+    def to_arrow_array(self, topic: str, values: Sequence[bytes | None]) -> SchemaAndValue | None:
+        """Framed values decoded by schema id with the readers' columns hook, back in batch order.
+
+        None for a null value, a value without the header, an id the registry does not answer, ids
+        whose Connect schemas differ, or a reader that answers None: the record path reports those.
+        """
+        if not values or None in values:
+            return None
+        data = b"".join(values)  # type: ignore[arg-type]
+        ends = list(accumulate(map(len, values)))  # type: ignore[arg-type]
+        starts = [end - len(value) for end, value in zip(ends, values, strict=True)]  # type: ignore[arg-type]
+        head = values[0][:_HEADER.size]  # type: ignore[index]
+        if len(head) < _HEADER.size or head[0] != _MAGIC_BYTE:
+            return None
+        if all(map(bytes.startswith, values, repeat(head))):  # type: ignore[arg-type]
+            return self._decoded_arrow(topic, _HEADER.unpack(head)[1], data, starts, ends)
+        return self._grouped_arrow(topic, values, data, starts, ends)  # type: ignore[arg-type]
+
+    def _grouped_arrow(self, topic: str, values: Sequence[bytes], data: bytes, starts: list[int],
+                       ends: list[int]) -> SchemaAndValue | None:
+        """Values of several schema ids: each id's run decoded, concatenated and put back in order."""
+        groups: dict[int, list[int]] = {}
+        for index, value in enumerate(values):
+            if len(value) < _HEADER.size or value[0] != _MAGIC_BYTE:
+                return None
+            groups.setdefault(_HEADER.unpack_from(value)[1], []).append(index)
+        decoded = [self._decoded_arrow(topic, schema_id, data, [starts[i] for i in group], [ends[i] for i in group])
+                   for schema_id, group in groups.items()]
+        if any(part is None or part.schema != decoded[0].schema for part in decoded):  # type: ignore[union-attr]
+            return None
+        import pyarrow as pa  # pyarrow only where columns are asked for
+        import pyarrow.compute as pc
+
+        positions = pc.sort_indices(pa.array([index for group in groups.values() for index in group]))
+        joined = pa.concat_arrays([part.value for part in decoded])  # type: ignore[union-attr]
+        return SchemaAndValue(decoded[0].schema, joined.take(positions))  # type: ignore[union-attr]
+
+    def _decoded_arrow(self, topic: str, schema_id: int, data: bytes, starts: list[int],
+                       ends: list[int]) -> SchemaAndValue | None:
+        try:
+            reader = self._readers.get(schema_id)
+            if reader is None:
+                reader = self._readers.setdefault(schema_id, self._reader(topic, schema_id))
+        except (SchemaRegistryError, DataError):
+            return None
+        return reader.decode_arrow(data, [start + _HEADER.size for start in starts], ends)
+
 
     def to_connect_data(self, topic: str, value: bytes | None, headers: Any = None) -> SchemaAndValue:
         """The Connect schema of the record's schema id and the decoded value; None gives (None, None)."""

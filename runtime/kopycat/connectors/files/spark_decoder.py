@@ -1,10 +1,10 @@
 """Decoding inside the Spark export's ``mapInArrow``: Kafka values to the value struct's columns.
 
-Kopycat's own JsonConverter decodes them (its columnar path, else the record path and
-:func:`kopycat.api.arrow_values.to_arrow_batch`), the same code the Python storage sink uses, so
-both movers write identical rows. A time-based export also gets each record's directory from the
-Python sink's own :class:`TimeBasedPartitioner` on the Kafka timestamp, and a windowed one keeps
-only the records stamped inside the window. Runs in Spark's Python workers; shared with the job
+Kopycat's own JsonConverter or AvroConverter decodes them (:mod:`spark_converter`; the columnar
+path, else the record path and :func:`kopycat.api.arrow_values.to_arrow_batch`), the same code the
+Python storage sink uses, so both movers write identical rows. A time-based export also gets each
+record's directory from the Python sink's own :class:`TimeBasedPartitioner` on the Kafka timestamp,
+and a windowed one keeps only the records stamped inside the window. Runs in Spark's Python workers; shared with the job
 (``include/spark/kafka_to_files.py``) and the tests.
 """
 
@@ -23,6 +23,7 @@ from kopycat.api.data import Schema, Type
 from kopycat.api.errors import ConfigError, DataError
 from kopycat.connectors.files.partitioner_config import PARTITIONER_CLASS_CONFIG
 from kopycat.connectors.files.partitioners import DefaultPartitioner, TimeBasedPartitioner
+from kopycat.connectors.files.spark_converter import ExportConverter
 from kopycat.connectors.files.spark_export import NULL_VALUES_FAIL, NULL_VALUES_IGNORE, spark_partitioner
 from kopycat.connectors.files.timestamp_extractors import RecordTimestampExtractor
 
@@ -98,10 +99,10 @@ class TopicDecoder:
 
     Input batches carry the Kafka source's ``value``, ``partition``, ``offset`` (and, for a
     time-based layout or a window, ``timestamp`` and ``timestampType``) columns of one Spark
-    partition (one topic-partition range), in offset order. Values are JsonConverter envelopes
-    (``schemas.enable=true``); every value schema must map to ``arrow_schema``, the one the
-    driver found, or a DataError names the record. Null values (tombstones) fail, as Confluent's
-    ``behavior.on.null.values=fail``, or are skipped with ``ignore``.
+    partition (one topic-partition range), in offset order. Values are what ``converter`` reads
+    (JsonConverter envelopes by default, or Confluent Avro); every value schema must map to
+    ``arrow_schema``, the one the driver found, or a DataError names the record. Null values
+    (tombstones) fail, as Confluent's ``behavior.on.null.values=fail``, or are skipped with ``ignore``.
 
     ``partitioner`` (the sink's partitioner keys, see :func:`spark_partitioner`) makes the layout
     time-based: each row gets :data:`DIR_COLUMN`, its directory as the Python sink's
@@ -122,6 +123,7 @@ class TopicDecoder:
     null_values: str = NULL_VALUES_FAIL
     partitioner: dict[str, str] | None = None
     window: tuple[int, int] | None = None
+    converter: ExportConverter = field(default_factory=ExportConverter)
     _checked: dict[int, Schema] = field(default_factory=dict, repr=False)
     _partitioner: TimeBasedPartitioner | None = field(default=None, repr=False)
 
@@ -134,9 +136,7 @@ class TopicDecoder:
             pa.field(OFFSET_COLUMN, pa.int64(), nullable=False))
 
     def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from kopycat.converters.json import JsonConverter
-
-        converter = JsonConverter()
+        converter = self.converter.new()
         target = spark_arrow_schema(self.arrow_schema)
         tally = _Tally()
         for batch in batches:
@@ -260,8 +260,7 @@ class TopicDecoder:
         try:
             return converter.to_connect_data(self.topic, value)
         except DataError as exc:
-            raise DataError(f"{self._at(partition, offset)} is not a JsonConverter envelope "
-                            f"(schemas.enable=true): {exc}") from exc
+            raise DataError(f"{self._at(partition, offset)} is not {self.converter.expected}: {exc}") from exc
 
     def _check(self, schema: Schema | None, partition: int, offset: int) -> Schema:
         """``schema`` when its columns are :attr:`arrow_schema`'s, else a DataError naming the record."""
@@ -270,7 +269,7 @@ class TopicDecoder:
         if schema is None or schema.type is not Type.STRUCT:
             what = "no schema" if schema is None else f"a {schema.type.name} schema"
             raise DataError(f"{self._at(partition, offset)} has {what}; Parquet columns come from a STRUCT "
-                            f"value schema: produce values with JsonConverter and schemas.enable=true")
+                            f"value schema: produce values with {self.converter.produce_with}")
         found = to_arrow_schema(schema)
         if not found.equals(self.arrow_schema, check_metadata=False):
             raise DataError(f"{self._at(partition, offset)} has columns ({_columns(found)}) but the "

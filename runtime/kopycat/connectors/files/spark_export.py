@@ -4,12 +4,8 @@
 not need a SparkSession, shared by the job, the Airflow operator and the tests, so each format
 is defined once:
 
-- the ranges the job copies, as JSON ``{"orders": {"0": [100, 250]}}`` (start inclusive, end
-  exclusive, like Spark's ``startingOffsets``/``endingOffsets``): :func:`ranges_to_json`,
-  :func:`ranges_from_json`, and :func:`resume_ranges`, which starts every partition behind the
-  files already committed (the names in :mod:`committed_files`), so a retried job never writes
-  a record twice; a window's ranges end at each partition's live position
-  (:func:`live_positions`, :func:`end_at_live_positions`);
+- the ranges the job copies are :mod:`spark_ranges`' (exported here too: :class:`OffsetRange`,
+  :func:`ranges_to_json`, :func:`resume_ranges` ...);
 - the decoding that runs inside Spark's ``mapInArrow`` is :mod:`spark_decoder`'s;
 - what is committed and deleted once Spark has written (the rounds, a window's overwrite) is
   :mod:`spark_commit`'s, and the driver's own Kafka calls (range checks, schema peek, group
@@ -31,7 +27,7 @@ import re
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -40,7 +36,6 @@ from typing import Any, Final
 from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.api.records import TopicPartition
 from kopycat.api.window import TimeWindow
-from kopycat.connectors.files.committed_files import next_offsets
 from kopycat.connectors.files.file_sink import window_partitions
 from kopycat.connectors.files.partitioner_config import (
     DIRECTORY_DELIM_CONFIG,
@@ -49,6 +44,15 @@ from kopycat.connectors.files.partitioner_config import (
 )
 from kopycat.connectors.files.partitioners import DefaultPartitioner, TimeBasedPartitioner, partitioner_from_config
 from kopycat.connectors.files.spark_options import OPTIONS_FILE_FLAG, is_secret_key, options_file
+from kopycat.connectors.files.spark_ranges import (
+    OffsetRange,
+    end_at_live_positions,
+    live_positions,
+    ranges_from_json,
+    ranges_to_json,
+    resume_ranges,
+    spark_offsets,
+)
 from kopycat.connectors.files.timestamp_extractors import (
     TIMESTAMP_EXTRACTOR_CONFIG,
     RecordTimestampExtractor,
@@ -87,123 +91,6 @@ S3A_JAR_SET: Final = "spark-s3a"
 RESULT_KEY: Final = "kopycat.spark.export"
 """First key of the result line, so it is found among whatever else reaches stdout."""
 NULL_VALUES_FAIL, NULL_VALUES_IGNORE = "fail", "ignore"
-
-
-# ---------------------------------------------------------------- ranges
-
-@dataclass(frozen=True, slots=True, order=True)
-class OffsetRange:
-    """Offsets ``start`` (inclusive) to ``end`` (exclusive) of one topic-partition."""
-
-    topic: str
-    partition: int
-    start: int
-    end: int
-
-    @property
-    def topic_partition(self) -> TopicPartition:
-        return TopicPartition(self.topic, self.partition)
-
-    @property
-    def empty(self) -> bool:
-        return self.start >= self.end
-
-
-def ranges_to_json(ranges: Iterable[OffsetRange]) -> str:
-    """``{"orders": {"0": [100, 250]}}``: compact, topics and partitions sorted."""
-    nested: dict[str, dict[str, list[int]]] = {}
-    for r in sorted(ranges):
-        nested.setdefault(r.topic, {})[str(r.partition)] = [r.start, r.end]
-    return json.dumps(nested, separators=(",", ":"))
-
-
-def ranges_from_json(text: str) -> list[OffsetRange]:
-    """Parse :func:`ranges_to_json`'s shape; a ConfigError names the bad entry and the shape."""
-    shape = 'expected {"<topic>": {"<partition>": [<start>, <end exclusive>]}}'
-    try:
-        nested = json.loads(text)
-    except ValueError as exc:
-        raise ConfigError.for_key("ranges", text[:80], f"not JSON ({exc}); {shape}") from None
-    if not isinstance(nested, dict) or not nested:
-        raise ConfigError.for_key("ranges", text[:80], f"no topics; {shape}")
-    ranges = []
-    for topic, partitions in nested.items():
-        if not isinstance(partitions, dict):
-            raise ConfigError.for_key("ranges", topic, f"topic {topic!r} maps to no partitions; {shape}")
-        for partition, bounds in partitions.items():
-            ranges.append(_range(topic, partition, bounds, shape))
-    return sorted(ranges)
-
-
-def _range(topic: str, partition: str, bounds: Any, shape: str) -> OffsetRange:
-    where = f"{topic}[{partition}]"
-    if not str(partition).isdigit():
-        raise ConfigError.for_key("ranges", where, f"partition {partition!r} is not a number; {shape}")
-    if (not isinstance(bounds, list) or len(bounds) != 2
-            or not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds)):
-        raise ConfigError.for_key("ranges", where, f"{bounds!r} is not [start, end]; {shape}")
-    start, end = bounds
-    if not 0 <= start <= end:
-        raise ConfigError.for_key("ranges", where, f"needs 0 <= start <= end, got [{start}, {end}]")
-    return OffsetRange(topic, int(partition), start, end)
-
-
-def resume_ranges(ranges: Iterable[OffsetRange],
-                  committed_names: Iterable[str]) -> tuple[list[OffsetRange], list[OffsetRange]]:
-    """Split ``ranges`` into what is left to read and what earlier runs already committed.
-
-    Each range starts at ``max(start, greatest committed end offset + 1)``, the seek Confluent's
-    storage connectors do on start. Returns ``(to_read, committed)``; a range partly committed
-    appears shortened in ``to_read`` and not in ``committed``.
-    """
-    after = next_offsets(committed_names)
-    to_read, committed = [], []
-    for r in sorted(ranges):
-        start = max(r.start, after.get(r.topic_partition, 0))
-        resumed = OffsetRange(r.topic, r.partition, min(start, r.end), r.end)
-        (committed if resumed.empty else to_read).append(resumed if not resumed.empty else r)
-    return to_read, committed
-
-
-def live_positions(partitions: Iterable[TopicPartition], committed_names: Iterable[str],
-                   group_offsets: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
-    """Each partition's live position, the offset a live run resumes from, where the store or group tells it.
-
-    The offset after the partition's greatest committed end offset (where :func:`resume_ranges`
-    and the Python sink's recovery resume), else the group's committed offset (negative: none).
-    A partition with neither is left out: a live run would start it by ``auto.offset.reset``.
-    """
-    after = next_offsets(committed_names)
-    live = {}
-    for tp in partitions:
-        offset = after.get(tp, group_offsets.get(tp, -1))
-        if offset >= 0:
-            live[tp] = offset
-    return live
-
-
-def end_at_live_positions(ranges: Iterable[OffsetRange], live: Mapping[TopicPartition, int]) -> list[OffsetRange]:
-    """A windowed run's ``ranges``, each ending at its partition's live position (``live``) when that is
-    sooner (see kopycat.runtime.run_range.BackfillWindow). A range starting at/after it becomes empty.
-    """
-    capped = []
-    for r in sorted(ranges):
-        end = min(r.end, live.get(r.topic_partition, r.end))
-        capped.append(OffsetRange(r.topic, r.partition, min(r.start, end), end))
-    return capped
-
-
-def spark_offsets(ranges: Sequence[OffsetRange]) -> dict[str, str]:
-    """Spark Kafka source options reading exactly ``ranges`` (one topic or several)."""
-    assign: dict[str, list[int]] = {}
-    starting: dict[str, dict[str, int]] = {}
-    ending: dict[str, dict[str, int]] = {}
-    for r in sorted(ranges):
-        assign.setdefault(r.topic, []).append(r.partition)
-        starting.setdefault(r.topic, {})[str(r.partition)] = r.start
-        ending.setdefault(r.topic, {})[str(r.partition)] = r.end
-    return {"assign": json.dumps(assign), "startingOffsets": json.dumps(starting),
-            "endingOffsets": json.dumps(ending)}
 
 
 # ---------------------------------------------------------------- layout and window
@@ -393,7 +280,8 @@ def spark_export_job(ranges: Iterable[OffsetRange], *, store_url: str, connector
                      parquet_codec: str = "snappy", python: str = sys.executable,
                      jars_root: Path | None = None, group_id: str | None = None,
                      partitioner: Mapping[str, str] | None = None,
-                     window: TimeWindow | None = None) -> SparkExportJob:
+                     window: TimeWindow | None = None, value_converter: str | None = None,
+                     value_converter_options: Mapping[str, str] | None = None) -> SparkExportJob:
     """The spark-submit that exports ``ranges`` to ``<store_url>/<topics_dir>``.
 
     ``kafka_options`` go to Spark's Kafka source (as ``kafka.<key>``), ``client_options`` to the
@@ -402,7 +290,10 @@ def spark_export_job(ranges: Iterable[OffsetRange], *, store_url: str, connector
     commits when not ``connect-<connector_name>``; ``partitioner`` the sink's partitioner keys
     (:func:`partitioner_props`; none: the default layout) and ``window`` a backfill window, both
     checked here (:func:`check_layout`) before anything runs; ``conf`` adds Spark conf, e.g.
-    :func:`s3a_conf`. Jars come from the ``spark-kafka`` set, plus the ``spark-s3a`` set when the
+    :func:`s3a_conf`. ``value_converter`` is the values' converter class (JsonConverter when None,
+    or Confluent's AvroConverter), its ``value.converter.*`` keys unprefixed in
+    ``value_converter_options`` (secrets such as ``basic.auth.user.info`` through the private file).
+    Jars come from the ``spark-kafka`` set, plus the ``spark-s3a`` set when the
     store is ``s3a://`` (include/jars/<set>/pom.xml, fetched on first use; ``jars_root/<set>``
     instead when given). A ``local`` master gets ``SPARK_LOCAL_IP=127.0.0.1`` and the jars on the
     driver's class path instead of ``--jars``: its executor lives in the driver's JVM, and
@@ -425,9 +316,12 @@ def spark_export_job(ranges: Iterable[OffsetRange], *, store_url: str, connector
         args += ["--window", f"{window.start_ms},{window.end_ms}"]
     if group_id:
         args += ["--group-id", group_id]
+    if value_converter:
+        args += ["--value-converter", value_converter]
     secret: dict[str, dict[str, str]] = {}
     for flag, kind, options in (("--kafka-option", "kafka", kafka_options), ("--client-option", "client",
-                                                                             client_options)):
+                                                                             client_options),
+                                ("--value-converter-option", "converter", value_converter_options)):
         for key, value in (options or {}).items():
             if is_secret_key(key):
                 secret.setdefault(kind, {})[key] = str(value)

@@ -18,8 +18,8 @@ from kopycat.api.data import Schema
 from kopycat.api.errors import ConnectError, DataError
 from kopycat.api.records import TopicPartition
 from kopycat.api.window import TimeWindow
+from kopycat.connectors.files.spark_converter import ExportConverter
 from kopycat.connectors.files.spark_export import NULL_VALUES_FAIL, OffsetRange
-from kopycat.converters.json import JsonConverter
 from kopycat.group_offsets import consumer_committed
 from kopycat.kafka import librdkafka_config
 
@@ -57,8 +57,10 @@ class ExportKafka:
             consumer.close()
 
     def value_schema(self, topic: str, ranges: Sequence[OffsetRange], null_values: str,
-                     window: TimeWindow | None = None) -> Schema | None:
-        """The value schema of the first non-null record in ``ranges`` (stamped in ``window``); None: none."""
+                     window: TimeWindow | None = None, converter: ExportConverter | None = None) -> Schema | None:
+        """The value schema of the first non-null record in ``ranges`` (stamped in ``window``), read by
+        ``converter`` (JsonConverter when None); None: none."""
+        converter = converter or ExportConverter()
         consumer = self.consumer(f"kopycat-export-peek-{uuid.uuid4().hex}")
         try:
             for r in ranges:
@@ -66,10 +68,10 @@ class ExportKafka:
                 if found is not None:
                     offset, value = found
                     try:
-                        return JsonConverter().to_connect_data(topic, value).schema
+                        return converter.new().to_connect_data(topic, value).schema
                     except DataError as exc:
-                        raise DataError(f"Record {topic}[{r.partition}]@{offset} is not a JsonConverter "
-                                        f"envelope (schemas.enable=true): {exc}") from exc
+                        raise DataError(f"Record {topic}[{r.partition}]@{offset} is not {converter.expected}: "
+                                        f"{exc}") from exc
             return None
         finally:
             consumer.close()

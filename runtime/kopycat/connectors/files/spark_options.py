@@ -30,7 +30,7 @@ from kopycat.api.errors import ConfigError
 __all__ = ["OPTION_SETS", "OPTIONS_FILE_FLAG", "SECRET_KEY", "is_secret_key", "options_file", "read_options_file"]
 
 OPTIONS_FILE_FLAG: Final = "--options-file"
-OPTION_SETS: Final = ("kafka", "client")
+OPTION_SETS: Final = ("kafka", "client", "converter")
 """The sets of settings the file holds: Spark's Kafka source's and the driver's clients'."""
 SECRET_KEY: Final = re.compile(r"secret|password|token|access\.key|sasl\.jaas|ssl\.keystore\.key$|ssl\.key\.pem",
                                re.IGNORECASE)

@@ -35,6 +35,7 @@ from kopycat.api.window import TimeWindow
 from kopycat.connectors.files.committed_files import split_temp_paths
 from kopycat.connectors.files.record_formats import FORMAT_CLASS_CONFIG, FORMAT_CLASSES, PARQUET_CODEC_CONFIG
 from kopycat.connectors.files.sink_config import SCHEMA_COMPATIBILITY_CONFIG, FileSinkSettings, parse_file_sink_config
+from kopycat.connectors.files.spark_converter import converter_options
 from kopycat.connectors.files.spark_export import (
     NULL_VALUES_FAIL,
     NULL_VALUES_IGNORE,
@@ -101,12 +102,16 @@ def plan_spark_export(props: Mapping[str, Any], worker_props: Mapping[str, Any],
     else:
         ranges = window_ranges(name, worker_props, props, end_offsets, window)
     security = {key: str(value) for key, value in client_security_settings(worker_props, props, "consumer").items()}
+    converter_props = props if "value.converter" in props else {
+        **{k: v for k, v in worker_props.items() if k.startswith("value.converter")}, **props}
+    value_converter, converter_keys = converter_options(converter_props)
     return spark_export_job(ranges, store_url=url, connector_name=name, bootstrap_servers=bootstrap,
                             kafka_options=security, client_options=security,
                             topics_dir=settings.topics_dir, master=master, conf=conf, null_values=null_values,
                             run_id=run_id, parquet_codec=str(values.get(PARQUET_CODEC_CONFIG) or "snappy"),
                             group_id=consumer_group_id(name, props), partitioner=partitioner_props(props),
-                            window=window)
+                            window=window, value_converter=value_converter,
+                            value_converter_options=converter_keys)
 
 
 def export_ranges(connector_name: str, worker_props: Mapping[str, Any], props: Mapping[str, Any],

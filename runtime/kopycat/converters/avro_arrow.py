@@ -1,0 +1,223 @@
+"""Confluent-framed Avro values to Arrow columns and back: the columnar paths of the AvroConverter.
+
+Beyond Confluent's ``AvroConverter`` (DESIGN.md §2, columnar fast path). A batch of payloads of one
+writer schema is decoded by fastavro's compiled reader from one buffer (no stream, no Connect
+``Struct`` per record), the decoded records are cut into one list per field and each list becomes
+the Arrow column of its Connect schema (:func:`kopycat.api.arrow.to_arrow_schema`) in one
+``pa.array`` call: logical types from their Avro encodings (days, milliseconds, unscaled bytes) by
+casts, with the range checks the record path makes. Writing goes the other way: each Arrow column
+becomes the list of its Avro encodings, the rows are written by fastavro into one buffer behind the
+5-byte header, and the buffer and its offsets are the ``BinaryArray``.
+
+The rule is *identical or nothing*, as for the JSON columns (:mod:`kopycat.converters.json_arrow`):
+a value schema that is not a STRUCT of primitive and logical fields, a payload whose record does
+not end where the next begins, a value a column type cannot hold or a logical value outside what
+the data model holds makes these answer None, and the caller takes the record path, which also
+names a bad record.
+"""
+
+from __future__ import annotations
+
+import io
+from array import array
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from kopycat.api.arrow import to_arrow_schema
+from kopycat.api.data import LOGICAL_TYPES, Date, Decimal, Schema, Time, Timestamp, Type
+from kopycat.api.errors import DataError
+
+__all__ = ["AvroColumns", "avro_columns"]
+
+_PLAIN: Final = frozenset({Type.INT8, Type.INT16, Type.INT32, Type.INT64, Type.FLOAT32, Type.FLOAT64,
+                           Type.BOOLEAN, Type.STRING, Type.BYTES})
+_EPOCH_ORDINAL: Final = 719_163
+_MAX_ORDINAL: Final = 3_652_059
+_MS_PER_DAY: Final = 86_400_000
+_RANGES: Final = {
+    Date.LOGICAL_NAME: (1 - _EPOCH_ORDINAL, _MAX_ORDINAL - _EPOCH_ORDINAL),
+    Time.LOGICAL_NAME: (0, _MS_PER_DAY - 1),
+    Timestamp.LOGICAL_NAME: (-_EPOCH_ORDINAL * _MS_PER_DAY + _MS_PER_DAY,
+                             (_MAX_ORDINAL - _EPOCH_ORDINAL + 1) * _MS_PER_DAY - 1),
+}
+"""The encodings the Connect logical types hold (years 1-9999, a day's milliseconds)."""
+_RAW: Final = {Date.LOGICAL_NAME: pa.int32(), Time.LOGICAL_NAME: pa.int32(), Timestamp.LOGICAL_NAME: pa.int64()}
+
+Finish = Callable[[list[Any]], pa.Array | None]
+"""A field's decoded Avro values -> its Arrow column; None: not this path."""
+Encode = Callable[[pa.Array], list[Any] | None]
+"""A field's Arrow column -> the values fastavro writes; None: not this path."""
+
+Read = Callable[[io.BytesIO, Any, Any], Any]
+Write = Callable[[io.BytesIO, Any, Any], None]
+
+
+@dataclass(frozen=True)
+class AvroColumns:
+    """How the values of one STRUCT schema move between Avro payloads and Arrow columns."""
+
+    schema: Schema
+    arrow_fields: tuple[pa.Field, ...]
+    names: tuple[str, ...]
+    finishes: tuple[Finish, ...]
+    encodes: tuple[Encode, ...]
+
+    def decode(self, data: bytes, starts: Sequence[int], ends: Sequence[int], read: Read,
+               parsed: Any) -> pa.StructArray | None:
+        """The records at ``data[starts[i]:ends[i]]`` (read by ``read`` with fastavro's ``parsed``
+        schema) as a StructArray; None when one does not end exactly at its end."""
+        stream = io.BytesIO(data)
+        seek, tell = stream.seek, stream.tell
+        records = []
+        append = records.append
+        try:
+            for start, end in zip(starts, ends, strict=True):
+                seek(start)
+                append(read(stream, parsed, None))
+                if tell() != end:
+                    return None
+        except (EOFError, ValueError, TypeError, IndexError, KeyError, UnicodeDecodeError):
+            return None
+        columns = list(zip(*[tuple(record.values()) for record in records], strict=True))
+        if len(columns) != len(self.finishes):
+            return None
+        arrays = []
+        for finish, column in zip(self.finishes, columns, strict=True):
+            arrow = finish(list(column))
+            if arrow is None:
+                return None
+            arrays.append(arrow)
+        return pa.StructArray.from_arrays(arrays, fields=list(self.arrow_fields))
+
+    def encode(self, values: pa.StructArray, header: bytes, write: Write, parsed: Any) -> pa.BinaryArray | None:
+        """``header`` and each row's Avro encoding (fastavro's ``write`` with ``parsed``); None when a
+        row is null or a column is not one this path writes as the record path would."""
+        if values.null_count or not pa.types.is_struct(values.type):
+            return None
+        columns = []
+        for encode, field in zip(self.encodes, self.names, strict=True):
+            column = encode(values.field(field))
+            if column is None:
+                return None
+            columns.append(column)
+        stream = io.BytesIO()
+        put, tell = stream.write, stream.tell
+        offsets = array("q", [0])
+        mark = offsets.append
+        names = self.names
+        try:
+            for row in zip(*columns, strict=True):
+                put(header)
+                write(stream, parsed, dict(zip(names, row, strict=True)))
+                mark(tell())
+        except (TypeError, ValueError, AttributeError, KeyError, OverflowError):
+            return None
+        if len(offsets) == 1:
+            offsets.extend([0] * len(values))
+        return pa.Array.from_buffers(pa.large_binary(), len(values),
+                                     [None, pa.py_buffer(offsets), pa.py_buffer(stream.getvalue())]).cast(pa.binary())
+
+
+def avro_columns(schema: Schema) -> AvroColumns | None:
+    """The columns plan of ``schema``; None when it is not a STRUCT of fields this path handles."""
+    if schema.type is not Type.STRUCT:
+        return None
+    arrow_schema = to_arrow_schema(schema)
+    finishes, encodes = [], []
+    for field, arrow_field in zip(schema.fields, arrow_schema, strict=True):
+        plan = _field_plan(field.schema, arrow_field.type)
+        if plan is None:
+            return None
+        finishes.append(plan[0])
+        encodes.append(plan[1])
+    return AvroColumns(schema, tuple(arrow_schema), tuple(f.name for f in schema.fields), tuple(finishes),
+                       tuple(encodes))
+
+
+def _field_plan(schema: Schema, arrow_type: pa.DataType) -> tuple[Finish, Encode] | None:
+    logical = LOGICAL_TYPES.get(schema.name) if schema.name else None
+    default = schema.default
+    if logical is not None:
+        raw_default = None if default is None else logical.from_logical(schema, default)
+        if schema.name == Decimal.LOGICAL_NAME:
+            return _decimal_plan(schema, arrow_type, raw_default)
+        if schema.name not in _RANGES:
+            return None
+        low, high = _RANGES[schema.name]
+        return (_defaulted(raw_default, _ranged(low, high, _RAW[schema.name], arrow_type)),
+                _defaulted_encode(raw_default, _raw_encode(_RAW[schema.name])))
+    if schema.type not in _PLAIN:
+        return None
+    return _defaulted(default, _plain_finish(arrow_type)), _defaulted_encode(default, _pylist)
+
+
+def _defaulted(default: Any, finish: Finish) -> Finish:
+    """Nulls take the field's default, as ``Struct.get`` answers on the record path."""
+    if default is None:
+        return finish
+    return lambda column: finish([default if value is None else value for value in column])
+
+
+def _defaulted_encode(default: Any, encode: Encode) -> Encode:
+    if default is None:
+        return encode
+
+    def encoded(column: pa.Array) -> list[Any] | None:
+        values = encode(column)
+        return None if values is None else [default if value is None else value for value in values]
+    return encoded
+
+
+def _plain_finish(arrow_type: pa.DataType) -> Finish:
+    def finish(column: list[Any]) -> pa.Array | None:
+        try:
+            return pa.array(column, type=arrow_type, from_pandas=False)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+            return None
+    return finish
+
+
+def _ranged(low: int, high: int, raw_type: pa.DataType, arrow_type: pa.DataType) -> Finish:
+    """Days or milliseconds inside ``[low, high]`` cast to the logical type's column."""
+    def finish(column: list[Any]) -> pa.Array | None:
+        try:
+            raw = pa.array(column, type=pa.int64(), from_pandas=False)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+            return None
+        bounds = pc.min_max(raw)
+        smallest, largest = bounds["min"].as_py(), bounds["max"].as_py()
+        if smallest is not None and (smallest < low or largest > high):
+            return None
+        return raw.cast(raw_type).cast(arrow_type)
+    return finish
+
+
+def _pylist(column: pa.Array) -> list[Any]:
+    return column.to_pylist()
+
+
+def _raw_encode(raw_type: pa.DataType) -> Encode:
+    """A date, time or timestamp column as its Avro encoding (days or milliseconds)."""
+    return lambda column: column.cast(raw_type).to_pylist()
+
+
+def _decimal_plan(schema: Schema, arrow_type: pa.DataType, raw_default: Any) -> tuple[Finish, Encode]:
+    to_logical, from_logical = Decimal.to_logical, Decimal.from_logical
+
+    def finish(column: list[Any]) -> pa.Array | None:
+        try:
+            decimals = [None if value is None else to_logical(schema, value) for value in column]
+            return pa.array(decimals, type=arrow_type, from_pandas=False)
+        except (DataError, pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+            return None
+
+    def encode(column: pa.Array) -> list[Any] | None:
+        try:
+            return [None if value is None else from_logical(schema, value) for value in column.to_pylist()]
+        except DataError:
+            return None
+    return _defaulted(raw_default, finish), _defaulted_encode(raw_default, encode)
