@@ -19,8 +19,8 @@ Names, so one dashboard reads Prometheus and OpenTelemetry alike:
 - no unit is set: a unit would make the Prometheus translation append one more suffix.
 
 Instruments are created for the metric names the registry shows when a provider is registered
-(:meth:`OtelMetricsBridge.discover`) and on every collection; a name first seen during a collection is
-observed from the next one on.
+(:meth:`OtelMetricsBridge.discover`); a name first seen during a collection (a connector added later)
+is declared right after it and observed from the next collection on.
 
 When: :func:`otel_configured` is true when ``OTEL_EXPORTER_OTLP_ENDPOINT``,
 ``OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`` or ``OTEL_METRICS_EXPORTER`` (other than ``none``) is set;
@@ -121,7 +121,9 @@ class OtelMetricsBridge:
             snapshot = _observations(groups)
             with self._lock:
                 self._snapshot, self._read_at = snapshot, now
-            self.discover(groups)
+                unseen = [n for n in snapshot if n not in self._instruments]
+            if unseen:  # the SDK holds its registration lock while collecting: declare them after it
+                threading.Thread(target=self.discover, args=(groups,), name="otel-discover", daemon=True).start()
         with self._lock:
             return list(self._snapshot.get(name, ()))
 
