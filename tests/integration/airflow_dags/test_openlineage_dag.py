@@ -40,8 +40,10 @@ def _lineage_airflow(served: LocalAirflow, tmp_path: Path) -> tuple[LocalAirflow
     dags, events = tmp_path / "dags", tmp_path / "openlineage.jsonl"
     dags.mkdir()
     transport = json.dumps({"type": "file", "log_file_path": str(events), "append": True})
+    # A forked listener process inherits librdkafka's and the JDBC pool's threads half-held: emit from a thread.
     env = {**served.extra_env, "AIRFLOW__OPENLINEAGE__TRANSPORT": transport,
-           "AIRFLOW__OPENLINEAGE__NAMESPACE": "kopycat-tests"}
+           "AIRFLOW__OPENLINEAGE__NAMESPACE": "kopycat-tests", "AIRFLOW__OPENLINEAGE__EXECUTE_IN_THREAD": "True",
+           "AIRFLOW__OPENLINEAGE__EXECUTION_TIMEOUT": "60"}
     return LocalAirflow(served.home, dags, env), events
 
 
