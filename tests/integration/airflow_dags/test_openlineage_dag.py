@@ -101,12 +101,13 @@ def test_a_jdbc_import_reports_tables_topics_schemas_and_column_lineage_through_
 def test_a_storage_export_reports_its_topic_and_the_directory_it_writes(
         served_airflow: LocalAirflow, tmp_path: Path, bootstrap_servers: str, topic_name: str) -> None:
     create_topic(bootstrap_servers, topic_name)
-    produce(bootstrap_servers, topic_name, [json.dumps({"id": i}).encode() for i in range(20)])
+    produce(bootstrap_servers, topic_name, [json.dumps({"id": i}).encode() for i in range(20)], keys=False)
     lake = tmp_path / "lake"
     config = {"name": f"ol-sink-{uuid.uuid4().hex[:6]}", "connector.class": "io.confluent.connect.s3.S3SinkConnector",
               "topics": topic_name, "store.url": f"file://{lake}", "format.class": "json", "flush.size": "10",
               "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-              "value.converter.schemas.enable": "false", "tasks.max": "1"}
+              "value.converter.schemas.enable": "false", "tasks.max": "1",
+              "key.converter": "org.apache.kafka.connect.storage.StringConverter"}
     airflow, events = _lineage_airflow(served_airflow, tmp_path)
     _dag_file(airflow.dags_folder, "t_ol_export", config)
 
