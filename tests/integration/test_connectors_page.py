@@ -19,6 +19,8 @@ import pytest
 import uvicorn
 
 from kopycat.rest import RestHerder, create_app
+from kopycat.rest.metrics_route import add_metrics_route
+from kopycat.runtime.metrics import ConnectMetrics, GroupValues
 from kopycat.storage.config_backing_store import MemoryConfigBackingStore, TargetState
 from kopycat.storage.connector_status import ConnectorStatus, State, TaskStatus, TopicStatus
 from kopycat.storage.status_backing_store import MemoryStatusBackingStore
@@ -50,6 +52,20 @@ def herder(tmp_path: Path, bootstrap_servers: str, topic_name: str) -> RestHerde
 
 
 TOKEN = "s3cret-token"
+LAST_ERROR_MS = 1_795_000_000_000  # 2026-11-18T11:06:40Z
+
+
+def task_metrics() -> ConnectMetrics:
+    """The figures a worker's registry would hold for the source's two tasks."""
+    metrics = ConnectMetrics()
+    task0, task1 = {"connector": CONNECTOR, "task": "0"}, {"connector": CONNECTOR, "task": "1"}
+    metrics.register("tasks", lambda: [
+        GroupValues("source-task-metrics", task0, {"source-record-write-rate": 12.5, "source-record-active-count": 3}),
+        GroupValues("task-error-metrics", task0, {"total-record-errors": 0, "last-error-timestamp": 0}),
+        GroupValues("source-task-metrics", task1, {"source-record-write-rate": float("nan"),
+                                                   "source-record-active-count": 0}),
+        GroupValues("task-error-metrics", task1, {"total-record-errors": 2, "last-error-timestamp": LAST_ERROR_MS})])
+    return metrics
 
 
 @pytest.fixture(params=[None, TOKEN], ids=["open", "token"])
@@ -59,6 +75,7 @@ def base_url(herder: RestHerder, request: pytest.FixtureRequest) -> Iterator[str
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     app = create_app(herder, token=request.param)
+    add_metrics_route(app, task_metrics())  # as kopycat worker serves its registry
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -132,6 +149,10 @@ def test_the_page_lists_the_connector_and_its_buttons_pause_resume_stop_and_rest
     sink = _cells(driver, 1)
     assert sink[0] == SINK and sink[1] == "sink · FileStreamSink"
     assert sink[5].splitlines() == ["total 5", f"{topic_name}-1: 5 (at none of 5)"]  # nothing committed yet
+    assert cells[6].splitlines() == [
+        "task 0: 12.5 records/s, 3 uncommitted",
+        "task 1: \u2014 records/s, 0 uncommitted, last error 2026-11-18T11:06:40Z (2 failed: RuntimeError: disk full)"]
+    assert sink[6] == ""  # the sink runs no task
     driver.save_screenshot(str(tmp_path / "connectors-page.png"))  # type: ignore[attr-defined]
 
     def click(action: str, expect: str) -> None:

@@ -149,6 +149,17 @@ class CopyTaskOperator(BaseOperator):
             return self.hook.stored_connector(self.connector_config.name).config
         return resolve_connector_config(self.connector_config)
 
+    def get_openlineage_facets_on_start(self) -> Any:
+        """This task's datasets (OpenLineage provider hook): its tables or topics and where they go."""
+        from kopycat_airflow.lineage import connector_lineage
+
+        config = self.task_config.get("config", {}) if isinstance(self.task_config, Mapping) else {}
+        return connector_lineage(self._connector_props(), self.hook.worker_props, [config])
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """The same datasets as on start: a bounded run copies what its task config names."""
+        return self.get_openlineage_facets_on_start()
+
     def _emit_assets(self, context: Context, summary: RunSummary) -> None:
         """Asset events for the topics written, on the ``kopycat:<connector>`` alias if declared."""
         aliases = [o for o in self.outlets if isinstance(o, AssetAlias)]

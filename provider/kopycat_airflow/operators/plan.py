@@ -85,6 +85,25 @@ class PlanConnectorOperator(BaseOperator):
         return [task.to_dict() for task in planned]
 
 
+    def get_openlineage_facets_on_start(self) -> Any:
+        """Lineage known before planning (OpenLineage provider hook): a sink's topics and directories."""
+        from kopycat_airflow.lineage import connector_lineage
+
+        return connector_lineage(self._lineage_props(), self.hook.worker_props, [])
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """The planned tasks' datasets: a JDBC source's tables and topics, with schemas and column lineage."""
+        from kopycat_airflow.lineage import connector_lineage
+
+        planned = task_instance.xcom_pull(task_ids=self.task_id) or []
+        return connector_lineage(self._lineage_props(), self.hook.worker_props, [t["config"] for t in planned])
+
+    def _lineage_props(self) -> dict[str, str]:
+        if isinstance(self.connector_config, StoredConnector):
+            return self.hook.stored_connector(self.connector_config.name).config
+        return resolve_connector_config(self.connector_config)
+
+
 def config_errors(props: Mapping[str, str], worker_props: Mapping[str, Any] | None = None) -> list[str]:
     """Every validation error of the config, each naming the key, the value and the fix
     (placeholders resolved with ``worker_props``' config providers, shown as written)."""

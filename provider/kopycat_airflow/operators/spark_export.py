@@ -107,6 +107,16 @@ class SparkExportOperator(BaseOperator):
     def hook(self) -> KopycatHook:
         return KopycatHook(self.kopycat_conn_id, self.worker_overrides)
 
+    def get_openlineage_facets_on_start(self) -> Any:
+        """The exported topics and their directories on the store (OpenLineage provider hook)."""
+        from kopycat_airflow.lineage import connector_lineage
+
+        return connector_lineage(resolve_connector_config(self.connector_config), self.hook.worker_props, [])
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """The same datasets as on start: the job writes under the store's topic directories."""
+        return self.get_openlineage_facets_on_start()
+
     def execute(self, context: Context) -> dict[str, Any]:
         planned = planned_task_of(context, self.task_config) if self.task_config is not None else None
         props = resolve_connector_config(self.connector_config)

@@ -51,6 +51,15 @@ class Transformation(ABC, Generic[R]):
     def config(self) -> ConfigDef:
         """The transform's configuration definition."""
 
+    def value_field_lineage(self, fields: Sequence[str]) -> dict[str, list[str]] | None:
+        """Hook for lineage: given the record value's top-level field names before this transform, the
+        names after it, each with the input fields it is made from (``{"customer": ["cust_id"]}``).
+
+        Default None: the transform does not say, and lineage takes the fields as passing unchanged.
+        Called once when a run's lineage is reported, never per record.
+        """
+        return None
+
     def close(self) -> None:
         """Release resources; called when the task stops."""
 

@@ -22,6 +22,7 @@ from kopycat.rest.app import create_app
 from kopycat.rest.herder import RestHerder
 from kopycat.rest.metrics_route import add_metrics_route
 from kopycat.runtime.metrics import ConnectMetrics
+from kopycat.runtime.otel_metrics import start_otel_metrics
 from kopycat.runtime.worker_metrics import WORKER_GROUP, worker_groups
 from kopycat.storage.config_backing_store import KafkaConfigBackingStore
 from kopycat.storage.status_backing_store import KafkaStatusBackingStore
@@ -55,7 +56,10 @@ def serve(worker_props: Mapping[str, Any], host: str = "127.0.0.1", port: int = 
         metrics.register(WORKER_GROUP, worker_groups(statuses))
         app = create_app(herder, token=token)
         add_metrics_route(app, metrics)
+        otel = start_otel_metrics(metrics)
         run_app(app, host, port, token)
+        if otel is not None:
+            otel.shutdown()
 
 
 def run_app(app: FastAPI, host: str, port: int, token: str | None) -> None:

@@ -8,6 +8,14 @@ served without the token (it holds no data) and asks for it when the API answers
 Kopycat's challenge, keeping it in the tab's sessionStorage (or taking it from ``#token=...``: a
 URL fragment never reaches the server or its logs) and sending it as a bearer header. Text goes in
 with ``textContent``, never as HTML, because connector names, classes and traces are user input.
+
+Each task's figures come from the app's ``GET /metrics`` (Kafka Connect's metrics under the JMX
+exporter's names, :mod:`kopycat.runtime.prometheus_metrics`) when the app serves it (``kopycat
+worker``, ``kopycat standalone``'s registry): throughput is ``source-record-write-rate`` or
+``sink-record-send-rate`` (records/s over Kafka's 30 s sample windows), lag the records written or read
+and not yet committed (``*-record-active-count``), and the last error the task's trace with
+``task-error-metrics``' ``last-error-timestamp`` and error count. Without ``/metrics`` the column shows
+the task states alone.
 """
 
 from __future__ import annotations
@@ -48,12 +56,13 @@ CONNECTORS_PAGE: Final = """<!doctype html>
 <p class="hint">Connectors stored in the config topic; each runs as the Airflow DAG
 <code>kopycat_connector_&lt;name&gt;</code>. Pause and stop also pause the DAG; restart reruns the failed
 tasks of its latest run. Topics are those the copy tasks used; lag is how far a sink (or a mirror) is
-behind its input topics. Refreshes every 5 seconds.</p>
+behind its input topics; figures are each task's throughput, uncommitted records and last error from
+the worker's metrics. Refreshes every 5 seconds.</p>
 <form id="login" hidden>This server needs its bearer token (kopycat rest --token-file):
   <input id="token" type="password" autocomplete="off" size="40"> <button type="submit">Use token</button></form>
 <div id="error"></div>
 <table id="connectors">
-  <thead><tr><th>Connector</th><th>Type</th><th>State</th><th>Tasks</th><th>Topics</th><th>Lag</th><th>Offsets</th>
+  <thead><tr><th>Connector</th><th>Type</th><th>State</th><th>Tasks</th><th>Topics</th><th>Lag</th><th>Figures</th><th>Offsets</th>
     <th>Actions</th></tr></thead>
   <tbody></tbody>
 </table>
@@ -126,6 +135,55 @@ function lagLines(lag) {
       + " of " + p.end + ")"));
 }
 
+const FIGURES = {
+  kafka_connect_source_task_metrics_source_record_write_rate: "rate",
+  kafka_connect_sink_task_metrics_sink_record_send_rate: "rate",
+  kafka_connect_source_task_metrics_source_record_active_count: "active",
+  kafka_connect_sink_task_metrics_sink_record_active_count: "active",
+  kafka_connect_task_error_metrics_total_record_errors: "errors",
+  kafka_connect_task_error_metrics_last_error_timestamp: "lastError",
+};
+
+function unescapeLabel(text) {
+  return text.replace(/\\\\(.)/g, (m, c) => c === "n" ? "\\n" : c);
+}
+
+async function taskFigures() {
+  // connector + "\\u0000" + task -> {rate, active, errors, lastError}; {} where the app has no /metrics
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  const headers = token ? {"Authorization": "Bearer " + token} : {};
+  const figures = {};
+  try {
+    const response = await fetch("metrics", {credentials: "same-origin", headers: headers});
+    if (!response.ok) return figures;
+    for (const line of (await response.text()).split("\\n")) {
+      const match = /^(\\w+)\\{(.*)\\} (\\S+)$/.exec(line);
+      if (!match || !(match[1] in FIGURES)) continue;
+      const labels = {};
+      for (const pair of match[2].matchAll(/(\\w+)="((?:[^"\\\\]|\\\\.)*)"/g)) labels[pair[1]] = unescapeLabel(pair[2]);
+      const key = labels.connector + "\\u0000" + labels.task;
+      (figures[key] = figures[key] || {})[FIGURES[match[1]]] = Number(match[3]);
+    }
+  } catch (e) { /* no figures */ }
+  return figures;
+}
+
+function figureLines(name, tasks, figures) {
+  return tasks.map(t => {
+    const f = figures[name + "\\u0000" + t.id];
+    if (!f) return "task " + t.id + ": no metrics";
+    const parts = ["task " + t.id + ": " + (Number.isFinite(f.rate) ? f.rate.toFixed(1) : "\\u2014") + " records/s"];
+    if (f.active !== undefined) parts.push(f.active + " uncommitted");
+    if (f.lastError) {
+      parts.push("last error " + new Date(f.lastError).toISOString().replace(".000", "") + " (" + f.errors
+        + " failed" + (t.trace ? ": " + t.trace.split("\\n")[0] : "") + ")");
+    } else if (t.trace) {
+      parts.push("last error: " + t.trace.split("\\n")[0]);
+    }
+    return parts.join(", ");
+  });
+}
+
 function perConnector(names, suffix) {
   return Promise.all(names.map(name => call("GET", "connectors/" + encodeURIComponent(name) + "/" + suffix)
     .catch(e => ({error: e.message}))));
@@ -140,8 +198,8 @@ async function render() {
   try {
     const connectors = await call("GET", "connectors?expand=status&expand=info");
     const names = Object.keys(connectors).sort();
-    const [offsets, topics, lags] = await Promise.all(
-      [perConnector(names, "offsets"), perConnector(names, "topics"), perConnector(names, "lag")]);
+    const [offsets, topics, lags, figures] = await Promise.all(
+      [perConnector(names, "offsets"), perConnector(names, "topics"), perConnector(names, "lag"), taskFigures()]);
     const body = document.querySelector("#connectors tbody");
     body.replaceChildren();
     names.forEach((name, i) => {
@@ -155,6 +213,7 @@ async function render() {
         + t.trace.split("\\n")[0] : "")));
       list(cell(row), topics[i].error ? [topics[i].error] : topics[i][name].topics);
       list(cell(row), capped(lagLines(lags[i]))).dataset.role = "lag";
+      list(cell(row), capped(figureLines(name, status.tasks, figures))).dataset.role = "figures";
       list(cell(row), capped(offsets[i].error ? [offsets[i].error] : offsetLines(offsets[i])));
       const actions = cell(row);
       for (const [label, method, path] of ACTIONS) {

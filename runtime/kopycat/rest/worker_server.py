@@ -24,6 +24,7 @@ from kopycat.rest.herder import RestHerder
 from kopycat.rest.metrics_route import add_metrics_route
 from kopycat.rest.server import kafka_cluster_id, run_app
 from kopycat.runtime.metrics import ConnectMetrics
+from kopycat.runtime.otel_metrics import start_otel_metrics
 from kopycat.runtime.standalone import add_plugin_path
 from kopycat.runtime.worker import Worker
 from kopycat.runtime.worker_herder import WorkerHerder
@@ -77,4 +78,7 @@ def serve_worker(worker_props: Mapping[str, Any], host: str = "127.0.0.1", port:
         log.info("Kopycat worker %s:%s runs the connectors stored in the config topic", host, port)
         app = create_app(herder, token=token)
         add_metrics_route(app, metrics)
+        otel = start_otel_metrics(metrics)
         run_app(app, host, port, token)
+        if otel is not None:
+            otel.shutdown()

@@ -197,11 +197,21 @@ class ConnectMetrics:
 
     def __init__(self) -> None:
         self._providers: dict[object, MetricsProvider] = {}
+        self._listeners: list[Callable[[MetricsProvider], None]] = []
         self._lock = threading.Lock()
 
     def register(self, key: object, provider: MetricsProvider) -> None:
         with self._lock:
             self._providers[key] = provider
+            listeners = list(self._listeners)
+        for listener in listeners:
+            listener(provider)
+
+    def add_listener(self, listener: Callable[[MetricsProvider], None]) -> None:
+        """Call ``listener`` with each provider registered from now on (an exporter that declares
+        instruments per metric name learns a new task's names before its first collection)."""
+        with self._lock:
+            self._listeners.append(listener)
 
     def unregister(self, key: object) -> None:
         with self._lock:

@@ -17,6 +17,7 @@ from typing import Any
 
 from kopycat.api.errors import ConfigError
 from kopycat.runtime.config_transformer import resolve_worker_config
+from kopycat.runtime.otel_metrics import start_otel_metrics
 from kopycat.runtime.prometheus_metrics import start_metrics_server
 from kopycat.runtime.worker import Worker
 from kopycat.runtime.worker_config import (
@@ -71,6 +72,7 @@ def run_standalone(worker_props: Mapping[str, Any], connectors: Iterable[Mapping
     worker = Worker(worker_props, _offset_store(worker_props))
     port = WORKER_CONFIG.parse(worker_props)[METRICS_PORT_CONFIG]
     server = start_metrics_server(worker.metrics, port) if port else None
+    otel = start_otel_metrics(worker.metrics)
     worker.start()
     try:
         for props in connectors:
@@ -83,4 +85,6 @@ def run_standalone(worker_props: Mapping[str, Any], connectors: Iterable[Mapping
         worker.stop()
         if server is not None:
             server.shutdown()
+        if otel is not None:
+            otel.shutdown()
     return worker

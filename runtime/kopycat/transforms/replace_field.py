@@ -8,7 +8,7 @@ The names Kafka used before 4.0, ``whitelist`` and ``blacklist``, are still read
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Final, TypeVar
 
 from kopycat.api.config import ConfigDef, ConfigType, Importance, LambdaValidator
@@ -117,6 +117,12 @@ class ReplaceField(Side, DeclaredConfig, Transformation[R]):
 
     def renamed(self, field_name: str) -> str:
         return self.renames.get(field_name, field_name)
+
+    def value_field_lineage(self, fields: Sequence[str]) -> dict[str, list[str]] | None:
+        """The kept value fields under their new names; a key-side ReplaceField leaves the value alone."""
+        if self.SIDE != "Value":
+            return None
+        return {self.renamed(name): [name] for name in fields if self.filter(name)}
 
     def apply(self, record: R) -> R:
         value = self.operating_value(record)
