@@ -247,7 +247,8 @@ def test_at_least_once_after_kills_has_every_record_and_repeats_only_from_commit
                   "offset.flush.interval.ms": "1000"})
     committed = file_positions(tmp_path / "connect.offsets", mirror.name)
     create_topics(mirror.source, mirror.topics)
-    produce(mirror.source, mirror.topics, 50_000)
+    # enough that an idle machine's run still has records left at its second commit, where the kill lands
+    produce(mirror.source, mirror.topics, 150_000)
     ends = source_ends(mirror.source, mirror.topics)
 
     after_kills = kill_mid_copy(mirror, committed, sum(ends.values()))
@@ -277,7 +278,7 @@ def test_exactly_once_after_kills_shows_every_record_once_to_read_committed_cons
                   "transaction.boundary": "interval", "transaction.boundary.interval.ms": "1000"})
     committed = kafka_positions(offsets_topic, mirror.name)
     create_topics(mirror.source, mirror.topics)
-    produce(mirror.source, mirror.topics, 70_000)  # more than at-least-once: a run copies ~60k before its kill
+    produce(mirror.source, mirror.topics, 250_000)  # more than at-least-once: transactions end later than commits
     ends = source_ends(mirror.source, mirror.topics)
 
     after_kills = kill_mid_copy(mirror, committed, sum(ends.values()))
