@@ -200,8 +200,6 @@ def test_a_refused_transactional_id_is_explained_as_the_acls_kip_618_needs() -> 
 def test_a_pem_truststore_file_is_read_and_a_file_without_certificates_is_refused(tmp_path: Path) -> None:
     from kopycat.dev.certificates import make_certificates
 
-    if shutil.which("keytool") is None:
-        pytest.skip("needs the JDK's keytool")
     certs = make_certificates(tmp_path / "certs", password="changeit")
     config = translate_security({"ssl.truststore.type": "PEM", "ssl.truststore.location": str(certs.ca_pem)})
     assert Path(config["ssl.ca.location"]).read_bytes() == certs.ca_pem.read_bytes()

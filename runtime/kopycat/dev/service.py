@@ -2,29 +2,14 @@
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from types import TracebackType
-from typing import Self
+from kopycat.lifecycle import Lifecycle
+
+__all__ = ["LocalService"]
 
 
-class LocalService(ABC):
+class LocalService(Lifecycle):
     """A real process or server on loopback, owned by one object: start() it, stop() it.
 
-    ``with Service() as s:`` starts it and stops it however the block ends. Not thread-safe.
+    ``start()`` returns once the service answers; ``stop()`` removes what it wrote and is safe to
+    call twice. ``with Service() as s:`` starts it and stops it however the block ends. Not thread-safe.
     """
-
-    @abstractmethod
-    def start(self) -> None:
-        """Start the service and return once it answers."""
-
-    @abstractmethod
-    def stop(self) -> None:
-        """Stop the service and remove what it wrote; safe to call twice."""
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
