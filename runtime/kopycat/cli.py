@@ -28,6 +28,9 @@
                              run a real single-node Kafka broker in the foreground (secured: SASL_SSL,
                              mTLS and ACLs, printing the client settings in Java's and librdkafka's keys)
     kopycat dev postgres     run a throwaway PostgreSQL server in the foreground
+    kopycat dev shop-db [PATH]
+                             create the example shop database the DAGs of dags/ read
+                             (SQLite, default include/demo/shop.db)
     kopycat dev schema-registry
                              run a Schema Registry (Apicurio, Confluent's API) in the foreground
     kopycat dev hdfs         run a real HDFS (MiniDFSCluster: NameNode + DataNode) in the foreground,
@@ -97,6 +100,21 @@ def _dev_postgres(args: argparse.Namespace) -> int:
 
     with LocalPostgres(name="dev-postgres") as server:
         _serve_until_interrupted("PostgreSQL", server.url())
+    return 0
+
+
+def _dev_shop_db(args: argparse.Namespace) -> int:
+    from kopycat.dev.shop_db import row_counts, seed_shop
+
+    path = Path(args.path).resolve()
+    if path.exists():
+        raise ConnectError(f"{path} exists already: the example DAGs keep their offsets against it; remove it "
+                           f"to start the shop again, or name another path")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    url = f"sqlite:///{path}"
+    seed_shop(url).dispose()
+    counts = ", ".join(f"{table} {count:,}" for table, count in row_counts(url).items())
+    print(f"Shop database {path}: {counts}")
     return 0
 
 
@@ -332,6 +350,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="SASL_SSL (PLAIN, SCRAM), mutual TLS and ACLs; prints the client settings")
     kafka.set_defaults(func=_dev_kafka)
     dev.add_parser("postgres", help="run a PostgreSQL server").set_defaults(func=_dev_postgres)
+    shop_db = dev.add_parser("shop-db", help="create the example shop database the DAGs of dags/ read")
+    shop_db.add_argument("path", nargs="?", default="include/demo/shop.db",
+                         help="the SQLite file to create (default include/demo/shop.db, the DAGs' default)")
+    shop_db.set_defaults(func=_dev_shop_db)
     dev.add_parser("schema-registry", help="run a Schema Registry (Apicurio, Confluent's API)").set_defaults(
         func=_dev_schema_registry)
     dev.add_parser("hdfs", help="run a real HDFS (MiniDFSCluster) with WebHDFS").set_defaults(func=_dev_hdfs)

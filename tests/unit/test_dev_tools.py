@@ -87,3 +87,20 @@ def test_new_demo_orders_are_never_stamped_before_the_orders_already_there(tmp_p
     assert len(stamps) == 250 and stamps == sorted(stamps)
     assert stamps[0] >= seeded_at and stamps[-1] == seeded_at + dt.timedelta(seconds=12)
     engine.dispose()
+
+
+def test_dev_shop_db_creates_the_shop_the_example_dags_read_and_never_overwrites_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from kopycat.cli import main
+    from kopycat.dev.shop_db import row_counts
+
+    path = tmp_path / "demo" / "shop.db"
+    with pytest.raises(SystemExit) as created:
+        main(["dev", "shop-db", str(path)])
+    assert created.value.code == 0
+    assert row_counts(f"sqlite:///{path}") == {"customers": 200, "products": 8, "orders": 2_000}
+    assert "customers 200, products 8, orders 2,000" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as refused:
+        main(["dev", "shop-db", str(path)])
+    assert refused.value.code != 0 and "exists already" in capsys.readouterr().err
+    assert row_counts(f"sqlite:///{path}")["orders"] == 2_000
