@@ -16,25 +16,14 @@ from pathlib import Path
 
 from kopycat.dev.jars import JarsError, ensure_jars
 from kopycat.dev.ports import free_port
-from kopycat.dev.processes import die_with_parent, java_executable, stop_process_group
+from kopycat.dev.processes import die_with_parent, file_log4j2_properties, java_executable, stop_process_group
 
 STANDALONE_MAIN = "org.apache.kafka.connect.cli.ConnectStandalone"
 # What bin/connect-standalone.sh and kafka-run-class.sh give the JVM (heap, G1 settings).
 JVM_OPTIONS = ["-Xms256M", "-Xmx2G", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
                "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent",
                "-Djava.awt.headless=true"]
-LOG4J2_PROPERTIES = """\
-status = error
-appender.file.type = File
-appender.file.name = file
-appender.file.fileName = ${sys:kopycat.bench.log}
-appender.file.layout.type = PatternLayout
-appender.file.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = INFO
-rootLogger.appenderRef.file.ref = file
-logger.clients.name = org.apache.kafka.clients
-logger.clients.level = WARN
-"""
+LOG4J2_PROPERTIES = file_log4j2_properties("kopycat.bench.log", {"org.apache.kafka.clients": "WARN"})
 POLL_S = 0.2
 JARS_WAIT_S = 20 * 60.0
 

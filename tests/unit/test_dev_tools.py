@@ -104,3 +104,13 @@ def test_dev_shop_db_creates_the_shop_the_example_dags_read_and_never_overwrites
         main(["dev", "shop-db", str(path)])
     assert refused.value.code != 0 and "exists already" in capsys.readouterr().err
     assert row_counts(f"sqlite:///{path}")["orders"] == 2_000
+
+
+def test_every_jvm_logs_to_its_file_with_only_the_named_loggers_changed() -> None:
+    from kopycat.dev.processes import file_log4j2_properties
+
+    text = file_log4j2_properties("kopycat.x.log", {"org.apache.kafka.clients": "WARN", "my.logger": "DEBUG"})
+    lines = text.splitlines()
+    assert "appender.file.fileName = ${sys:kopycat.x.log}" in lines and "rootLogger.level = INFO" in lines
+    assert lines[-4:] == ["logger.clients.name = org.apache.kafka.clients", "logger.clients.level = WARN",
+                          "logger.logger1.name = my.logger", "logger.logger1.level = DEBUG"]

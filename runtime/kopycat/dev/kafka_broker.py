@@ -16,7 +16,7 @@ from pathlib import Path
 
 from kopycat.dev.jars import ensure_jars
 from kopycat.dev.ports import free_port, wait_for_port
-from kopycat.dev.processes import JvmService, JvmStartError, java_executable
+from kopycat.dev.processes import JvmService, JvmStartError, file_log4j2_properties, java_executable
 
 # One broker on one machine: every internal topic must live with replication factor 1, and a
 # group's first rebalance must not wait, or transactions and groups hang (DESIGN.md §7).
@@ -39,20 +39,7 @@ SINGLE_NODE_SETTINGS: dict[str, str] = {
     "log.retention.ms": "-1",
 }
 
-LOG4J2_PROPERTIES = """\
-status = error
-appender.file.type = File
-appender.file.name = file
-appender.file.fileName = ${sys:kopycat.broker.log}
-appender.file.layout.type = PatternLayout
-appender.file.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = INFO
-rootLogger.appenderRef.file.ref = file
-logger.kafka.name = kafka
-logger.kafka.level = INFO
-logger.state.name = state.change.logger
-logger.state.level = WARN
-"""
+LOG4J2_PROPERTIES = file_log4j2_properties("kopycat.broker.log", {"kafka": "INFO", "state.change.logger": "WARN"})
 
 
 class BrokerStartError(JvmStartError):

@@ -24,7 +24,7 @@ from typing import Any
 
 from kopycat.dev.jars import ensure_jars
 from kopycat.dev.ports import free_port, wait_for_port
-from kopycat.dev.processes import JvmService, JvmStartError, java_executable
+from kopycat.dev.processes import JvmService, JvmStartError, file_log4j2_properties, java_executable
 
 __all__ = ["ConnectRestError", "ConnectStartError", "LocalKafkaConnect"]
 
@@ -46,22 +46,9 @@ TEST_WORKER_SETTINGS: dict[str, str] = {
     "plugin.discovery": "service_load",
 }
 
-LOG4J2_PROPERTIES = """\
-status = error
-appender.file.type = File
-appender.file.name = file
-appender.file.fileName = ${sys:kopycat.connect.log}
-appender.file.layout.type = PatternLayout
-appender.file.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = INFO
-rootLogger.appenderRef.file.ref = file
-logger.kafka.name = org.apache.kafka
-logger.kafka.level = INFO
-logger.clients.name = org.apache.kafka.clients
-logger.clients.level = WARN
-logger.jetty.name = org.eclipse.jetty
-logger.jetty.level = WARN
-"""
+LOG4J2_PROPERTIES = file_log4j2_properties(
+    "kopycat.connect.log",
+    {"org.apache.kafka": "INFO", "org.apache.kafka.clients": "WARN", "org.eclipse.jetty": "WARN"})
 
 # C1 only, as the test broker: a test worker lives for minutes. A benchmark passes the JVM options
 # Kafka's bin/kafka-run-class.sh uses instead (C2 included), so the worker runs at full speed.

@@ -18,7 +18,8 @@ from typing import ClassVar
 
 from kopycat.dev.service import LocalService
 
-__all__ = ["JvmService", "JvmStartError", "die_with_parent", "java_executable", "stop_process_group"]
+__all__ = ["JvmService", "JvmStartError", "die_with_parent", "file_log4j2_properties", "java_executable",
+           "stop_process_group"]
 
 
 class JvmStartError(RuntimeError):
@@ -123,3 +124,23 @@ class JvmService(LocalService):
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
             self.workdir = None
+
+
+def file_log4j2_properties(log_property: str, levels: Mapping[str, str]) -> str:
+    """A log4j2 configuration writing the JVM's log to the file named by the system property
+    ``log_property``, at INFO, with ``levels`` (logger name -> level) overriding single loggers.
+
+    One shape for every JVM started here (broker, Connect worker, benchmarks), so their logs read alike.
+    """
+    lines = ["status = error", "appender.file.type = File", "appender.file.name = file",
+             f"appender.file.fileName = ${{sys:{log_property}}}", "appender.file.layout.type = PatternLayout",
+             "appender.file.layout.pattern = [%d] %p %m (%c)%n", "rootLogger.level = INFO",
+             "rootLogger.appenderRef.file.ref = file"]
+    for index, (name, level) in enumerate(levels.items()):
+        key = _LOGGER_KEYS.get(name, f"logger{index}")
+        lines += [f"logger.{key}.name = {name}", f"logger.{key}.level = {level}"]
+    return "\n".join(lines) + "\n"
+
+
+_LOGGER_KEYS = {"kafka": "kafka", "state.change.logger": "state", "org.apache.kafka": "kafka",
+                "org.apache.kafka.clients": "clients", "org.eclipse.jetty": "jetty"}
