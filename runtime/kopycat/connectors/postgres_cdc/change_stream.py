@@ -16,9 +16,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from kopycat.api.data import Struct
 from kopycat.api.records import SourceRecord
 from kopycat.connectors.postgres_cdc.events import ColumnInfo, SourcePosition, TableEvents
+from kopycat.connectors.postgres_cdc.heartbeat import Heartbeat
 from kopycat.connectors.postgres_cdc.pgoutput import Begin, Commit, Delete, Insert, Relation, Update, decode
+from kopycat.connectors.postgres_cdc.transactions import TransactionMetadata
 
 __all__ = ["ChangeStream", "table_events_for"]
 
@@ -26,13 +29,20 @@ TableLookup = Callable[[Relation], TableEvents | None]
 
 
 class ChangeStream:
-    """Stateful over one task's life: the resume position and each relation's event builder."""
+    """Stateful over one task's life: the resume position and each relation's event builder.
+
+    With ``transactions`` every change gets its own offset and the transaction's END record carries
+    the commit's; ``heartbeat`` is consulted at each commit and by :meth:`idle`.
+    """
 
     def __init__(self, partition: dict[str, Any], stored: Mapping[str, Any] | None, lookup: TableLookup,
-                 tombstones: bool, skip_xid: Callable[[int, int], bool] | None = None) -> None:
+                 tombstones: bool, skip_xid: Callable[[int, int], bool] | None = None, *,
+                 transactions: TransactionMetadata | None = None, heartbeat: Heartbeat | None = None) -> None:
         self.partition, self.lookup, self.tombstones = partition, lookup, tombstones
+        self.transactions, self.heartbeat = transactions, heartbeat
         stored = stored or {}
         self.last_commit: int | None = stored.get("lsn_commit")
+        self.last_offset: dict[str, Any] | None = dict(stored) if stored else None  # what a heartbeat carries
         self.resume_tx: int | None = None
         self.resume_lsn = 0
         if stored.get("lsn") is not None and stored.get("txId") is not None and _inside_transaction(stored):
@@ -53,20 +63,55 @@ class ChangeStream:
                 begin, held = message, []
                 skip = (self.last_commit is not None and message.final_lsn < self.last_commit) or (
                     self.skip_xid is not None and self.skip_xid(message.xid, message.final_lsn))
+                if not skip and self.transactions is not None:
+                    started = self.transactions.begin(message.xid, lsn, message.commit_ts_us,
+                                                      self._offset(lsn, None, message, "BEGIN"))
+                    if started is not None:
+                        yield started
             elif isinstance(message, Commit):
                 if begin is not None and not skip:
-                    commit_offset = self._offset(message.end_lsn, message.end_lsn, begin, "COMMIT")
-                    for index, (_, make) in enumerate(held):
-                        last = index == len(held) - 1
-                        yield from make(commit_offset if last else self._offset(held[index][0], None, begin))
-                    self.last_commit = message.end_lsn
+                    yield from self._commit(begin, message, held)
                 begin, held = None, []
             elif begin is not None and not skip and isinstance(message, Insert | Update | Delete):
-                if begin.xid == self.resume_tx and lsn <= self.resume_lsn:
+                table = self.tables.get(message.relation_oid)
+                if table is None or (begin.xid == self.resume_tx and lsn <= self.resume_lsn):
                     continue
-                made = self._change(message, lsn, begin)
-                if made is not None:
-                    held.append((lsn, made))
+                if self.transactions is None:
+                    held.append((lsn, self._change(table, message, lsn, begin, None)))
+                else:
+                    block = self.transactions.event(table.collection, lsn)
+                    offset = self.transactions.store(self._offset(lsn, None, begin))
+                    yield from self._change(table, message, lsn, begin, block)(offset)
+
+    def _commit(self, begin: Begin, commit: Commit,
+                held: list[tuple[int, Callable[[dict[str, Any]], list[SourceRecord]]]]) -> Iterator[SourceRecord]:
+        """Held changes (the last one with the commit's offset), a due heartbeat, then the END record."""
+        commit_offset = self._offset(commit.end_lsn, commit.end_lsn, begin, "COMMIT")
+        for index, (lsn, make) in enumerate(held):
+            yield from make(commit_offset if index == len(held) - 1 else self._offset(lsn, None, begin))
+        self.last_commit, self.last_offset = commit.end_lsn, commit_offset
+        in_flight = commit_offset if self.transactions is None else self.transactions.store(dict(commit_offset))
+        if self.heartbeat is not None and self.heartbeat.due():  # Debezium's commitMessage beats before the END
+            yield from _present(self.heartbeat.beat(in_flight))
+        if self.transactions is not None:
+            yield self.transactions.end(begin.xid, commit.end_lsn, commit.commit_ts_us, in_flight)
+
+    def idle(self, position: int, *, final: bool = False) -> Iterator[SourceRecord]:
+        """A heartbeat while nothing is left before ``position`` (every commit starting before it is read).
+
+        The offset moves to ``position`` (the slot may be confirmed there: a transaction committing
+        later is still decoded whole); ``final`` beats at once if it moved, so a bounded run confirms
+        an idle slot even when it lasted less than the interval.
+        """
+        if self.heartbeat is None or not self.heartbeat.enabled:
+            return
+        moved = self.last_commit is None or position > self.last_commit
+        if moved:
+            self.last_commit = position
+            self.last_offset = {**(self.last_offset or {}), "lsn": position, "lsn_proc": position,
+                                "lsn_commit": position, "messageType": "COMMIT"}
+        if self.heartbeat.due() or (final and moved):
+            yield from _present(self.heartbeat.beat(self.last_offset))
 
     def _offset(self, lsn: int, commit: int | None, begin: Begin, kind: str = "") -> dict[str, Any]:
         offset: dict[str, Any] = {"lsn_proc": lsn, "lsn": lsn, "txId": begin.xid, "ts_usec": begin.commit_ts_us}
@@ -77,11 +122,8 @@ class ChangeStream:
             offset["messageType"] = kind
         return offset
 
-    def _change(self, message: Insert | Update | Delete, lsn: int,
-                begin: Begin) -> Callable[[dict[str, Any]], list[SourceRecord]] | None:
-        table = self.tables.get(message.relation_oid)
-        if table is None:
-            return None
+    def _change(self, table: TableEvents, message: Insert | Update | Delete, lsn: int, begin: Begin,
+                block: Struct | None) -> Callable[[dict[str, Any]], list[SourceRecord]]:
         where = SourcePosition(begin.commit_ts_us, begin.xid, lsn, self.last_commit)
         if isinstance(message, Insert):
             op, before, after = "c", None, table.row(message.new)
@@ -92,7 +134,7 @@ class ChangeStream:
             op, before, after = "d", table.row(message.old), None
         kind = {"c": "INSERT", "u": "UPDATE", "d": "DELETE"}[op]
         key = table.key(after if after is not None else before)
-        value = table.envelope(op, before, after, where)
+        value = table.envelope(op, before, after, where, block)
         partition, tombstones = self.partition, self.tombstones
 
         def make(offset: dict[str, Any]) -> list[SourceRecord]:
@@ -105,6 +147,11 @@ class ChangeStream:
                                         key_schema=table.key_schema, key=key))
             return out
         return make
+
+
+def _present(record: SourceRecord | None) -> Iterator[SourceRecord]:
+    if record is not None:
+        yield record
 
 
 def _inside_transaction(stored: Mapping[str, Any]) -> bool:

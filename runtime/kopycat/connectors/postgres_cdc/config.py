@@ -39,6 +39,10 @@ TIME_PRECISION: Final = "time.precision.mode"
 TRANSACTION_METADATA: Final = "provide.transaction.metadata"
 MAX_BATCH_SIZE: Final = "max.batch.size"
 POLL_INTERVAL_MS: Final = "poll.interval.ms"
+HEARTBEAT_INTERVAL_MS: Final = "heartbeat.interval.ms"
+HEARTBEAT_ACTION_QUERY: Final = "heartbeat.action.query"
+HEARTBEAT_TOPIC_PREFIX: Final = "topic.heartbeat.prefix"
+TRANSACTION_TOPIC: Final = "topic.transaction"
 END_LSN_CONFIG: Final = "kopycat.cdc.end.lsn"
 """Task config key: the WAL position the plan read (``pg_current_wal_lsn()``), where a bounded run ends."""
 
@@ -83,7 +87,20 @@ CONFIG = (
             doc="Temporal columns as Debezium's io.debezium.time types at the column's precision "
                 "(adaptive) or as Kafka Connect's Date/Time/Timestamp, milliseconds (connect).")
     .define(TRANSACTION_METADATA, ConfigType.BOOLEAN, default=False, importance=Importance.LOW,
-            doc="Transaction BEGIN/END events and the envelope's transaction block (not implemented yet).")
+            doc="Send a BEGIN and an END event per transaction to <topic.prefix>.<topic.transaction> and fill "
+                "each change event's transaction block (id, total_order, data_collection_order).")
+    .define(TRANSACTION_TOPIC, ConfigType.STRING, default="transaction", importance=Importance.LOW,
+            doc="Name of the transaction metadata topic after <topic.prefix>.")
+    .define(HEARTBEAT_INTERVAL_MS, ConfigType.INT, default=0, validator=Range.at_least(0),
+            importance=Importance.MEDIUM,
+            doc="Send a heartbeat record carrying the current offset at most this often (0: never), so an "
+                "idle slot is confirmed past WAL that has no captured change. A bounded run also ends with "
+                "one when the WAL moved past its last offset.")
+    .define(HEARTBEAT_ACTION_QUERY, ConfigType.STRING, default="", importance=Importance.LOW,
+            doc="A statement run (autocommit, own connection) after each heartbeat, e.g. an UPDATE of a captured "
+                "heartbeat table so the slot sees changes of this database. A failing statement stops the task.")
+    .define(HEARTBEAT_TOPIC_PREFIX, ConfigType.STRING, default="__debezium-heartbeat", importance=Importance.LOW,
+            doc="Heartbeats go to <topic.heartbeat.prefix>.<topic.prefix>.")
     .define(MAX_BATCH_SIZE, ConfigType.INT, default=2048, validator=Range.at_least(1), importance=Importance.LOW,
             doc="Most change events one poll() returns.")
     .define(POLL_INTERVAL_MS, ConfigType.LONG, default=500, validator=Range.at_least(1), importance=Importance.LOW,
@@ -115,13 +132,15 @@ class CdcSettings:
     max_batch: int
     poll_interval_s: float
     end_lsn: str
+    transaction_metadata: bool = False
+    transaction_topic: str = "transaction"
+    heartbeat_interval_ms: int = 0
+    heartbeat_query: str = ""
+    heartbeat_prefix: str = "__debezium-heartbeat"
 
     @classmethod
     def parse(cls, props: Mapping[str, Any]) -> CdcSettings:
         values = CONFIG.parse(props)
-        if values[TRANSACTION_METADATA]:
-            raise ConfigError(f"{TRANSACTION_METADATA}=true is not supported yet: set it to false",
-                              key=TRANSACTION_METADATA)
         if values[TABLE_INCLUDE] and values[TABLE_EXCLUDE]:
             raise ConfigError(f"Set {TABLE_INCLUDE} or {TABLE_EXCLUDE}, not both (as Debezium)", key=TABLE_EXCLUDE)
         password = values[PASSWORD]
@@ -131,7 +150,9 @@ class CdcSettings:
                    _patterns(TABLE_INCLUDE, values[TABLE_INCLUDE]), _patterns(TABLE_EXCLUDE, values[TABLE_EXCLUDE]),
                    values[SNAPSHOT_MODE], values[TOMBSTONES_ON_DELETE], values[DECIMAL_HANDLING],
                    values[TIME_PRECISION], values[MAX_BATCH_SIZE], values[POLL_INTERVAL_MS] / 1000.0,
-                   values[END_LSN_CONFIG])
+                   values[END_LSN_CONFIG], values[TRANSACTION_METADATA], values[TRANSACTION_TOPIC],
+                   values[HEARTBEAT_INTERVAL_MS], values[HEARTBEAT_ACTION_QUERY].strip(),
+                   values[HEARTBEAT_TOPIC_PREFIX])
 
     def captures(self, schema: str, table: str) -> bool:
         """Whether ``schema.table`` passes the filters (Debezium matches the whole name)."""

@@ -23,7 +23,7 @@ from kopycat.connectors.postgres_cdc.config import DEBEZIUM_VERSION
 from kopycat.connectors.postgres_cdc.pgoutput import UNCHANGED_TOAST
 from kopycat.connectors.postgres_cdc.values import ColumnType, column_type
 
-__all__ = ["SOURCE_SCHEMA", "ColumnInfo", "SourcePosition", "TableEvents"]
+__all__ = ["SOURCE_SCHEMA", "TRANSACTION_SCHEMA", "ColumnInfo", "SourcePosition", "TableEvents"]
 
 _SNAPSHOT_VALUES: Final = "true,first,first_in_data_collection,last_in_data_collection,last,false,incremental"
 SOURCE_SCHEMA: Final = (
@@ -80,6 +80,7 @@ class TableEvents:
                  key_columns: Sequence[str], *, decimal_mode: str, time_mode: str) -> None:
         self.prefix, self.dbname, self.schema_name, self.table = prefix, dbname, schema, table
         self.topic = f"{prefix}.{schema}.{table}"
+        self.collection = f"{schema}.{table}"  # Debezium's TableId as transaction metadata names it
         self.columns = tuple(columns)
         types = [column_type(c.type_oid, c.modifier, decimal_mode=decimal_mode, time_mode=time_mode)
                  for c in columns]
@@ -133,13 +134,14 @@ class TableEvents:
         return Struct.of_values(SOURCE_SCHEMA, values)
 
     def envelope(self, op: str, before: Sequence[Any] | None, after: Sequence[Any] | None,
-                 where: SourcePosition) -> Struct:
-        """The change event: ``op`` is c, u, d or r; ``ts_*`` is now, when the event is made."""
+                 where: SourcePosition, transaction: Struct | None = None) -> Struct:
+        """The change event: ``op`` is c, u, d or r; ``ts_*`` is now, when the event is made; ``transaction``
+        is the block of ``provide.transaction.metadata``."""
         now_ns = time.time_ns()
         return Struct.of_values(self.envelope_schema, [
             None if before is None else Struct.of_values(self.value_schema, list(before)),
             None if after is None else Struct.of_values(self.value_schema, list(after)),
-            self.source(where), None, op, now_ns // 1_000_000, now_ns // 1000, now_ns])
+            self.source(where), transaction, op, now_ns // 1_000_000, now_ns // 1000, now_ns])
 
 
 def _fallback(schema: Schema) -> Any:

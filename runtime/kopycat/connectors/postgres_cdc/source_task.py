@@ -21,9 +21,11 @@ from kopycat.api.task import SourceTask
 from kopycat.connectors.postgres_cdc.change_stream import ChangeStream, table_events_for
 from kopycat.connectors.postgres_cdc.config import CdcSettings
 from kopycat.connectors.postgres_cdc.events import TableEvents
+from kopycat.connectors.postgres_cdc.heartbeat import Heartbeat
 from kopycat.connectors.postgres_cdc.pgoutput import Relation, parse_lsn
 from kopycat.connectors.postgres_cdc.replication import PostgresSource
 from kopycat.connectors.postgres_cdc.snapshot import SnapshotHorizon, snapshot_records
+from kopycat.connectors.postgres_cdc.transactions import TransactionMetadata
 
 __all__ = ["PostgresCdcTask"]
 
@@ -36,6 +38,7 @@ class PostgresCdcTask(SourceTask):
     def __init__(self) -> None:
         self.stopping = threading.Event()
         self.source: PostgresSource | None = None
+        self.heartbeat: Heartbeat | None = None
         self.confirmable: int | None = None  # the lsn_commit of the last record poll() returned
 
     def version(self) -> str:
@@ -57,8 +60,12 @@ class PostgresCdcTask(SourceTask):
         log.info("Task for %s: slot %s at %s, stored offset %s", settings.prefix, settings.slot, slot_lsn, stored)
         self.end_lsn = parse_lsn(settings.end_lsn) if settings.end_lsn else source.current_lsn()
         self.horizons: list[SnapshotHorizon] = []
-        self.stream = ChangeStream(self.partition, stored if stored and not stored.get("snapshot") else None,
-                                   self._table_for, settings.tombstones, self._seen_by_snapshot)
+        streamed = stored if stored and not stored.get("snapshot") else None
+        self.heartbeat = heartbeat = Heartbeat(settings, self.partition)
+        transactions = TransactionMetadata(settings.prefix, settings.transaction_topic, self.partition, streamed) \
+            if settings.transaction_metadata else None
+        self.stream = ChangeStream(self.partition, streamed, self._table_for, settings.tombstones,
+                                   self._seen_by_snapshot, transactions=transactions, heartbeat=heartbeat)
         redo = stored is None or bool(stored.get("snapshot") and not stored.get("snapshot_completed"))
         self.items: Iterator[SourceRecord | None] = self._run(settings.snapshot_mode == "initial" and redo, tables)
 
@@ -72,6 +79,7 @@ class PostgresCdcTask(SourceTask):
                 self.end_lsn = max(self.end_lsn, self.horizons[0].lsn)
         while not self.stopping.is_set():
             yield from self.stream.records(source.peek(self.end_lsn))
+            yield from self.stream.idle(self.end_lsn, final=self.bounded)
             if self.bounded:
                 return
             yield None  # caught up: poll() returns what it has, so the worker can commit, pause or stop
@@ -118,5 +126,7 @@ class PostgresCdcTask(SourceTask):
     def stop(self) -> None:
         """Called after the last poll and commit (or from another thread): end the wait, close the connection."""
         self.stopping.set()
+        if self.heartbeat is not None:
+            self.heartbeat.close()
         if self.source is not None:
             self.source.close()

@@ -34,7 +34,7 @@ def test_table_filters_match_whole_schema_qualified_names() -> None:
 
 
 @pytest.mark.parametrize(("key", "value"), [("snapshot.mode", "sometimes"), ("decimal.handling.mode", "exact"),
-                                            ("plugin.name", "decoderbufs"), ("provide.transaction.metadata", "true")])
+                                            ("plugin.name", "decoderbufs"), ("heartbeat.interval.ms", "-5")])
 def test_unsupported_values_fail_naming_the_key(key: str, value: str) -> None:
     with pytest.raises(ConfigError) as error:
         CdcSettings.parse({**BASE, key: value})
