@@ -26,6 +26,21 @@ def execute(url: str, *statements: str) -> None:
             conn.execute(statement)
 
 
+def transaction(url: str, *statements: str) -> None:
+    """All statements in one transaction: one commit, one BEGIN/END pair in the transaction metadata."""
+    with psycopg.connect(dsn(url)) as conn, conn.transaction():
+        for statement in statements:
+            conn.execute(statement)
+
+
+def wal_position(url: str) -> int:
+    """``pg_current_wal_insert_lsn()`` now: past every commit made so far."""
+    with psycopg.connect(dsn(url), autocommit=True) as conn:
+        row = conn.execute("SELECT pg_current_wal_insert_lsn()::text").fetchone()
+    assert row is not None
+    return parse_lsn(row[0])
+
+
 def consume_json(bootstrap: str, topic: str) -> list[tuple[Any, Any]]:
     """Every (key, value) of ``topic`` read to its end, JSON-decoded (None stays None)."""
     return [(orjson.loads(m.key()) if m.key() else None, orjson.loads(m.value()) if m.value() else None)
