@@ -7,7 +7,12 @@ which depend on when and how each side read, are left out:
 
 - the envelope's ``ts_ms``/``ts_us``/``ts_ns`` (when the event was made);
 - in snapshot (``r``) events the source block's ``ts_*``, ``txId``, ``lsn`` and ``sequence``
-  (each side's own snapshot transaction and slot).
+  (each side's own snapshot transaction and slot);
+- a heartbeat's ``ts_ms`` (when it was sent).
+
+With ``provide.transaction.metadata=true`` the ``<prefix>.transaction`` topics are compared whole
+(status, id, event_count, data_collections with their order, ts_ms: the commit time, equal on both
+sides) and so are the change events' ``transaction`` blocks (id, total_order, data_collection_order).
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from kopycat.dev.kafka_broker import LocalKafkaBroker
 from kopycat.dev.kafka_connect import LocalKafkaConnect
 from kopycat.embedded import Kopycat
 from kopycat.runtime.bounds import Bounds
-from tests.support.cdc import connector_props, consume_json, execute, last_offset
+from tests.support.cdc import connector_props, consume_json, execute, last_offset, transaction
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -60,6 +65,8 @@ def normalized(message: Any, prefix: str) -> Any:
     text = repr(message).replace(prefix, "PREFIX")
     value = eval(text)  # noqa: S307 - our own repr of decoded JSON
     payload = value.get("payload")
+    if isinstance(payload, dict) and set(payload) == {"ts_ms"}:  # a heartbeat
+        payload.pop("ts_ms")
     if isinstance(payload, dict) and "op" in payload:
         for field in ("ts_ms", "ts_us", "ts_ns"):
             payload.pop(field, None)
@@ -79,6 +86,36 @@ def differ(ours: Any, theirs: Any, path: str) -> list[str]:
     if isinstance(ours, list) and isinstance(theirs, list) and len(ours) == len(theirs):
         return [d for i, (a, b) in enumerate(zip(ours, theirs, strict=True)) for d in differ(a, b, f"{path}[{i}]")]
     return [] if ours == theirs else [f"{path}: kopycat {ours!r} != debezium {theirs!r}"]
+
+
+def compared(ours: list[tuple[Any, Any]], theirs: list[tuple[Any, Any]], kc_prefix: str,
+             dbz_prefix: str) -> list[str]:
+    """Every difference between two topics' records (keys and values), once normalized."""
+    if len(ours) != len(theirs):
+        return [f"kopycat has {len(ours)} records, debezium {len(theirs)}: {ours} != {theirs}"]
+    differences: list[str] = []
+    for index, (mine, debezium) in enumerate(zip(ours, theirs, strict=True)):
+        for part, (a, b) in enumerate(zip(mine, debezium, strict=True)):
+            differences += differ(normalized(a, kc_prefix), normalized(b, dbz_prefix),
+                                  f"record {index} {('key', 'value')[part]}")
+    return differences
+
+
+def start_debezium(connect: LocalKafkaConnect, props: dict[str, str]) -> None:
+    """Run ``props`` (Kopycat's connector_props) in the Debezium worker, JSON with schemas."""
+    config = {**props, "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+              "key.converter.schemas.enable": "true", "value.converter.schemas.enable": "true"}
+    connect.create_connector(props["name"], config)
+    connect.wait_for_task_state(props["name"], "RUNNING", timeout_s=180)
+
+
+def copy_once(bootstrap: str, props: dict[str, str], offsets_topic: str) -> None:
+    """One bounded Kopycat run of ``props`` with its offsets in ``offsets_topic``."""
+    worker = {"offset.storage.topic": offsets_topic, "offset.storage.replication.factor": "1",
+              "offset.storage.partitions": "1", "offset.flush.interval.ms": "500"}
+    with Kopycat(bootstrap, worker_props=worker) as kc:
+        [summary] = kc.run_once(props, Bounds(max_seconds=120), timeout_s=300)
+    assert summary is not None and summary.error is None, summary.error if summary else None
 
 
 MODES = [{}, {"decimal.handling.mode": "string", "time.precision.mode": "connect"}, {"decimal.handling.mode": "double"}]
@@ -122,13 +159,7 @@ def test_kopycat_events_equal_debeziums_field_by_field(
 
     theirs = wait_for_records(bootstrap_servers, f"{dbz_prefix}.{topic}", 13)
     ours = consume_json(bootstrap_servers, f"{kc_prefix}.{topic}")
-    assert len(ours) == len(theirs)
-    differences: list[str] = []
-    for index, (mine, debezium) in enumerate(zip(ours, theirs, strict=True)):
-        for part, (a, b) in enumerate(zip(mine, debezium, strict=True)):
-            differences += differ(normalized(a, kc_prefix), normalized(b, dbz_prefix),
-                                  f"record {index} {('key', 'value')[part]}")
-    assert not differences, "\n".join(differences)
+    assert not compared(ours, theirs, kc_prefix, dbz_prefix), "\n".join(compared(ours, theirs, kc_prefix, dbz_prefix))
 
     java_offset = last_offset(bootstrap_servers, debezium_connect.offsets_topic, f"dbz-{run}", dbz_prefix)
     our_offset = last_offset(bootstrap_servers, f"offsets-{run}", f"kc-{run}", kc_prefix)
@@ -181,3 +212,77 @@ def test_debezium_resumes_from_kopycats_offsets_and_kopycat_from_debeziums(
     assert summary is not None and summary.error is None, summary.error if summary else None
     theirs = last_offset(bootstrap_servers, debezium_connect.offsets_topic, name, prefix)
     assert ops(consume_json(bootstrap_servers, topic))[8:] == [(2, "u"), (6, "c")], (ours, theirs)
+
+
+def test_transaction_metadata_and_blocks_equal_debeziums_field_by_field(
+        debezium_connect: LocalKafkaConnect, bootstrap_servers: str, postgres_url: str) -> None:
+    run = uuid.uuid4().hex[:8]
+    execute(postgres_url, "CREATE TABLE items (id INT PRIMARY KEY, label TEXT)",
+            "CREATE TABLE others (id INT PRIMARY KEY, note TEXT)", "CREATE TABLE noise (id INT PRIMARY KEY)",
+            "INSERT INTO items VALUES (1, 'one'), (2, 'two')")
+    metadata = {"table.include.list": "public.items,public.others", "provide.transaction.metadata": "true",
+                "key.converter.schemas.enable": "true", "value.converter.schemas.enable": "true"}
+    dbz_prefix, kc_prefix = f"dbz{run}", f"kc{run}"
+    dbz = {**connector_props(postgres_url, f"dbz-{run}", dbz_prefix, f"dbz_{run}"), **metadata}
+    kc = {**connector_props(postgres_url, f"kc-{run}", kc_prefix, f"kc_{run}"), **metadata}
+    start_debezium(debezium_connect, dbz)
+    wait_for_records(bootstrap_servers, f"{dbz_prefix}.public.items", 2)
+    copy_once(bootstrap_servers, kc, f"offsets-{run}")
+
+    # One transaction over both tables, one per statement after it; "noise" is published but not
+    # captured: its transaction is a BEGIN and an END with no events on both sides.
+    transaction(postgres_url, "INSERT INTO items VALUES (3, 'three')", "INSERT INTO others VALUES (1, 'a')",
+                "UPDATE items SET label = 'uno' WHERE id = 1", "INSERT INTO others VALUES (2, 'b')",
+                "INSERT INTO others VALUES (3, 'c')")
+    execute(postgres_url, "DELETE FROM items WHERE id = 2", "INSERT INTO noise VALUES (1)",
+            "UPDATE others SET note = 'z' WHERE id = 1")
+    copy_once(bootstrap_servers, kc, f"offsets-{run}")
+
+    differences: list[str] = []
+    for topic, count in (("transaction", 8), ("public.items", 6), ("public.others", 4)):
+        theirs = wait_for_records(bootstrap_servers, f"{dbz_prefix}.{topic}", count)
+        ours = consume_json(bootstrap_servers, f"{kc_prefix}.{topic}")
+        differences += [f"{topic}: {d}" for d in compared(ours, theirs, kc_prefix, dbz_prefix)]
+    assert not differences, "\n".join(differences)
+    statuses = [(v["payload"]["status"], v["payload"]["event_count"])
+                for _, v in consume_json(bootstrap_servers, f"{kc_prefix}.transaction")]
+    assert statuses == [("BEGIN", None), ("END", 5), ("BEGIN", None), ("END", 1), ("BEGIN", None), ("END", 0),
+                        ("BEGIN", None), ("END", 1)]
+
+    ours = last_offset(bootstrap_servers, f"offsets-{run}", f"kc-{run}", kc_prefix)
+    deadline = time.monotonic() + 60
+    while (theirs := last_offset(bootstrap_servers, debezium_connect.offsets_topic, f"dbz-{run}",
+                                 dbz_prefix)).get("lsn") != ours["lsn"]:
+        assert time.monotonic() < deadline, f"Debezium never stored the offset of the last END: {theirs} {ours}"
+        time.sleep(1)
+    assert ours == theirs  # the END's offset: the same WAL positions, xid, commit time and counts
+
+
+def test_heartbeat_records_equal_debeziums(
+        debezium_connect: LocalKafkaConnect, bootstrap_servers: str, postgres_url: str) -> None:
+    run = uuid.uuid4().hex[:8]
+    execute(postgres_url, "CREATE TABLE items (id INT PRIMARY KEY)", "INSERT INTO items VALUES (1)")
+    beats = {"heartbeat.interval.ms": "500", "key.converter.schemas.enable": "true",
+             "value.converter.schemas.enable": "true"}
+    dbz_prefix, kc_prefix = f"dbz{run}", f"kc{run}"
+    start_debezium(debezium_connect, {**connector_props(postgres_url, f"dbz-{run}", dbz_prefix, f"dbz_{run}"),
+                                      **beats})
+    wait_for_records(bootstrap_servers, f"{dbz_prefix}.public.items", 1)
+    execute(postgres_url, "INSERT INTO items VALUES (2)")
+    wait_for_records(bootstrap_servers, f"{dbz_prefix}.public.items", 2)
+    copy_once(bootstrap_servers, {**connector_props(postgres_url, f"kc-{run}", kc_prefix, f"kc_{run}"), **beats},
+              f"offsets-{run}")
+    ours = consume_json(bootstrap_servers, f"__debezium-heartbeat.{kc_prefix}")
+    deadline = time.monotonic() + 120
+    while not (theirs := _present_topic(bootstrap_servers, f"__debezium-heartbeat.{dbz_prefix}")):
+        assert time.monotonic() < deadline, "Debezium sent no heartbeat"
+        time.sleep(1)
+    assert len(ours) == 1
+    assert not compared(ours, theirs[:1], kc_prefix, dbz_prefix), compared(ours, theirs[:1], kc_prefix, dbz_prefix)
+
+
+def _present_topic(bootstrap: str, topic: str) -> list[tuple[Any, Any]]:
+    try:
+        return consume_json(bootstrap, topic)
+    except (KeyError, AssertionError):
+        return []
