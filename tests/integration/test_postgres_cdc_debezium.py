@@ -128,7 +128,15 @@ def test_kopycat_events_equal_debeziums_field_by_field(
     execute(postgres_url, "CREATE TABLE items (id INT PRIMARY KEY, label TEXT, amount NUMERIC(10, 2), "
                           "price NUMERIC, seen TIMESTAMP, at TIMESTAMPTZ, day DATE, flag BOOLEAN, big BIGINT, "
                           "small SMALLINT, ratio DOUBLE PRECISION, code UUID, doc JSONB, raw BYTEA, "
-                          "name VARCHAR(20) NOT NULL)",
+                          "name VARCHAR(20) NOT NULL, d_int INT DEFAULT 7, d_neg BIGINT DEFAULT -3, "
+                          "d_small SMALLINT DEFAULT 2, d_text TEXT DEFAULT 'hi', d_var VARCHAR(10) DEFAULT upper('x'), "
+                          "d_num NUMERIC(8, 3) DEFAULT 1.5, d_free NUMERIC DEFAULT 2.25, d_ts TIMESTAMP DEFAULT now(), "
+                          "d_ts3 TIMESTAMP(3) DEFAULT '2024-01-02 03:04:05.678', "
+                          "d_tz TIMESTAMPTZ DEFAULT '2024-05-01 10:00:00+02', d_date DATE DEFAULT CURRENT_DATE, "
+                          "d_day DATE DEFAULT '2024-02-29', d_time TIME DEFAULT '12:30:00', "
+                          "d_flag BOOLEAN NOT NULL DEFAULT true, d_float DOUBLE PRECISION DEFAULT 2.5, "
+                          "d_real REAL DEFAULT 0.25, d_uuid UUID DEFAULT 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', "
+                          "d_json JSONB DEFAULT '{}', d_null TEXT DEFAULT NULL, d_serial SERIAL)",
             "INSERT INTO items SELECT n, 'before ' || n, n / 4.0, n / 3.0, TIMESTAMP '2024-01-01 10:00:00.123456', "
             "TIMESTAMPTZ '2024-01-01 10:00:00.5+02', DATE '2024-02-29', n % 2 = 0, n * 10000000000, n, n / 7.0, "
             "'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '{\"a\": 1}', '\\x0102', 'n' || n FROM generate_series(1, 5) n")

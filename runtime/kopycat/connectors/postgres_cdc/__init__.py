@@ -2,10 +2,12 @@
 
 Modules, each importing only the ones before it: :mod:`.pgoutput` (the logical replication
 messages), :mod:`.config` (Debezium's keys), :mod:`.values` (column types to Connect schemas and
-values), :mod:`.events` (the change-event envelope), :mod:`.replication` (slot, publication and
-the WAL read over SQL), :mod:`.change_stream` (WAL messages to records and offsets),
-:mod:`.snapshot` (the initial snapshot), :mod:`.source_task` and :mod:`.source_connector`.
+values), :mod:`.defaults` (column DEFAULTs as field defaults), :mod:`.events` (the change-event
+envelope), :mod:`.transactions` (BEGIN/END events and the transaction block),
+:mod:`.replication` (slot, publication and the WAL read over SQL), :mod:`.heartbeat`,
+:mod:`.change_stream` (WAL messages to records and offsets), :mod:`.snapshot` (the initial
+snapshot), :mod:`.source_task` and :mod:`.source_connector`.
 
-Not yet: the incremental snapshot, transaction metadata, heartbeats, exactly-once delivery, column
-DEFAULTs and comments in the schemas, and types beyond those :mod:`.values` lists.
+Not yet: the incremental snapshot, exactly-once delivery, column comments in the schemas, and
+types beyond those :mod:`.values` lists.
 """

@@ -168,9 +168,10 @@ def _inside_transaction(stored: Mapping[str, Any]) -> bool:
 
 def table_events_for(relation: Relation, catalog: tuple[list[ColumnInfo], list[str]], prefix: str, dbname: str,
                      decimal_mode: str, time_mode: str) -> TableEvents:
-    """A relation's event builder: its columns' types from the WAL, nullability and key from the catalog."""
+    """A relation's event builder: its columns' types from the WAL, nullability, DEFAULTs and key from the catalog."""
     columns, key = catalog
-    optional = {c.name: c.optional for c in columns}
-    infos = [ColumnInfo(c.name, c.type_oid, c.type_modifier, optional.get(c.name, True)) for c in relation.columns]
+    known = {c.name: c for c in columns}
+    infos = [ColumnInfo(c.name, c.type_oid, c.type_modifier, known[c.name].optional if c.name in known else True,
+                        known[c.name].default if c.name in known else None) for c in relation.columns]
     return TableEvents(prefix, dbname, relation.namespace, relation.name, infos, key,
                        decimal_mode=decimal_mode, time_mode=time_mode)

@@ -5,8 +5,8 @@ As Debezium 3.6's ``TableSchemaBuilder``, ``Envelope`` (via ``SchemaFactory``) a
 ``<prefix>.<schema>.<table>.Key``; the row is the optional struct ``<prefix>.<schema>.<table>.Value``;
 the envelope ``<prefix>.<schema>.<table>.Envelope`` (version 2) has fields ``before``, ``after``,
 ``source``, ``transaction``, ``op``, ``ts_ms``, ``ts_us``, ``ts_ns`` in that order; the source
-block is ``io.debezium.connector.postgresql.Source``. Column comments and DEFAULT values, which
-Debezium puts in the field schemas as ``doc`` and ``default``, are not read yet.
+block is ``io.debezium.connector.postgresql.Source``. Column DEFAULTs are the field schemas'
+``default`` (:mod:`.defaults`); column comments, which Debezium puts there as ``doc``, are not read yet.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from kopycat.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type
 from kopycat.connectors.postgres_cdc.config import DEBEZIUM_VERSION
+from kopycat.connectors.postgres_cdc.defaults import default_value
 from kopycat.connectors.postgres_cdc.pgoutput import UNCHANGED_TOAST
 from kopycat.connectors.postgres_cdc.values import ColumnType, column_type
 
@@ -60,6 +61,7 @@ class ColumnInfo:
     type_oid: int
     modifier: int
     optional: bool
+    default: str | None = None  # the DEFAULT expression, pg_get_expr(adbin, adrelid)
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,7 @@ class TableEvents:
         self.converters = [t.convert for t in types]
         value = SchemaBuilder.struct().name(f"{self.topic}.Value")
         for column, kind in zip(columns, types, strict=True):
-            value.field(column.name, _field(kind, column.optional))
+            value.field(column.name, _field(kind, column))
         self.value_schema = value.optional().build()
         self.struct_fields = [f for f in self.value_schema.fields if f.schema.type is Type.STRUCT]
         self.fallbacks = [(f.index, _fallback(f.schema)) for f in self.value_schema.fields if not f.schema.optional]
@@ -97,7 +99,7 @@ class TableEvents:
         if self.key_index:
             key = SchemaBuilder.struct().name(f"{self.topic}.Key")
             for index in self.key_index:
-                key.field(columns[index].name, _field(types[index], columns[index].optional))
+                key.field(columns[index].name, _field(types[index], columns[index]))
             self.key_schema = key.build()
         self.envelope_schema = (
             SchemaBuilder.struct().name(f"{self.topic}.Envelope").version(2)
@@ -145,7 +147,10 @@ class TableEvents:
 
 
 def _fallback(schema: Schema) -> Any:
-    """What Debezium's ``JdbcValueConverters`` put in a required column it has no value for."""
+    """What Debezium's ``JdbcValueConverters`` put in a required column it has no value for: its default,
+    else a zero of its type."""
+    if schema.default is not None:
+        return schema.default
     if schema.name == Decimal.LOGICAL_NAME:
         return decimal.Decimal(0)
     if schema.name in _LOGICAL_FALLBACKS:
@@ -158,9 +163,15 @@ _LOGICAL_FALLBACKS: Final = {Date.LOGICAL_NAME: dt.date(1970, 1, 1), Time.LOGICA
                              Timestamp.LOGICAL_NAME: dt.datetime(1970, 1, 1, tzinfo=dt.UTC)}
 
 
-def _field(kind: ColumnType, optional: bool) -> Schema:
+def _field(kind: ColumnType, column: ColumnInfo) -> Schema:
+    """The column's field schema: optional when nullable, with its DEFAULT as Debezium maps it."""
     builder = kind.builder()
-    return (builder.optional() if optional else builder).build()
+    if column.optional:
+        builder.optional()
+    default = default_value(column.type_oid, column.modifier, column.default, kind)
+    if default is not None:
+        builder.default_value(default)
+    return builder.build()
 
 
 def _sequence(where: SourcePosition) -> str:

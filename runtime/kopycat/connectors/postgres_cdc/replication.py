@@ -193,9 +193,11 @@ class PostgresSource:
         return [(s, t) for s, t in rows if self.settings.captures(s, t)]
 
     def table_columns(self, schema: str, table: str) -> tuple[list[ColumnInfo], list[str]]:
-        """The table's columns in order (type, modifier, nullability) and its primary key columns."""
+        """The table's columns in order (type, modifier, nullability, DEFAULT) and its primary key columns."""
         rows = self.conn.execute(
-            "SELECT a.attname, a.atttypid::int, a.atttypmod, NOT a.attnotnull FROM pg_attribute a "
+            "SELECT a.attname, a.atttypid::int, a.atttypmod, NOT a.attnotnull, "
+            "CASE WHEN a.attgenerated = '' THEN pg_get_expr(d.adbin, d.adrelid) END FROM pg_attribute a "
+            "LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum "
             "WHERE a.attrelid = format('%%I.%%I', %s::text, %s::text)::regclass AND a.attnum > 0 "
             "AND NOT a.attisdropped ORDER BY a.attnum", (schema, table)).fetchall()
         key = self.conn.execute(
