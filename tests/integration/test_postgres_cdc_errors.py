@@ -9,6 +9,7 @@ import pytest
 
 from kopycat.api.errors import ConnectError
 from kopycat.connectors.postgres_cdc.config import CdcSettings
+from kopycat.connectors.postgres_cdc.heartbeat import Heartbeat
 from kopycat.connectors.postgres_cdc.replication import PostgresSource
 from tests.support.cdc import connector_props, dsn, execute
 
@@ -57,3 +58,16 @@ def test_a_slot_another_reader_holds_is_reported_in_use(postgres_url: str) -> No
             holder.close()
     finally:
         source.close()
+
+
+def test_a_failing_heartbeat_action_query_names_the_key_the_statement_and_the_fix(postgres_url: str) -> None:
+    query = "INSERT INTO no_such_table DEFAULT VALUES"
+    cdc = settings(postgres_url, **{"heartbeat.interval.ms": "1000", "heartbeat.action.query": query})
+    heartbeat = Heartbeat(cdc, {"server": cdc.prefix})
+    try:
+        with pytest.raises(ConnectError, match="heartbeat.action.query failed") as error:
+            heartbeat.beat({"lsn": 1})
+        assert "no_such_table" in str(error.value) and repr(query) in str(error.value)
+        assert "unset heartbeat.action.query" in str(error.value)
+    finally:
+        heartbeat.close()
