@@ -1,7 +1,8 @@
 """Heartbeats (``heartbeat.interval.ms``): records that carry the offset when no change does.
 
 As Debezium 3.6's ``HeartbeatImpl`` and ``DatabaseHeartbeatImpl``: at most one heartbeat per
-interval, checked after each change, at each commit and while the stream is idle; a record on
+interval, checked at each commit and while the stream is idle (Debezium also checks after each
+change; Kopycat holds a transaction's changes until its commit); a record on
 ``<topic.heartbeat.prefix>.<topic.prefix>`` (Kafka partition 0) keyed by
 ``io.debezium.connector.common.ServerNameKey`` {serverName} with the value
 ``io.debezium.connector.common.Heartbeat`` {ts_ms: now}, carrying the current offset; then
