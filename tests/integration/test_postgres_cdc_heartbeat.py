@@ -1,9 +1,10 @@
 """Heartbeats confirm an idle slot past WAL that has no captured change, and run heartbeat.action.query.
 
 The publication holds only ``items`` (publication.autocreate.mode=filtered): writes to other tables
-make WAL the slot decodes but never sends. Without heartbeats the stored offset and the slot would
-stay at the last captured commit and PostgreSQL would keep that WAL; with them each bounded run
-ends with a heartbeat carrying the run's end position, and the slot is confirmed there.
+make WAL the slot decodes but never sends, and writes to another database WAL it never decodes.
+Without heartbeats the stored offset and the slot would stay at the last captured commit and
+PostgreSQL would keep that WAL; with them each bounded run ends with a heartbeat carrying the
+run's end position, and the slot is confirmed there.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import uuid
 import psycopg
 import pytest
 
+from kopycat.dev.postgres import LocalPostgres
 from kopycat.embedded import Kopycat
 from kopycat.runtime.bounds import Bounds
 from tests.support.cdc import confirmed_flush, connector_props, consume_json, dsn, execute, last_offset, wal_position
@@ -29,7 +31,7 @@ def beats_run(url: str) -> int:
 
 
 def test_an_idle_slot_is_confirmed_past_unpublished_wal_by_heartbeats_that_run_the_action_query(
-        bootstrap_servers: str, postgres_url: str) -> None:
+        bootstrap_servers: str, postgres_server: LocalPostgres, postgres_url: str) -> None:
     run = uuid.uuid4().hex[:8]
     name, prefix, slot, offsets_topic = f"hb-{run}", f"hb{run}", f"hb_{run}", f"offsets-{run}"
     execute(postgres_url, "CREATE TABLE items (id INT PRIMARY KEY, label TEXT)",
@@ -50,6 +52,8 @@ def test_an_idle_slot_is_confirmed_past_unpublished_wal_by_heartbeats_that_run_t
     after_snapshot = confirmed_flush(postgres_url, slot)
 
     execute(postgres_url, "INSERT INTO noise SELECT n, repeat('x', 200) FROM generate_series(1, 2000) n")
+    elsewhere = postgres_server.create_database(f"other_{run}")  # another database's WAL: never decoded here
+    execute(elsewhere, "CREATE TABLE busy (id INT)", "INSERT INTO busy SELECT generate_series(1, 2000)")
     noise_end = wal_position(postgres_url)
     assert noise_end > after_snapshot
     copy()  # nothing captured: only the heartbeat moves the offset
