@@ -15,25 +15,27 @@ the source maps them (:func:`~kopycat.connectors.jdbc.source_task.describe_table
 that declares :meth:`~kopycat.api.transforms.Transformation.value_field_lineage` (ReplaceField's
 renames and drops) changes the fields; one that declares nothing is taken as leaving them as they are.
 
-Nothing here imports Airflow: :mod:`kopycat_airflow.lineage` turns these into OpenLineage facets.
+Nothing here imports Airflow or OpenLineage's client: :mod:`kopycat.runtime.lineage_events` turns these
+into OpenLineage datasets with facets, for the operators (:mod:`kopycat_airflow.lineage`) and the
+standalone worker alike.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from kopycat.api.data import Schema
 from kopycat.connectors.files.store import locate_store
 from kopycat.connectors.jdbc.connection import connect_engine, database_url
-from kopycat.connectors.jdbc.source_config import SourceSettings
+from kopycat.connectors.jdbc.source_config import TABLES_CONFIG, SourceSettings
 from kopycat.connectors.jdbc.source_task import describe_table
 from kopycat.connectors.jdbc.table_monitor import TableId, parse_tables
 from kopycat.transforms.chain import TransformationChain
 
-__all__ = ["DatasetRef", "FieldRef", "Lineage", "field_type", "jdbc_source_lineage", "kafka_namespace",
-           "sink_topics", "storage_sink_lineage", "value_fields_after"]
+__all__ = ["DatasetRef", "FieldRef", "Lineage", "connector_lineage", "field_type", "jdbc_source_lineage",
+           "kafka_namespace", "sink_topics", "storage_sink_lineage", "value_fields_after"]
 
 
 @dataclass(frozen=True)
@@ -154,4 +156,20 @@ def storage_sink_lineage(props: Mapping[str, Any], bootstrap_servers: str,
                                               "/".join((location.root.rstrip("/"), topics_dir, topic))))
         else:
             lineage.outputs.append(DatasetRef("file", "/".join((location.root.rstrip("/"), topics_dir, topic))))
+    return lineage
+
+
+def connector_lineage(props: Mapping[str, Any], worker_props: Mapping[str, Any],
+                      task_configs: Iterable[Mapping[str, Any]]) -> Lineage:
+    """The lineage of a connector's planned tasks (``task_configs``): a JDBC source's tables and topics;
+    a storage sink's topics and directories; nothing for other connectors."""
+    bootstrap = str(worker_props.get("bootstrap.servers") or "")
+    lineage = Lineage()
+    if str(props.get("connector.class", "")).endswith("JdbcSourceConnector"):
+        for config in task_configs:
+            found = jdbc_source_lineage(props, str(config.get(TABLES_CONFIG) or ""), bootstrap)
+            lineage.inputs += found.inputs
+            lineage.outputs += found.outputs
+    elif props.get("store.url"):
+        lineage = storage_sink_lineage(props, bootstrap)
     return lineage
