@@ -99,7 +99,7 @@ def test_the_mounted_api_pauses_resumes_and_restarts_the_connectors_dag_behind_a
 def test_the_mounted_metrics_give_the_page_each_copy_tasks_figures_of_the_latest_run(
         local_airflow: LocalAirflow, tmp_path: Path, bootstrap_servers: str, topic_name: str) -> None:
     """The figures the "Kafka connectors" page shows inside Airflow: a real sink DAG run copies 30 + 20
-    records in two mapped copy tasks; ``/kopycat/metrics`` holds each task's records and throughput."""
+    records; ``/kopycat/metrics`` holds each copy task's records and throughput."""
     name = f"archive-{uuid.uuid4().hex[:6]}"
     create_topic(bootstrap_servers, topic_name, partitions=2)
     produce(bootstrap_servers, topic_name, [b"a"] * 30, partition=0)
@@ -113,7 +113,7 @@ def test_the_mounted_metrics_give_the_page_each_copy_tasks_figures_of_the_latest
     run = local_airflow.run_dag(connector_dag_id(name))
     assert run["state"] == "success", run.get("log")
     copied = {t["map_index"]: t["result"] for t in run.tasks("copy")}
-    assert sorted(r["records"] for r in copied.values()) == [20, 30]
+    assert sum(r["records"] for r in copied.values()) == 50
     assert len(out.read_text().splitlines()) == 50
 
     answers = tmp_path / "answers.json"
