@@ -3,6 +3,7 @@
 A JDBC source reads two SQLite tables through ReplaceField (a rename and a drop) into Kafka; the worker
 writes its events with openlineage-python's file transport; after SIGTERM the test reads them back and
 checks the datasets (named by the OpenLineage naming spec), the schema facets and the column lineage.
+A connector whose task fails ends its run with FAIL when it is removed, its trace the error message.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ from typing import Any
 
 import pytest
 
+from kopycat.runtime.lineage_events import LineageEmitter
+from kopycat.runtime.worker import Worker
+from kopycat.storage.offset_backing_store import MemoryOffsetStore
 from tests.support.kafka import consume_all, create_topic
 from tests.support.sql import create_stamped_tables
 from tests.support.standalone import start_worker, write_props
@@ -90,3 +94,32 @@ def test_a_standalone_jdbc_source_reports_tables_topics_schemas_and_column_linea
             assert {out: [(f["namespace"], f["name"], f["field"]) for f in spec["inputFields"]]
                     for out, spec in lineage.items()} == {"id": [(namespace, table, "id")],
                                                           "name": [(namespace, table, "label")]}
+
+
+def test_a_connector_whose_task_failed_ends_its_run_with_fail_and_the_trace(
+        tmp_path: Path, bootstrap_servers: str) -> None:
+    events = tmp_path / "openlineage.jsonl"
+    props = {"bootstrap.servers": bootstrap_servers, "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+             "openlineage.transport.type": "file", "openlineage.transport.log_file_path": str(events),
+             "openlineage.transport.append": "true"}
+    emitter = LineageEmitter.from_worker_props(props)
+    with Worker(props, MemoryOffsetStore(), run_listener=emitter) as worker:
+        name = worker.add_connector({
+            "name": "bad", "connector.class": "tests.support.counting.CountingSourceConnector", "topic": "x",
+            "total": "10", "transforms": "boom", "transforms.boom.type": "ExtractField$Value",
+            "transforms.boom.field": "missing"})
+        deadline = time.monotonic() + 60
+        while worker.status(name)["tasks"][0]["state"] != "FAILED":
+            assert time.monotonic() < deadline, worker.status(name)
+            time.sleep(0.2)
+        worker.remove_connector(name)
+        worker.add_connector({"name": "fine", "connector.class": "tests.support.counting.CountingSourceConnector",
+                              "topic": f"fine-{uuid.uuid4().hex[:6]}", "total": "3"})
+    assert emitter is not None
+    emitter.close()
+
+    found = [json.loads(line) for line in events.read_text().splitlines() if line.strip()]
+    assert [(e["eventType"], e["job"]["namespace"], e["job"]["name"]) for e in found] == [
+        ("START", "kopycat", "bad"), ("FAIL", "kopycat", "bad"), ("START", "kopycat", "fine"),
+        ("COMPLETE", "kopycat", "fine")]  # the worker's stop ends the second run
+    assert "ExtractField" in found[1]["run"]["facets"]["errorMessage"]["stackTrace"]
