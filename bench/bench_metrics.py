@@ -4,26 +4,30 @@
 FileStreamSource task and topic -> file through its FileStreamSink task (StringConverter both
 ways, one partition, the shared broker), each under its runner once with the task metrics it
 always records (per batch: kopycat.runtime.task_metrics) and once with them switched off
-(:class:`MetricsOff`, the same calls doing nothing). On and off take turns within the same run
-(on off, off on, ...) for ``--rounds`` rounds so both see the same load; each side's median wall
-time counts. The goal: metrics cost at most 2% (ratio on/off >= 0.98).
+(:class:`MetricsOff`, the same calls doing nothing). The goal: metrics cost at most 2% (ratio
+on/off >= 0.98).
 
 On two cores shared with other work a run's wall time moves by tens of percent from one round to
-the next, more than the 2% asked about, so three figures are shown per side: the wall-time ratio,
-the ratio of records per CPU second of this process, and the metrics' own cost: the batches the
-run recorded (records / ``batch-size-avg``) times what one ``record_batch`` costs in a tight loop,
-as a share of the metrics-off run's wall time; the last one holds still under load.
+the next, more than the 2% asked about, so the runs are *paired*: each of ``--rounds`` rounds
+(default 9) runs on and off back to back, in alternating order (on off, off on, ...), and gives one
+ratio per side; a slow spell of the machine mostly hits both runs of a pair and cancels in their
+ratio. The figure is the median of the paired ratios with their spread (interquartile range and
+min-max), on wall time and on this process's CPU time (all threads: the runner's and librdkafka's),
+which other processes' load moves less. The metrics' own cost is shown too: the batches the run
+recorded (records / ``batch-size-avg``) times what one ``record_batch`` costs in a tight loop, as a
+share of the metrics-off run's wall time; it holds still under load.
 """
 
 from __future__ import annotations
 
 import shutil
+import statistics
 import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +49,8 @@ STRING_CONVERTER = "org.apache.kafka.connect.storage.StringConverter"
 CONVERTERS = {"key.converter": STRING_CONVERTER, "value.converter": STRING_CONVERTER}
 LINE_BYTES = 100
 GOAL = 0.98
+ROUNDS = 9
+"""Pairs per side by default: the interquartile range of fewer than ~8 paired ratios is a guess."""
 
 
 class MetricsOff:
@@ -70,14 +76,61 @@ class MetricsOff:
 class Options:
     records: int = 200_000
     keep: bool = False
-    rounds: int = common.ROUNDS
+    rounds: int = ROUNDS
 
 
 def parse_options(argv: Sequence[str]) -> Options:
     args = common.size_and_switch(argv, bench="metrics", doc=__doc__,
                                   size=("--records", 200_000, "lines to copy each way"),
-                                  switch=("--keep", "keep the work directory"), rounds=True)
+                                  switch=("--keep", "keep the work directory"), rounds=True, default_rounds=ROUNDS)
     return Options(args.records, args.keep, args.rounds)
+
+
+@dataclass(frozen=True)
+class Paired:
+    """One side's rounds: each round's metrics-on and metrics-off run, taken back to back."""
+
+    side: str
+    pairs: tuple[tuple[Measure, Measure], ...]
+
+    def ratios(self, cpu: bool) -> list[float]:
+        """Per round, on/off as a throughput ratio (off's time / on's time); 1.0 costs nothing."""
+        if cpu:
+            return [off.cpu_s / on.cpu_s for on, off in self.pairs if on.cpu_s and off.cpu_s]
+        return [off.wall_s / on.wall_s for on, off in self.pairs]
+
+    def median_run(self, metrics_on: bool) -> Measure:
+        """The median-wall run of one setting, keeping every round's wall time (as common.median_rounds)."""
+        runs = [pair[0 if metrics_on else 1] for pair in self.pairs]
+        median = sorted(runs, key=lambda m: m.wall_s)[len(runs) // 2]
+        return replace(median, walls=tuple(m.wall_s for m in runs))
+
+
+def paired_rounds(side: str, on: Callable[[], Measure], off: Callable[[], Measure], rounds: int) -> Paired:
+    """``rounds`` pairs of runs, on then off in even rounds and off then on in odd ones."""
+    pairs = []
+    for index in range(rounds):
+        if index % 2 == 0:
+            first = on()
+            pairs.append((first, off()))
+        else:
+            first = off()
+            pairs.append((on(), first))
+    return Paired(side, tuple(pairs))
+
+
+def ratio_line(paired: Paired, cpu: bool) -> str:
+    """The paired ratios' median, interquartile range and min-max."""
+    ratios = sorted(paired.ratios(cpu))
+    clock = "CPU" if cpu else "wall"
+    if not ratios:
+        return f"metrics on/off, {paired.side}, {clock}: no CPU clock on this platform"
+    if len(ratios) < 4:
+        return f"metrics on/off, {paired.side}, {clock}: paired ratios {' '.join(f'{r:.3f}' for r in ratios)}"
+    q1, _, q3 = statistics.quantiles(ratios, n=4)
+    return (f"metrics on/off, {paired.side}, {clock}: median paired ratio {statistics.median(ratios):.3f} "
+            f"(IQR {q1:.3f}-{q3:.3f}, min-max {ratios[0]:.3f}-{ratios[-1]:.3f}, {len(ratios)} rounds; "
+            f"goal >= {GOAL})")
 
 
 def write_lines(path: Path, records: int) -> None:
@@ -181,23 +234,27 @@ def run(argv: Sequence[str] = ()) -> list[BenchResult]:
         write_lines(source, options.records)
         filled: list[str] = []
         source_run(bootstrap, admin, source, options.records, True, keep_topic=filled)  # warm-up, fills the topic
-        movers: list[Callable[[], Measure]] = [
-            lambda: source_run(bootstrap, admin, source, options.records, True),
-            lambda: source_run(bootstrap, admin, source, options.records, False),
-            lambda: sink_run(bootstrap, filled[0], workdir / "out.txt", options.records, True),
-            lambda: sink_run(bootstrap, filled[0], workdir / "out.txt", options.records, False),
-        ]
-        source_on, source_off, sink_on, sink_off = common.median_rounds(movers, options.rounds)
+        out = workdir / "out.txt"
+        sides = [
+            paired_rounds("file source", lambda: source_run(bootstrap, admin, source, options.records, True),
+                          lambda: source_run(bootstrap, admin, source, options.records, False), options.rounds),
+            paired_rounds("file sink", lambda: sink_run(bootstrap, filled[0], out, options.records, True),
+                          lambda: sink_run(bootstrap, filled[0], out, options.records, False), options.rounds)]
         common.delete_topic(admin, filled[0])
     finally:
         if not options.keep:
             shutil.rmtree(workdir, ignore_errors=True)
-    for line in common.rounds_lines([source_on, source_off, sink_on, sink_off]):
+    runs = [paired.median_run(metrics_on) for paired in sides for metrics_on in (True, False)]
+    for line in common.rounds_lines(runs):
         print(line, flush=True)
+    for paired in sides:
+        print(ratio_line(paired, cpu=False), flush=True)
+        print(ratio_line(paired, cpu=True), flush=True)
     per_batch_s = batch_cost_s()
-    print(own_cost("source", source_off, per_batch_s), flush=True)
-    print(own_cost("sink", sink_off, per_batch_s), flush=True)
-    return [*compare("file source", source_on, source_off), *compare("file sink", sink_on, sink_off)]
+    for paired, side in zip(sides, ("source", "sink"), strict=True):
+        print(own_cost(side, paired.median_run(False), per_batch_s), flush=True)
+    return [result for paired in sides
+            for result in compare(paired.side, paired.median_run(True), paired.median_run(False))]
 
 
 if __name__ == "__main__":

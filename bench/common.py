@@ -118,8 +118,12 @@ def cpu_seconds(pid: int | str = "self") -> float | None:
     """User plus system CPU a live process (all its threads) has used; None off Linux.
 
     On a machine shared with other work, a mover's CPU per record shifts less than its wall
-    time does, so benches show it next to records/s.
+    time does, so benches show it next to records/s. This process's own is read from its CPU
+    clock (``time.process_time``: every thread, nanoseconds); /proc counts in 10 ms ticks, too
+    coarse for runs of a fraction of a second.
     """
+    if pid == "self":
+        return time.process_time()
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
@@ -267,17 +271,19 @@ def positive_count(flag: str) -> Callable[[str], int]:
 
 
 def size_and_switch(argv: Sequence[str], *, bench: str, doc: str | None, size: tuple[str, int, str],
-                    switch: tuple[str, str], rounds: bool = False) -> argparse.Namespace:
+                    switch: tuple[str, str], rounds: bool = False, default_rounds: int = ROUNDS) -> argparse.Namespace:
     """The arguments every bench takes: a size (``--rows``/``--records N``, 1 or more, with its
     default and help) and one switch (``--profile``, ``--keep``), for ``python -m bench <bench>``;
-    with ``rounds``, ``--rounds N`` too (default :data:`ROUNDS`, see :func:`median_rounds`)."""
+    with ``rounds``, ``--rounds N`` too (default ``default_rounds``, :data:`ROUNDS` unless a bench
+    needs more; see :func:`median_rounds`)."""
     parser = argparse.ArgumentParser(prog=f"python -m bench {bench}", description=(doc or "").splitlines()[0])
     flag, default, size_help = size
     parser.add_argument(flag, type=positive_count(flag), default=scaled(default), help=size_help)
     parser.add_argument(switch[0], action="store_true", help=switch[1])
     if rounds:
-        parser.add_argument("--rounds", type=positive_count("--rounds"), default=ROUNDS,
-                            help=f"runs of each anchor and mover, taking turns; the median counts (default {ROUNDS})")
+        parser.add_argument("--rounds", type=positive_count("--rounds"), default=default_rounds,
+                            help=f"runs of each anchor and mover, taking turns; the median counts "
+                                 f"(default {default_rounds})")
     return parser.parse_args(list(argv))
 
 

@@ -3,7 +3,9 @@
 ``GET http://<airflow>/kopycat/connectors`` answers as ``GET http://<connect>:8083/connectors``
 would, so Kafka Connect clients only need the base URL changed. Calls carry an Airflow login
 (:mod:`kopycat_plugin.auth`); pause, resume, stop and restart also act on the connector's DAG
-(:mod:`kopycat_plugin.airflow_runs`). The Kafka cluster is the ``[kopycat] conn_id`` connection
+(:mod:`kopycat_plugin.airflow_runs`). ``/kopycat/metrics`` serves the copy tasks' Kafka Connect metrics of
+each connector DAG's latest run (:mod:`kopycat_plugin.airflow_figures`), the figures the page shows.
+The Kafka cluster is the ``[kopycat] conn_id`` connection
 (``AIRFLOW__KOPYCAT__CONN_ID``, default ``kopycat_default``), as for the operators.
 
 Importing the plugin touches no broker: every Airflow process loads plugins, and only the API
@@ -23,10 +25,13 @@ from fastapi import Depends, FastAPI
 
 from kopycat.rest.app import create_app
 from kopycat.rest.herder import RestHerder
+from kopycat.rest.metrics_route import add_metrics_route
 from kopycat.rest.server import kafka_cluster_id
+from kopycat.runtime.metrics import ConnectMetrics
 from kopycat.storage.config_backing_store import KafkaConfigBackingStore
 from kopycat.storage.status_backing_store import KafkaStatusBackingStore
 from kopycat_airflow.hooks.kopycat import KopycatHook
+from kopycat_plugin.airflow_figures import LatestRunFigures
 from kopycat_plugin.airflow_runs import AirflowRunControl
 from kopycat_plugin.auth import airflow_dag_access
 
@@ -76,13 +81,18 @@ class HerderOnFirstUse:
 
 
 def kopycat_rest_app(kopycat_conn_id: str | None = None) -> FastAPI:
-    """The REST API as the plugin mounts it: Airflow's auth in front, DAGs behind."""
+    """The REST API as the plugin mounts it: Airflow's auth in front, DAGs behind, the latest runs' figures
+    at ``/metrics``."""
     if kopycat_conn_id is None:
         from airflow.configuration import conf
 
         kopycat_conn_id = conf.get("kopycat", "conn_id", fallback=KopycatHook.default_conn_name)
     herder: Any = HerderOnFirstUse(kopycat_conn_id)
-    return create_app(herder, dependencies=[Depends(airflow_dag_access)])
+    app = create_app(herder, dependencies=[Depends(airflow_dag_access)])
+    metrics = ConnectMetrics()
+    metrics.register("airflow-runs", LatestRunFigures(lambda: herder.connectors()))
+    add_metrics_route(app, metrics)
+    return app
 
 
 class KopycatPlugin(AirflowPlugin):

@@ -102,6 +102,7 @@ class SparkExportOperator(BaseOperator):
         self.spark_conn_id = spark_conn_id
         self.spark_conf = dict(spark_conf or {})
         self.worker_overrides = dict(worker_overrides or {})
+        self._written_files: list[str] = []
 
     @cached_property
     def hook(self) -> KopycatHook:
@@ -114,10 +115,25 @@ class SparkExportOperator(BaseOperator):
         return connector_lineage(resolve_connector_config(self.connector_config), self.hook.worker_props, [])
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
-        """The same datasets as on start: the job writes under the store's topic directories."""
-        return self.get_openlineage_facets_on_start()
+        """The datasets of the start, each directory with the columns of a Parquet file this run committed
+        there (a footer read; none when the run wrote nothing, or the read fails)."""
+        from kopycat.runtime.lineage import add_written_fields, connector_lineage
+        from kopycat_airflow.lineage import operator_lineage
+
+        props = resolve_connector_config(self.connector_config)
+        found = connector_lineage(props, self.hook.worker_props, [])
+        try:
+            add_written_fields(found, props, self._written_files)
+        except Exception:  # noqa: BLE001 - lineage is informational; the export has succeeded
+            self.log.warning("Could not read the schema of the files written for OpenLineage", exc_info=True)
+        return operator_lineage(found)
 
     def execute(self, context: Context) -> dict[str, Any]:
+        summary = self._export(context)
+        self._written_files = list(summary.get("files") or [])
+        return summary
+
+    def _export(self, context: Context) -> dict[str, Any]:
         planned = planned_task_of(context, self.task_config) if self.task_config is not None else None
         props = resolve_connector_config(self.connector_config)
         name = str(props.get("name") or "")

@@ -10,30 +10,38 @@ joins Kopycat's jobs with whatever else reads the same topics and tables:
   the path (a storage sink's directory for a topic: ``<store>/<topics.dir>/<topic>``).
 
 Schemas are the Connect schemas where they are known without reading data: a JDBC table's columns as
-the source maps them (:func:`~kopycat.connectors.jdbc.source_task.describe_table`). Column lineage
-(JDBC source: table column -> topic field) follows the value through the SMT chain: a transformation
+the source maps them (:func:`~kopycat.connectors.jdbc.source_task.describe_table`); once an export has
+written, its directories' columns are those of the Parquet files it committed (:func:`add_written_fields`).
+Column lineage (JDBC source: table column -> topic field) follows the value through the SMT chain: a transformation
 that declares :meth:`~kopycat.api.transforms.Transformation.value_field_lineage` (ReplaceField's
 renames and drops) changes the fields; one that declares nothing is taken as leaving them as they are.
 
-Nothing here imports Airflow: :mod:`kopycat_airflow.lineage` turns these into OpenLineage facets.
+Nothing here imports Airflow or OpenLineage's client: :mod:`kopycat.runtime.lineage_events` turns these
+into OpenLineage datasets with facets, for the operators (:mod:`kopycat_airflow.lineage`) and the
+standalone worker alike.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlparse
+
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from kopycat.api.data import Schema
 from kopycat.connectors.files.store import locate_store
+from kopycat.connectors.files.store_factory import open_store
 from kopycat.connectors.jdbc.connection import connect_engine, database_url
-from kopycat.connectors.jdbc.source_config import SourceSettings
+from kopycat.connectors.jdbc.source_config import TABLES_CONFIG, SourceSettings
 from kopycat.connectors.jdbc.source_task import describe_table
 from kopycat.connectors.jdbc.table_monitor import TableId, parse_tables
 from kopycat.transforms.chain import TransformationChain
 
-__all__ = ["DatasetRef", "FieldRef", "Lineage", "field_type", "jdbc_source_lineage", "kafka_namespace",
-           "sink_topics", "storage_sink_lineage", "value_fields_after"]
+__all__ = ["DatasetRef", "FieldRef", "Lineage", "add_written_fields", "connector_lineage", "field_type",
+           "jdbc_source_lineage", "kafka_namespace", "sink_topics", "storage_sink_lineage", "value_fields_after"]
 
 
 @dataclass(frozen=True)
@@ -155,3 +163,35 @@ def storage_sink_lineage(props: Mapping[str, Any], bootstrap_servers: str,
         else:
             lineage.outputs.append(DatasetRef("file", "/".join((location.root.rstrip("/"), topics_dir, topic))))
     return lineage
+
+
+def connector_lineage(props: Mapping[str, Any], worker_props: Mapping[str, Any],
+                      task_configs: Iterable[Mapping[str, Any]]) -> Lineage:
+    """The lineage of a connector's planned tasks (``task_configs``): a JDBC source's tables and topics;
+    a storage sink's topics and directories; nothing for other connectors."""
+    bootstrap = str(worker_props.get("bootstrap.servers") or "")
+    lineage = Lineage()
+    if str(props.get("connector.class", "")).endswith("JdbcSourceConnector"):
+        for config in task_configs:
+            found = jdbc_source_lineage(props, str(config.get(TABLES_CONFIG) or ""), bootstrap)
+            lineage.inputs += found.inputs
+            lineage.outputs += found.outputs
+    elif props.get("store.url"):
+        lineage = storage_sink_lineage(props, bootstrap)
+    return lineage
+
+
+def add_written_fields(lineage: Lineage, props: Mapping[str, Any], files: Sequence[str]) -> None:
+    """Give each output directory of a storage sink's ``lineage`` the columns (name, Arrow type) of the first
+    Parquet file in ``files`` written under it: a footer read from the store ``props`` name. ``files`` are
+    as the Spark job reports them (``file:/...``, ``hdfs://nn/...``, ``s3a://bucket/key``)."""
+    store = None
+    for source, output in zip(lineage.inputs, lineage.outputs, strict=True):
+        written = next((f for f in files if f"/{source.name}/" in f and f.endswith(".parquet")), None)
+        if written is None:
+            continue
+        store = store or open_store(props)
+        parsed = urlparse(written)
+        path = f"{parsed.netloc}{parsed.path}" if parsed.scheme in ("s3", "s3a") else parsed.path
+        schema = pq.read_schema(pa.BufferReader(store.read_bytes(path)))
+        output.fields = [(f.name, str(f.type)) for f in schema]

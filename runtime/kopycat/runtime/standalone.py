@@ -3,7 +3,9 @@
 Kafka's ``ConnectStandalone``: the worker properties (``StandaloneConfig``, with
 ``offset.storage.file.filename`` for the source offsets) and one file per connector. SIGTERM or
 Ctrl-C stops every task, which commits its offsets first, so a restart resumes where it ended.
-With ``metrics.port`` (Kopycat's key) the worker's metrics are served on ``127.0.0.1:<port>/metrics``.
+With ``metrics.port`` (Kopycat's key) the worker's metrics are served on ``127.0.0.1:<port>/metrics``;
+with ``openlineage.transport.type`` each connector's OpenLineage run events are sent
+(:mod:`kopycat.runtime.lineage_events`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from kopycat.api.errors import ConfigError
 from kopycat.runtime.config_transformer import resolve_worker_config
+from kopycat.runtime.lineage_events import LineageEmitter
 from kopycat.runtime.otel_metrics import start_otel_metrics
 from kopycat.runtime.prometheus_metrics import start_metrics_server
 from kopycat.runtime.worker import Worker
@@ -69,7 +72,8 @@ def run_standalone(worker_props: Mapping[str, Any], connectors: Iterable[Mapping
     """
     worker_props = resolve_worker_config(worker_props)
     add_plugin_path(worker_props)
-    worker = Worker(worker_props, _offset_store(worker_props))
+    lineage = LineageEmitter.from_worker_props(worker_props)
+    worker = Worker(worker_props, _offset_store(worker_props), run_listener=lineage)
     port = WORKER_CONFIG.parse(worker_props)[METRICS_PORT_CONFIG]
     server = start_metrics_server(worker.metrics, port) if port else None
     otel = start_otel_metrics(worker.metrics)
@@ -87,4 +91,6 @@ def run_standalone(worker_props: Mapping[str, Any], connectors: Iterable[Mapping
             server.shutdown()
         if otel is not None:
             otel.shutdown()
+        if lineage is not None:
+            lineage.close()
     return worker

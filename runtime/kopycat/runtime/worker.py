@@ -12,7 +12,9 @@ and ``Worker.restart*`` are: pausing stops the tasks (each commits its offsets) 
 resuming starts them again from the stored offsets; a failed task stays FAILED until restarted.
 
 Kafka Connect's metrics of this worker and its tasks are in :attr:`Worker.metrics` (each running
-task's groups, and the worker's own), for a host to export.
+task's groups, and the worker's own), for a host to export. A :class:`ConnectorRunListener` hears
+each connector start and stop (the standalone worker's OpenLineage run events), as Kafka's
+``ConnectorStatus.Listener`` hears status changes.
 
 Thread-safety: public methods may be called from any thread; one lock guards the registry.
 """
@@ -25,7 +27,7 @@ import threading
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from kopycat.api.errors import AlreadyExistsError, ConnectError, NotFoundError
 from kopycat.api.task import SinkTask, SourceTask
@@ -45,11 +47,23 @@ from kopycat.storage.offset_backing_store import OffsetBackingStore
 from kopycat.storage.offset_storage_reader_writer import OffsetStorageReaderImpl
 from kopycat.storage.status_backing_store import MemoryStatusBackingStore, StatusBackingStore
 
-__all__ = ["Worker"]
+__all__ = ["ConnectorRunListener", "Worker"]
 
 log = logging.getLogger(__name__)
 
 Runner = SourceTaskRunner | SinkTaskRunner
+
+
+class ConnectorRunListener(Protocol):
+    """Hears each connector's run in this worker: from planned to removed. Called on the worker's API
+    threads; must not raise (the worker does not catch) and should return promptly."""
+
+    def connector_started(self, name: str, props: Mapping[str, Any], task_configs: list[dict[str, str]]) -> None:
+        """The connector was planned into ``task_configs`` (its tasks start next, unless it is paused)."""
+
+    def connector_stopped(self, name: str, failure: str | None) -> None:
+        """The connector and its tasks stopped; ``failure`` is the trace of the connector's or a task's
+        failure while it ran, None when none failed."""
 
 
 @dataclass
@@ -75,16 +89,17 @@ class Worker:
     def __init__(self, worker_props: Mapping[str, Any], offset_store: OffsetBackingStore, *,
                  status_store: StatusBackingStore | None = None, worker_id: str | None = None,
                  task_configs_listener: Callable[[str, list[dict[str, str]]], None] | None = None,
-                 metrics: ConnectMetrics | None = None) -> None:
+                 metrics: ConnectMetrics | None = None, run_listener: ConnectorRunListener | None = None) -> None:
         """``task_configs_listener`` gets every plan's task configs before its tasks start (the
         REST worker writes them to the config topic, as Kafka's leader does). ``metrics`` is the
-        registry the host exports (a new one by default)."""
+        registry the host exports (a new one by default); ``run_listener`` hears connectors start and stop."""
         self.worker_props = {k: str(v) for k, v in worker_props.items()}
         self.values = WORKER_CONFIG.parse(self.worker_props)
         self.offset_store = offset_store
         self.status_store = status_store or MemoryStatusBackingStore()
         self.worker_id = worker_id or f"{socket.gethostname()}:kopycat"
         self.task_configs_listener = task_configs_listener
+        self.run_listener = run_listener
         self._connectors: dict[str, _Connector] = {}
         self._lock = threading.RLock()
         self._started = False
@@ -138,6 +153,8 @@ class Worker:
             offset_store.stop()
             raise
         self._publish_task_configs(plan)
+        if self.run_listener is not None:
+            self.run_listener.connector_started(plan.name, plan.props, list(plan.task_configs))
         with self._lock:
             running = self._connectors[plan.name] = _Connector(plan, bounds, offset_store, paused=paused)
             if paused:
@@ -161,12 +178,15 @@ class Worker:
             raise NotFoundError(f"Connector {name} not found")
         self._stop_tasks(running, State.UNASSIGNED if final_state is not None else None)
         self.metrics.unregister_where(lambda key: isinstance(key, TaskId) and key.connector == name)
+        failure = self._failure(name)
         try:
             running.plan.connector.stop()
         finally:
             running.offset_store.stop()
             if final_state is not None:
                 self._put_status(ConnectorStatus(name, final_state, None, self.worker_id))
+            if self.run_listener is not None:
+                self.run_listener.connector_stopped(name, failure)
 
     def pause_connector(self, name: str) -> None:
         """Stop copying: the tasks stop (each commits its offsets) and every status says PAUSED."""
@@ -326,6 +346,15 @@ class Worker:
         log.error("Connector %s failed: %s", name, error, exc_info=error)
         self._put_status(ConnectorStatus(name, State.FAILED, "".join(traceback.format_exception(error)),
                                          self.worker_id))
+
+    def _failure(self, name: str) -> str | None:
+        """The trace of the connector's or a task's failure, as the status store holds it; None if none."""
+        try:
+            statuses = [self.status_store.get_connector(name), *self.status_store.get_all_tasks(name)]
+        except Exception:  # noqa: BLE001 - status is informational
+            log.exception("Could not read the status of connector %s", name)
+            return None
+        return next((s.trace or "FAILED" for s in statuses if s is not None and s.state is State.FAILED), None)
 
     def _put_status(self, status: ConnectorStatus | TaskStatus) -> None:
         try:

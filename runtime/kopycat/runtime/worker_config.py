@@ -23,6 +23,7 @@ from kopycat.api.config import (
 from kopycat.api.converter import Converter, HeaderConverter
 from kopycat.client_security import CLIENT_SECURITY_CONFIG
 from kopycat.plugins import converter_class, header_converter_class, new_converter, new_header_converter
+from kopycat.runtime.lineage_config import OPENLINEAGE_CONFIG
 from kopycat.storage.worker_storage_config import FILE_OFFSET_STORE_CONFIG, KAFKA_OFFSET_STORE_CONFIG
 
 __all__ = [
@@ -93,6 +94,7 @@ WORKER_CONFIG: Final = (
                 "Prometheus text format, named as Kafka Connect's JMX exporter names them; 0 (the "
                 "default) serves none. `kopycat rest` and `kopycat worker` serve /metrics on their REST port.")
     .merge(CLIENT_SECURITY_CONFIG)
+    .merge(OPENLINEAGE_CONFIG)
 )
 """Kafka's ``WorkerConfig`` keys that Kopycat uses."""
 

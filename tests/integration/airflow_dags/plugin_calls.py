@@ -3,7 +3,8 @@
 Runs in a child process with the test's Airflow environment (Airflow configures itself once per
 process). Arguments: the connector's name, its DAG's id and a file to write one JSON object to:
 the HTTP answers and the DAG's state (paused flag, task instance states) after each call. A file,
-not stdout: the stores log to stdout as they stop.
+not stdout: the stores log to stdout as they stop. With ``figures <name> <config JSON> <file>``:
+the connector is stored, ``/kopycat/metrics`` (the page's figures) read, and the connector deleted.
 """
 
 from __future__ import annotations
@@ -78,7 +79,27 @@ def main(name: str, dag_id: str) -> dict[str, Any]:
     return seen
 
 
+def figures(name: str, config: dict[str, Any]) -> dict[str, Any]:
+    from airflow.api_fastapi.app import get_auth_manager
+    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
+
+    client = TestClient(api_server_app())
+    admin = {"Authorization": "Bearer " + get_auth_manager().generate_jwt(
+        SimpleAuthManagerUser(username="ada", role="ADMIN"))}
+    seen: dict[str, Any] = {}
+    created = client.post("/kopycat/connectors", headers=admin, json={"name": name, "config": config})
+    seen["create"] = created.status_code
+    metrics = client.get("/kopycat/metrics", headers=admin)
+    seen["metrics"] = {"status": metrics.status_code, "body": metrics.text}
+    seen["anonymous"] = client.get("/kopycat/metrics").status_code
+    seen["delete"] = client.delete(f"/kopycat/connectors/{name}", headers=admin).status_code
+    return seen
+
+
 if __name__ == "__main__":
-    seen = main(sys.argv[1], sys.argv[2])
-    with open(sys.argv[3], "w") as out:
+    if sys.argv[1] == "figures":
+        seen, answers = figures(sys.argv[2], json.loads(sys.argv[3])), sys.argv[4]
+    else:
+        seen, answers = main(sys.argv[1], sys.argv[2]), sys.argv[3]
+    with open(answers, "w") as out:
         json.dump(seen, out, default=str)

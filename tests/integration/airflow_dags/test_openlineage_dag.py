@@ -1,5 +1,6 @@
 """OpenLineage events of real DAG runs: datasets named by the naming spec, schemas, column lineage.
 
+The JDBC import, the Python storage sink and the Spark export (pyspark local, through spark-submit).
 The OpenLineage provider's file transport writes every event of a ``dag.test`` run (one process per
 run: the provider reads its configuration once per process); the test reads them back.
 """
@@ -12,11 +13,13 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 import pytest
 from sqlalchemy.engine import make_url
 
 from kopycat_airflow.local import LocalAirflow
 from tests.support.kafka import create_topic, produce
+from tests.support.orders import assert_every_id_once, local_store, produce_orders, read_committed
 from tests.support.sql import create_stamped_tables
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
@@ -119,3 +122,38 @@ def test_a_storage_export_reports_its_topic_and_the_directory_it_writes(
         event = _completed(events, task)
         assert [(d["namespace"], d["name"]) for d in event["inputs"]] == [(kafka, topic_name)]
         assert [(d["namespace"], d["name"]) for d in event["outputs"]] == [("file", f"{lake}/topics/{topic_name}")]
+
+
+def test_a_spark_export_reports_its_topic_and_directory_with_the_columns_it_wrote(
+        served_airflow: LocalAirflow, tmp_path: Path, bootstrap_servers: str, topic_name: str) -> None:
+    count = 600
+    produce_orders(bootstrap_servers, topic_name, count)
+    lake = tmp_path / "lake"
+    config = {"name": f"ol-spark-{uuid.uuid4().hex[:6]}", "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+              "topics": topic_name, "store.url": f"file://{lake}", "format.class": "parquet", "flush.size": "1000",
+              "tasks.max": "1"}
+    airflow, events = _lineage_airflow(served_airflow, tmp_path)
+    airflow.extra_env["AIRFLOW_CONN_SPARK_DEFAULT"] = "spark://local%5B2%5D"
+    (airflow.dags_folder / "t_ol_spark.py").write_text(f'''
+import pendulum
+from airflow.sdk import DAG
+from kopycat_airflow.task_group import spark_export_task_group
+
+with DAG("t_ol_spark", schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC"), catchup=False):
+    spark_export_task_group({json.dumps(config)}, export_retries=0)
+''')
+
+    run = airflow.run_dag("t_ol_spark", "2026-11-21T01:00:00Z")
+
+    assert run["state"] == "success", run.get("log")
+    assert sum(t["result"]["records"] for t in run.tasks("export")) == count
+    written = read_committed(*local_store(lake / "topics" / topic_name), topic=topic_name)
+    assert_every_id_once(written, count)
+    event = _completed(events, "export")
+    kafka = f"kafka://{bootstrap_servers.split(',')[0]}"
+    assert [(d["namespace"], d["name"]) for d in event["inputs"]] == [(kafka, topic_name)]
+    [output] = event["outputs"]
+    assert (output["namespace"], output["name"]) == ("file", f"{lake}/topics/{topic_name}")
+    [first, *_] = sorted((lake / "topics" / topic_name).rglob("*.parquet"))
+    assert _fields(output) == {f.name: str(f.type) for f in pq.read_schema(first)}
+    assert {"id", "name", "amount", "day", "ts", "note"} <= set(_fields(output))  # the records' value fields

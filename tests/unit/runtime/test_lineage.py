@@ -4,9 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import sqlalchemy as sa
 
-from kopycat.runtime.lineage import FieldRef, jdbc_source_lineage, kafka_namespace, storage_sink_lineage
+from kopycat.runtime.lineage import (
+    FieldRef,
+    add_written_fields,
+    jdbc_source_lineage,
+    kafka_namespace,
+    storage_sink_lineage,
+)
 
 REPLACE = {"transforms": "rf", "transforms.rf.type": "org.apache.kafka.connect.transforms.ReplaceField$Value",
            "transforms.rf.renames": "label:name", "transforms.rf.exclude": "updated_at"}
@@ -45,3 +53,17 @@ def test_storage_sinks_name_the_bucket_the_namenode_or_the_local_directory() -> 
     assert outputs(f"{hdfs}/data") == [(hdfs, "/data/topics/a"), (hdfs, "/data/topics/b")]
     assert outputs("file:///srv/lake") == [("file", "/srv/lake/topics/a"), ("file", "/srv/lake/topics/b")]
     assert kafka_namespace("host:1") == "kafka://host:1"
+
+
+def test_an_exports_directories_get_the_columns_of_the_parquet_files_it_wrote(tmp_path: Path) -> None:
+    written = tmp_path / "lake" / "topics" / "a" / "partition=0" / "a+0+0000000000+0000000001.parquet"
+    written.parent.mkdir(parents=True)
+    pq.write_table(pa.table({"id": pa.array([1, 2], pa.int64()), "name": ["x", "y"]}), written)
+    props = {"store.url": f"file://{tmp_path / 'lake'}", "topics": "a,b"}
+    lineage = storage_sink_lineage(props, "k:9092")
+
+    add_written_fields(lineage, props, [f"file:{written}", f"file:{tmp_path}/lake/topics/a/notes.txt"])
+
+    assert [(d.name, d.fields) for d in lineage.outputs] == [
+        (f"{tmp_path}/lake/topics/a", [("id", "int64"), ("name", "string")]),
+        (f"{tmp_path}/lake/topics/b", [])]  # nothing written there in this run
