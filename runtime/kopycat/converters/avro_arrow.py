@@ -245,11 +245,12 @@ def _struct_plan(schema: Schema, arrow_type: pa.DataType) -> tuple[Finish, Encod
         return None
     finishes = [plan[0] for plan in plans if plan is not None]
     encodes = [plan[1] for plan in plans if plan is not None]
+    empties = [_empty(field.schema) for field in schema.fields]
 
     def finish(column: list[Any]) -> pa.Array | None:
         try:
-            children = [child([None if record is None else record[name] for record in column])
-                        for name, child in zip(names, finishes, strict=True)]
+            children = [child([empty if record is None else record[name] for record in column])
+                        for name, child, empty in zip(names, finishes, empties, strict=True)]
         except (KeyError, TypeError):
             return None
         if any(child is None for child in children):
@@ -330,6 +331,22 @@ def _element_plan(schema: Schema | None, arrow_type: pa.DataType) -> tuple[Finis
     if schema is None or schema.default is not None:
         return None
     return _field_plan(schema, arrow_type)
+
+
+def _empty(schema: Schema) -> Any:
+    """What a field holds under a null struct, as fastavro would read it: the empty value Arrow's
+    struct builder gives the children of a null (zero, "", epoch, []), so a required child stays
+    valid as on the record path, and Parquet takes the column."""
+    if schema.name == Decimal.LOGICAL_NAME:
+        return b"\x00"
+    if schema.type is Type.STRUCT:
+        return {field.name: _empty(field.schema) for field in schema.fields}
+    return _EMPTY[schema.type]()
+
+
+_EMPTY: Final[dict[Type, Callable[[], Any]]] = {
+    Type.INT8: int, Type.INT16: int, Type.INT32: int, Type.INT64: int, Type.FLOAT32: float, Type.FLOAT64: float,
+    Type.BOOLEAN: bool, Type.STRING: str, Type.BYTES: bytes, Type.ARRAY: list, Type.MAP: dict}
 
 
 def _nulls(column: list[Any]) -> pa.Array | None:
