@@ -8,6 +8,7 @@ each took the columnar path.
 
 from __future__ import annotations
 
+import decimal
 import random
 import uuid
 from pathlib import Path
@@ -32,6 +33,7 @@ from tests.integration.test_columnar_sink import (
 from tests.integration.test_columnar_source import ROWS, create_kinds, kinds_rows
 from tests.integration.test_jdbc_source import consume
 from tests.support.kafka import create_topic
+from tests.unit.converters.test_avro_columns import NESTED, nested
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
@@ -89,6 +91,34 @@ def test_the_storage_sink_writes_the_same_files_from_avro_columns_as_from_record
     from_columns = same_files(tmp_path / "columns", tmp_path / "records")
     ids = [n for table in from_columns.values() for n in table.column("id").to_pylist()]
     assert sorted(ids) == [*range(1200), *range(1201, 1500), *range(5000, 5900)]
+
+
+def test_nested_avro_records_as_columns_give_the_record_paths_files(
+        bootstrap_servers: str, schema_registry: str, topic_name: str, tmp_path: Path,
+        columnar_rows: list[int]) -> None:
+    """Structs, arrays and maps with nulls at every level: the columns reach Parquet as the records do."""
+    count = 1_600
+    topic = create_topic(bootstrap_servers, topic_name, 2)
+    writer = AvroConverter()
+    writer.configure({"schema.registry.url": schema_registry}, is_key=False)
+    values = writer.from_connect_data_batch(topic, NESTED, [nested(n) for n in range(count)])
+    produce_messages(bootstrap_servers, topic, {p: [(value, None) for value in values[p::2]] for p in range(2)})
+    converters = {"value.converter": "io.confluent.connect.avro.AvroConverter",
+                  "value.converter.schema.registry.url": schema_registry}
+    as_columns = export(bootstrap_servers, topic, tmp_path / "columns", converters)
+    assert sum(columnar_rows) == count, "nested Avro records must take the columnar path"
+    columnar_rows[:] = []
+    as_records = export(bootstrap_servers, topic, tmp_path / "records", {**converters, **NO_OP_TRANSFORM})
+    assert columnar_rows == [], "a transform must turn the columnar path off"
+
+    assert as_columns == as_records == count
+    tables = same_files(tmp_path / "columns", tmp_path / "records")
+    rows = sorted((row for table in tables.values() for row in table.to_pylist()), key=lambda r: r["id"])
+    assert [row["id"] for row in rows] == list(range(count))
+    assert sum(row["item"] is None for row in rows) == count // 5
+    assert rows[5]["attrs"] == [("k0", 0), ("k1", None)] and rows[7]["attrs"] is None
+    assert rows[5]["lines"] == [("line0", []), ("line1", [
+        {"sku": "sku-6", "price": decimal.Decimal("0.42"), "at": None, "size": 6}])]
 
 
 def test_jdbc_rows_as_avro_columns_give_the_record_paths_bytes(

@@ -25,8 +25,9 @@ with ``value.converter.schema.registry.url=...`` works as in a Confluent Platfor
 ``enhanced.avro.schema.support`` writes a STRING read from an Avro enum back as that enum (its
 other part, general unions as ``io.confluent.connect.avro.Union`` structs, is not supported: such
 schemas are a DataError on read). The columnar methods (``to_arrow_array``/``from_arrow_array``)
-convert a STRUCT of primitive and logical fields between payloads and Arrow columns without a
-Connect value per record (:mod:`kopycat.converters.avro_arrow`); other schemas take the record path.
+convert a STRUCT (nested structs, arrays and string-keyed maps included) between payloads and Arrow
+columns without a Connect value per record (:mod:`kopycat.converters.avro_arrow`); maps of other
+keys take the record path.
 """
 
 from __future__ import annotations

@@ -9,8 +9,16 @@ casts, with the range checks the record path makes. Writing goes the other way: 
 becomes the list of its Avro encodings, the rows are written by fastavro into one buffer behind the
 5-byte header, and the buffer and its offsets are the ``BinaryArray``.
 
+Nested fields follow the same plan recursively: a record's dicts become a StructArray of its
+fields' columns, arrays and string-keyed maps one column of every element (keys, values) behind
+their offsets, and back; a null at any level is the validity bit. No library at hand decodes
+schemaless (Confluent-framed) Avro payloads to Arrow without a Python object per record: pyarrow has
+no Avro reader, and polars' Rust ``read_avro`` and fastavro's block readers take container files,
+so fastavro's dicts stay the intermediate.
+
 The rule is *identical or nothing*, as for the JSON columns (:mod:`kopycat.converters.json_arrow`):
-a value schema that is not a STRUCT of primitive and logical fields, a payload whose record does
+a value schema that is not a STRUCT, a map whose keys are not required strings (an array of
+``MapEntry`` records in Avro), an element or map value with a default, a payload whose record does
 not end where the next begins, a value a column type cannot hold or a logical value outside what
 the data model holds makes these answer None, and the caller takes the record path, which also
 names a bad record.
@@ -22,6 +30,7 @@ import io
 from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import accumulate, chain
 from typing import Any, Final
 
 import pyarrow as pa
@@ -141,6 +150,9 @@ def avro_columns(schema: Schema) -> AvroColumns | None:
 def _field_plan(schema: Schema, arrow_type: pa.DataType) -> tuple[Finish, Encode] | None:
     logical = LOGICAL_TYPES.get(schema.name) if schema.name else None
     default = schema.default
+    if schema.type in _NESTED and logical is None:
+        plan = _NESTED[schema.type](schema, arrow_type)
+        return None if plan is None else (_defaulted(default, plan[0]), _defaulted_encode(default, plan[1]))
     if logical is not None:
         raw_default = None if default is None else logical.from_logical(schema, default)
         if schema.name == Decimal.LOGICAL_NAME:
@@ -221,3 +233,139 @@ def _decimal_plan(schema: Schema, arrow_type: pa.DataType, raw_default: Any) -> 
         except DataError:
             return None
     return _defaulted(raw_default, finish), _defaulted_encode(raw_default, encode)
+
+
+def _struct_plan(schema: Schema, arrow_type: pa.DataType) -> tuple[Finish, Encode] | None:
+    """A nested record: fastavro's dicts (None when null) <-> a StructArray of the fields' columns."""
+    names = tuple(field.name for field in schema.fields)
+    arrow_fields = [arrow_type.field(i) for i in range(arrow_type.num_fields)]
+    plans = [_field_plan(field.schema, arrow_field.type) for field, arrow_field in zip(
+        schema.fields, arrow_fields, strict=True)]
+    if any(plan is None for plan in plans):
+        return None
+    finishes = [plan[0] for plan in plans if plan is not None]
+    encodes = [plan[1] for plan in plans if plan is not None]
+    empties = [_empty(field.schema) for field in schema.fields]
+
+    def finish(column: list[Any]) -> pa.Array | None:
+        try:
+            children = [child([empty if record is None else record[name] for record in column])
+                        for name, child, empty in zip(names, finishes, empties, strict=True)]
+        except (KeyError, TypeError):
+            return None
+        if any(child is None for child in children):
+            return None
+        return pa.StructArray.from_arrays(children, fields=arrow_fields, mask=_nulls(column))
+
+    def encode(column: pa.Array) -> list[Any] | None:
+        children = [child(column.field(name)) for name, child in zip(names, encodes, strict=True)]
+        if any(child is None for child in children):
+            return None
+        rows = zip(*children, strict=True) if children else ((),) * len(column)
+        return [dict(zip(names, row, strict=True)) if valid else None
+                for valid, row in zip(column.is_valid().to_pylist(), rows, strict=True)]
+    return finish, encode
+
+
+def _array_plan(schema: Schema, arrow_type: pa.DataType) -> tuple[Finish, Encode] | None:
+    """An array: fastavro's lists <-> a ListArray over one column of every element."""
+    item = _element_plan(schema.value_schema, arrow_type.value_type)
+    if item is None:
+        return None
+    finish_item, encode_item = item
+
+    def finish(column: list[Any]) -> pa.Array | None:
+        if not all(value is None or isinstance(value, list) for value in column):
+            return None
+        items = finish_item(list(chain.from_iterable(value for value in column if value is not None)))
+        if items is None:
+            return None
+        return pa.ListArray.from_arrays(_offsets(column), items, type=arrow_type, mask=_nulls(column))
+
+    def encode(column: pa.Array) -> list[Any] | None:
+        start, ends = _spans(column)
+        items = encode_item(column.values.slice(start, ends[-1] - start))
+        if items is None:
+            return None
+        return [items[low - start:high - start] if valid else None
+                for valid, low, high in zip(column.is_valid().to_pylist(), ends, ends[1:], strict=False)]
+    return finish, encode
+
+
+def _map_plan(schema: Schema, arrow_type: pa.DataType) -> tuple[Finish, Encode] | None:
+    """A map of required string keys (an Avro map; others are arrays of MapEntry records: not this path)."""
+    key = schema.key_schema
+    if key is None or key.type is not Type.STRING or key.optional or key.name is not None:
+        return None
+    item = _element_plan(schema.value_schema, arrow_type.item_type)
+    if item is None:
+        return None
+    finish_item, encode_item = item
+    key_type = arrow_type.key_type
+
+    def finish(column: list[Any]) -> pa.Array | None:
+        if not all(value is None or isinstance(value, dict) for value in column):
+            return None
+        present = [value for value in column if value is not None]
+        items = finish_item(list(chain.from_iterable(value.values() for value in present)))
+        if items is None:
+            return None
+        keys = pa.array(list(chain.from_iterable(present)), type=key_type, from_pandas=False)
+        return pa.MapArray.from_arrays(_offsets(column), keys, items, type=arrow_type, mask=_nulls(column))
+
+    def encode(column: pa.Array) -> list[Any] | None:
+        start, ends = _spans(column)
+        keys = column.keys.slice(start, ends[-1] - start).to_pylist()
+        items = encode_item(column.items.slice(start, ends[-1] - start))
+        if items is None:
+            return None
+        return [dict(zip(keys[low - start:high - start], items[low - start:high - start], strict=True))
+                if valid else None
+                for valid, low, high in zip(column.is_valid().to_pylist(), ends, ends[1:], strict=False)]
+    return finish, encode
+
+
+def _element_plan(schema: Schema | None, arrow_type: pa.DataType) -> tuple[Finish, Encode] | None:
+    """An array element or map value: no ``Struct.get`` answers its default, so one with a default is not
+    this path (the record path keeps its nulls as they are)."""
+    if schema is None or schema.default is not None:
+        return None
+    return _field_plan(schema, arrow_type)
+
+
+def _empty(schema: Schema) -> Any:
+    """What a field holds under a null struct, as fastavro would read it: the empty value Arrow's
+    struct builder gives the children of a null (zero, "", epoch, []), so a required child stays
+    valid as on the record path, and Parquet takes the column."""
+    if schema.name == Decimal.LOGICAL_NAME:
+        return b"\x00"
+    if schema.type is Type.STRUCT:
+        return {field.name: _empty(field.schema) for field in schema.fields}
+    return _EMPTY[schema.type]()
+
+
+_EMPTY: Final[dict[Type, Callable[[], Any]]] = {
+    Type.INT8: int, Type.INT16: int, Type.INT32: int, Type.INT64: int, Type.FLOAT32: float, Type.FLOAT64: float,
+    Type.BOOLEAN: bool, Type.STRING: str, Type.BYTES: bytes, Type.ARRAY: list, Type.MAP: dict}
+
+
+def _nulls(column: list[Any]) -> pa.Array | None:
+    """The validity mask of a nested column: None when every value is there."""
+    nulls = [value is None for value in column]
+    return pa.array(nulls, type=pa.bool_()) if any(nulls) else None
+
+
+def _offsets(column: list[Any]) -> pa.Array:
+    """Where each list or map starts in the flattened column (a null one takes no room)."""
+    return pa.array(accumulate((0 if value is None else len(value) for value in column), initial=0),
+                    type=pa.int32())
+
+
+def _spans(column: pa.Array) -> tuple[int, list[int]]:
+    """The first offset and every offset of a (perhaps sliced) list or map column into its children."""
+    ends = column.offsets.to_pylist()
+    return ends[0], ends
+
+
+_NESTED: Final[dict[Type, Callable[[Schema, pa.DataType], tuple[Finish, Encode] | None]]] = {
+    Type.STRUCT: _struct_plan, Type.ARRAY: _array_plan, Type.MAP: _map_plan}

@@ -250,7 +250,7 @@ class _Builder:
         if doc is not None:
             out["doc"] = doc
         if schema.default is not None:
-            if not (schema.type is Type.STRUCT and schema.optional):  # ["null", record]: Avro drops it as invalid
+            if not (schema.type is Type.STRUCT and schema.optional) and _valid_default(schema, schema.default):
                 out["default"] = default_json(schema, schema.default)
         elif schema.optional:
             out["default"] = None
@@ -292,6 +292,28 @@ def _maybe_optional(schema: Schema, base: AvroSchema) -> AvroSchema:
     if not schema.optional:
         return base
     return [base, "null"] if schema.default is not None else ["null", base]
+
+
+def _valid_default(schema: Schema, value: Any) -> bool:
+    """Whether Avro's ``Schema.isValidDefault`` accepts :func:`default_json` of ``value``.
+
+    Confluent adds a field's default through Avro's ``Schema.Field`` constructor, which refuses an
+    invalid one (AvroData logs "Ignoring invalid default for field" and adds the field without it;
+    ``connect.default`` still carries it). The JSON of a map of non-string keys is an array of
+    ``[key, value]`` pairs, not of ``MapEntry`` records, so only an empty one is valid; a null is
+    valid only where the union's first branch is null (optional, no default).
+    """
+    if value is None:
+        return schema.optional and schema.default is None
+    if schema.type is Type.MAP:
+        if not _is_string_keyed(schema):
+            return not value
+        return all(_valid_default(schema.value_schema, v) for v in value.values())
+    if schema.type is Type.ARRAY:
+        return all(_valid_default(schema.value_schema, v) for v in value)
+    if schema.type is Type.STRUCT:
+        return all(_valid_default(f.schema, value.get(f)) for f in schema.fields)
+    return True
 
 
 def default_json(schema: Schema, value: Any) -> Any:

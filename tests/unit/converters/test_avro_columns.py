@@ -144,12 +144,87 @@ def test_a_date_the_data_model_cannot_hold_takes_the_record_path() -> None:
     assert reader.to_arrow_array("t", [good]) is not None
 
 
-def test_nested_schemas_take_the_record_path() -> None:
-    inner = SchemaBuilder.struct().name("test.Inner").field("x", Schema.INT32_SCHEMA).build()
-    schema = (SchemaBuilder.struct().name("test.Outer").field("inner", inner)
-              .field("tags", SchemaBuilder.array(Schema.STRING_SCHEMA).build()).build())
+ITEM = (SchemaBuilder.struct().name("test.Item").optional()
+        .field("sku", Schema.STRING_SCHEMA).field("price", Decimal.builder(2).build())
+        .field("at", Timestamp.builder().optional().build())
+        .field("size", SchemaBuilder.int32().optional().default_value(1).build()).build())
+NESTED = (SchemaBuilder.struct().name("test.Order").version(1)
+          .field("id", Schema.INT64_SCHEMA).field("item", ITEM)
+          .field("items", SchemaBuilder.array(ITEM).optional().build())
+          .field("tags", SchemaBuilder.array(Schema.OPTIONAL_STRING_SCHEMA).build())
+          .field("days", SchemaBuilder.array(Date.SCHEMA).optional().build())
+          .field("attrs", SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.OPTIONAL_INT64_SCHEMA).optional().build())
+          .field("lines", SchemaBuilder.map(Schema.STRING_SCHEMA, SchemaBuilder.array(ITEM).build()).build())
+          .field("grid", SchemaBuilder.array(SchemaBuilder.array(Schema.INT32_SCHEMA).build()).build())
+          .build())
+
+
+def item(n: int) -> Struct | None:
+    if n % 5 == 0:
+        return None
+    return (Struct(ITEM).put("sku", f"sku-{n}").put("price", decimal.Decimal(n * 7).scaleb(-2))
+            .put("at", None if n % 3 == 0 else dt.datetime(2026, 1, 1, tzinfo=UTC) + dt.timedelta(seconds=n))
+            .put("size", None if n % 2 else n))
+
+
+def nested(n: int) -> Struct:
+    """Order ``n``: nulls at every level (struct, list, element, map, map value), empty lists and maps."""
+    return (Struct(NESTED).put("id", n).put("item", item(n))
+            .put("items", None if n % 4 == 0 else [item(n + k) for k in range(n % 3)])
+            .put("tags", [None if k % 2 else f"t{k}" for k in range(n % 4)])
+            .put("days", None if n % 6 == 0 else [dt.date(2000, 1, 1) + dt.timedelta(days=n + k) for k in range(2)])
+            .put("attrs", None if n % 7 == 0 else {f"k{k}": None if k == 1 else n * k for k in range(n % 3)})
+            .put("lines", {f"line{k}": [item(n + k)] if item(n + k) else [] for k in range(n % 2 + 1)})
+            .put("grid", [[n, k] for k in range(n % 3)]))
+
+
+def leaves(array: pa.Array, path: str = "") -> dict[str, list[Any]]:
+    """Every child column by path, with its values and nulls under null parents too (Parquet checks them)."""
+    if pa.types.is_struct(array.type):
+        out: dict[str, list[Any]] = {path: array.is_valid().to_pylist()}
+        for i in range(array.type.num_fields):
+            out |= leaves(array.field(i), f"{path}.{array.type.field(i).name}")
+        return out
+    if pa.types.is_map(array.type):
+        return {path: array.offsets.to_pylist(), **leaves(array.keys, path + "{key}"),
+                **leaves(array.items, path + "{value}")}
+    if pa.types.is_list(array.type):
+        return {path: array.offsets.to_pylist(), **leaves(array.values, path + "[]")}
+    return {path: array.to_pylist()}
+
+
+def test_nested_structs_arrays_and_maps_decode_to_the_record_paths_rows() -> None:
     registry = MemoryRegistry()
-    value = Struct(schema).put("inner", Struct(inner).put("x", 1)).put("tags", ["a"])
-    encoded = converter(registry).from_connect_data("t", schema, value)
-    assert converter(registry).to_arrow_array("t", [encoded]) is None
-    assert converter(registry).from_arrow_array("t", schema, to_arrow_batch(schema, [value]).to_struct_array()) is None
+    values = converter(registry).from_connect_data_batch("t", NESTED, [nested(n) for n in range(300)])
+    reader = converter(registry)
+    decoded = reader.to_arrow_array("t", values)
+    assert decoded is not None, "nested records must take the columnar path"
+    expected = record_rows(reader, values)
+    assert decoded.value.equals(expected)
+    assert leaves(decoded.value) == leaves(expected)  # what equals() skips: the children of a null
+    assert decoded.value.field("item").null_count == 60 and decoded.value.field("attrs").null_count == 43
+    assert decoded.value.to_pylist()[1]["item"]["size"] == 1  # a nested null takes its field's default
+
+
+def test_nested_arrow_columns_encode_to_the_record_paths_bytes() -> None:
+    registry = MemoryRegistry()
+    columns = to_arrow_batch(NESTED, [nested(n) for n in range(300)]).to_struct_array()
+    expected = converter(registry).from_connect_data_batch("t", NESTED, from_arrow_array(NESTED, columns))
+    for part in (columns, columns.slice(7, 150)):  # a slice's offsets do not start at zero
+        encoded = converter(registry).from_arrow_array("t", NESTED, part)
+        assert encoded is not None, "nested columns must take the columnar path"
+        assert encoded.to_pylist() == expected[part.offset:part.offset + len(part)]
+
+
+def test_maps_of_non_string_keys_and_elements_with_defaults_take_the_record_path() -> None:
+    by_int = SchemaBuilder.map(Schema.INT32_SCHEMA, Schema.STRING_SCHEMA).build()
+    defaulted = SchemaBuilder.array(SchemaBuilder.int32().optional().default_value(0).build()).build()
+    for field, value in (("by_int", {1: "a"}), ("defaulted", [None, 2])):
+        inner = by_int if field == "by_int" else defaulted
+        schema = SchemaBuilder.struct().name("test.Outer").field(field, inner).build()
+        registry = MemoryRegistry()
+        row_value = Struct(schema).put(field, value)
+        encoded = converter(registry).from_connect_data("t", schema, row_value)
+        assert converter(registry).to_arrow_array("t", [encoded]) is None, field
+        columns = to_arrow_batch(schema, [row_value]).to_struct_array()
+        assert converter(registry).from_arrow_array("t", schema, columns) is None, field
