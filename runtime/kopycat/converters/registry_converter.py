@@ -39,6 +39,7 @@ from kopycat.api.config import CaseInsensitiveValidString, ConfigDef, ConfigType
 from kopycat.api.converter import Converter, SchemaAndValue
 from kopycat.api.data import Schema
 from kopycat.api.errors import ConfigError, DataError
+from kopycat.converters.registry_tls import REGISTRY_TLS_CONFIG, registry_ssl_context
 from kopycat.converters.schema_registry import SchemaRegistryClient, SchemaRegistryError
 
 __all__ = [
@@ -100,7 +101,7 @@ REGISTRY_CONFIG: Final = (
             importance=Importance.LOW, doc="Wait before the first retry; doubled each round.")
     .define(RETRIES_MAX_WAIT_MS_CONFIG, ConfigType.INT, default=20000, validator=Range(min=0),
             importance=Importance.LOW, doc="The longest wait between retries.")
-)
+).merge(REGISTRY_TLS_CONFIG)
 """The keys every registry converter takes; a format's CONFIG adds its own to a copy."""
 
 _MAGIC_BYTE: Final = 0
@@ -369,7 +370,7 @@ class SchemaRegistryConverter(Converter):
 
 
 def registry_client(parsed: Mapping[str, Any]) -> SchemaRegistryClient:
-    """The registry client the keys of :data:`REGISTRY_CONFIG` describe (URLs, auth, retries)."""
+    """The registry client the keys of :data:`REGISTRY_CONFIG` describe (URLs, auth, retries, TLS)."""
     urls = list(parsed[SCHEMA_REGISTRY_URL_CONFIG])
     if not urls:
         raise ConfigError.for_key(SCHEMA_REGISTRY_URL_CONFIG, "", "name at least one Schema Registry URL")
@@ -384,7 +385,7 @@ def registry_client(parsed: Mapping[str, Any]) -> SchemaRegistryClient:
     return SchemaRegistryClient(
         urls, basic_auth=basic_auth, bearer_token=_secret(parsed[BEARER_AUTH_TOKEN_CONFIG]) or None,
         max_retries=parsed[MAX_RETRIES_CONFIG], retry_backoff_s=parsed[RETRIES_WAIT_MS_CONFIG] / 1000,
-        retry_backoff_max_s=parsed[RETRIES_MAX_WAIT_MS_CONFIG] / 1000)
+        retry_backoff_max_s=parsed[RETRIES_MAX_WAIT_MS_CONFIG] / 1000, ssl_context=registry_ssl_context(parsed))
 
 
 def _without_user_info(url: str) -> str:
