@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import json
 import socket
 import sqlite3
 import subprocess
@@ -155,6 +156,21 @@ def test_without_auto_register_an_unregistered_schema_is_a_data_error_and_use_la
     assert lookup_only.from_connect_data(topic_name, ORDER, _order(1)) == registered
     latest = _converter(schema_registry, **{"auto.register.schemas": "false", "use.latest.version": "true"})
     assert latest.from_connect_data(topic_name, ORDER, _order(1)) == registered
+
+
+def test_scrubbed_names_register_and_confluents_deserializer_reads_them(schema_registry: str, topic_name: str) -> None:
+    row = (SchemaBuilder.struct().name("my-shop.Order Row").field("order id", Schema.INT64_SCHEMA)
+           .field("unit-price", Schema.OPTIONAL_FLOAT64_SCHEMA).build())
+    converter = _converter(schema_registry, **{"scrub.invalid.names": "true"})
+    data = converter.from_connect_data(topic_name, row, Struct(row).put("order id", 7).put("unit-price", 2.5))
+    deserializer = AvroDeserializer(ConfluentRegistryClient({"url": schema_registry}))
+    assert deserializer(data, SerializationContext(topic_name, MessageField.VALUE)) == {"order_id": 7,
+                                                                                        "unit_price": 2.5}
+    registered = json.loads(_converter(schema_registry).client.latest(f"{topic_name}-value").schema)  # type: ignore[union-attr]
+    assert (registered["namespace"], registered["name"]) == ("my_shop", "Order_Row")
+    schema, value = converter.to_connect_data(topic_name, data)
+    assert schema is not None and [f.name for f in schema.fields] == ["order_id", "unit_price"]
+    assert schema.name == "my-shop.Order Row" and (value.get("order_id"), value.get("unit_price")) == (7, 2.5)
 
 
 def test_no_magic_byte_an_unknown_id_and_a_registry_that_is_down_are_data_errors(
