@@ -31,6 +31,7 @@ import logging
 import struct
 import urllib.parse
 from abc import ABC, abstractmethod
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from itertools import accumulate, repeat
 from typing import Any, ClassVar, Final
@@ -61,6 +62,7 @@ NORMALIZE_SCHEMAS_CONFIG: Final = "normalize.schemas"
 MAX_RETRIES_CONFIG: Final = "max.retries"
 RETRIES_WAIT_MS_CONFIG: Final = "retries.wait.ms"
 RETRIES_MAX_WAIT_MS_CONFIG: Final = "retries.max.wait.ms"
+SCHEMAS_CACHE_SIZE_CONFIG: Final = "schemas.cache.config"
 
 _STRATEGY_PACKAGE: Final = "io.confluent.kafka.serializers.subject."
 TOPIC_NAME_STRATEGY: Final = _STRATEGY_PACKAGE + "TopicNameStrategy"
@@ -101,6 +103,9 @@ REGISTRY_CONFIG: Final = (
             importance=Importance.LOW, doc="Wait before the first retry; doubled each round.")
     .define(RETRIES_MAX_WAIT_MS_CONFIG, ConfigType.INT, default=20000, validator=Range(min=0),
             importance=Importance.LOW, doc="The longest wait between retries.")
+    .define(SCHEMAS_CACHE_SIZE_CONFIG, ConfigType.INT, default=1000, importance=Importance.LOW,
+            doc="Size of the converted schemas cache: how many Connect schemas (writing) and schema ids "
+                "(reading) keep their converted form; the least recently used is dropped first (at least 1).")
 ).merge(REGISTRY_TLS_CONFIG)
 """The keys every registry converter takes; a format's CONFIG adds its own to a copy."""
 
@@ -161,6 +166,25 @@ class SchemaReader(ABC):
         return None
 
 
+class _SchemaCache(OrderedDict[Any, Any]):
+    """A converted-schemas cache of ``schemas.cache.config`` entries (Confluent's Guava caches with
+    ``maximumSize``): the least recently used entry is dropped first."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = max(1, size)
+
+    def get_or_build(self, key: Any, build: Callable[[], Any]) -> Any:
+        found = self.get(key)
+        if found is None:
+            found = self[key] = build()
+            if len(self) > self.size:
+                self.popitem(last=False)
+        else:
+            self.move_to_end(key)
+        return found
+
+
 class SchemaRegistryConverter(Converter):
     """Connect data <-> a Schema Registry format; see the module docstring for what is shared.
 
@@ -176,8 +200,10 @@ class SchemaRegistryConverter(Converter):
     def __init__(self, client: SchemaRegistryClient | None = None) -> None:
         self.client = client
         self.is_key = False
-        self._writers: dict[Schema, SchemaWriter] = {}
-        self._readers: dict[int, SchemaReader] = {}
+        self._writers = _SchemaCache(1000)
+        """Connect schema -> :class:`SchemaWriter`."""
+        self._readers = _SchemaCache(1000)
+        """Schema id -> :class:`SchemaReader`."""
 
     def config(self) -> ConfigDef:
         return self.CONFIG
@@ -191,6 +217,8 @@ class SchemaRegistryConverter(Converter):
         self.auto_register = parsed[AUTO_REGISTER_SCHEMAS_CONFIG]
         self.use_latest = parsed[USE_LATEST_VERSION_CONFIG]
         self.normalize = parsed[NORMALIZE_SCHEMAS_CONFIG]
+        self._writers = _SchemaCache(parsed[SCHEMAS_CACHE_SIZE_CONFIG])
+        self._readers = _SchemaCache(parsed[SCHEMAS_CACHE_SIZE_CONFIG])
         self.configure_format(parsed)
         if self.client is None:
             self.client = registry_client(parsed)
@@ -240,9 +268,7 @@ class SchemaRegistryConverter(Converter):
         if schema is None:
             raise DataError(f"{type(self).__name__} needs a Connect schema to write a value; the record has none "
                             f"(use JsonConverter with schemas.enable=false for schemaless data)")
-        writer = self._writers.get(schema)
-        if writer is None:
-            writer = self._writers.setdefault(schema, self.new_writer(schema))
+        writer: SchemaWriter = self._writers.get_or_build(schema, lambda: self.new_writer(schema))
         header = writer.headers.get(topic)
         if header is None:
             header = writer.headers.setdefault(topic, _HEADER.pack(_MAGIC_BYTE, self._schema_id(topic, writer)))
@@ -321,9 +347,7 @@ class SchemaRegistryConverter(Converter):
     def _decoded_arrow(self, topic: str, schema_id: int, data: bytes, starts: list[int],
                        ends: list[int]) -> SchemaAndValue | None:
         try:
-            reader = self._readers.get(schema_id)
-            if reader is None:
-                reader = self._readers.setdefault(schema_id, self._reader(topic, schema_id))
+            reader: SchemaReader = self._readers.get_or_build(schema_id, lambda: self._reader(topic, schema_id))
         except (SchemaRegistryError, DataError):
             return None
         return reader.decode_arrow(data, [start + _HEADER.size for start in starts], ends)
@@ -338,9 +362,7 @@ class SchemaRegistryConverter(Converter):
                             f"(the value does not start with 0 and a 4-byte schema id: not written by a "
                             f"{self.FORMAT} serializer with a Schema Registry)")
         schema_id = _HEADER.unpack_from(value)[1]
-        reader = self._readers.get(schema_id)
-        if reader is None:
-            reader = self._readers.setdefault(schema_id, self._reader(topic, schema_id))
+        reader: SchemaReader = self._readers.get_or_build(schema_id, lambda: self._reader(topic, schema_id))
         try:
             return reader.decode(value[_HEADER.size:])
         except _DECODE_ERRORS as exc:
