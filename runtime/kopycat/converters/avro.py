@@ -35,6 +35,7 @@ Connect value per record (:mod:`kopycat.converters.avro_arrow`); other schemas t
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 from collections.abc import Callable, Mapping, Sequence
@@ -46,6 +47,7 @@ from kopycat.api.config import ConfigDef, ConfigType, Importance
 from kopycat.api.converter import SchemaAndValue
 from kopycat.api.data import Schema
 from kopycat.api.errors import DataError
+from kopycat.converters.avro_compatibility import reader_incompatibilities
 from kopycat.converters.avro_data import AvroSchema, avro_values_converter, to_avro_schema
 from kopycat.converters.avro_names import invalid_name
 from kopycat.converters.avro_to_connect import connect_values_converter, plain_reader_schema, to_connect_schema
@@ -117,14 +119,33 @@ class _Writer(SchemaWriter):
         self.avro = to_avro_schema(schema, connect_meta_data=connect_meta_data, enhanced=enhanced, scrub=scrub)
         self.text = json.dumps(self.avro, separators=(",", ":"), ensure_ascii=False)
         self.record_name = _record_name(self.avro)
-        self.parsed = fastavro.parse_schema(to_avro_schema(schema, null_namespace="kopycat.nonamespace",
-                                                           connect_meta_data=connect_meta_data, enhanced=enhanced,
-                                                           scrub=scrub))
+        self.encoding = to_avro_schema(schema, null_namespace="kopycat.nonamespace",
+                                       connect_meta_data=connect_meta_data, enhanced=enhanced, scrub=scrub)
+        """The schema fastavro encodes with (see :func:`to_avro_schema`'s ``null_namespace``)."""
+        self.parsed = fastavro.parse_schema(self.encoding)
         self.values = avro_values_converter(schema, scrub=scrub)
         self.schema = schema
         renamed = scrub and self.avro != to_avro_schema(schema, connect_meta_data=connect_meta_data,
                                                         enhanced=enhanced)
         self._columns: object = None if renamed else _UNSET  # the columns path writes the Connect names
+
+    def incompatibilities(self, latest: str) -> list[str]:
+        """Avro's schema resolution: can the latest schema read data of this one?"""
+        try:
+            return reader_incompatibilities(json.loads(latest), self.encoding)
+        except (ValueError, fastavro.schema.SchemaParseException, fastavro.schema.UnknownType) as exc:
+            return [f"the latest schema cannot be parsed: {exc}"]
+
+    def with_schema(self, latest: str) -> SchemaWriter:
+        """This writer's values encoded with the latest schema: fields by name, those it adds by their
+        defaults (as Avro's ``GenericDatumWriter`` writes the record Confluent's serializer gets)."""
+        try:
+            parsed = fastavro.parse_schema(json.loads(latest))
+        except (ValueError, fastavro.schema.SchemaParseException, fastavro.schema.UnknownType) as exc:
+            raise DataError(f"The subject's latest Avro schema cannot be parsed: {exc}") from None
+        target = copy.copy(self)
+        target.text, target.parsed, target.headers, target.targets = latest, parsed, {}, {}
+        return target
 
     def encode(self, values: Sequence[Any]) -> list[bytes]:
         """The values mapped together (a struct batch column by column), then each encoded."""

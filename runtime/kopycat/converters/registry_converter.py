@@ -8,7 +8,8 @@ Follows ``AbstractKafkaSchemaSerDe`` and its serializer/deserializer subclasses,
   is a null record (a tombstone) both ways.
 - Writing: the format turns the Connect schema into its schema text once (a :class:`SchemaWriter`),
   registered under the subject the strategy names (``auto.register.schemas``), looked up without
-  registering, or the subject's latest version used (``use.latest.version``); ids are cached.
+  registering, or the subject's latest version used (``use.latest.version``), checked to read the
+  data (``latest.compatibility.strict``) and written with by the format's ``with_schema``; ids are cached.
 - Reading: the id's schema text is fetched once and the format builds a :class:`SchemaReader`
   (the Connect schema and a decoder); a schema without a Connect version takes its version under
   the strategy's subject, as Confluent's ``deserializeWithSchemaAndVersion`` does.
@@ -58,6 +59,7 @@ KEY_SUBJECT_NAME_STRATEGY_CONFIG: Final = "key.subject.name.strategy"
 VALUE_SUBJECT_NAME_STRATEGY_CONFIG: Final = "value.subject.name.strategy"
 AUTO_REGISTER_SCHEMAS_CONFIG: Final = "auto.register.schemas"
 USE_LATEST_VERSION_CONFIG: Final = "use.latest.version"
+LATEST_COMPATIBILITY_STRICT_CONFIG: Final = "latest.compatibility.strict"
 NORMALIZE_SCHEMAS_CONFIG: Final = "normalize.schemas"
 MAX_RETRIES_CONFIG: Final = "max.retries"
 RETRIES_WAIT_MS_CONFIG: Final = "retries.wait.ms"
@@ -95,6 +97,11 @@ REGISTRY_CONFIG: Final = (
             doc="Specify if the Serializer should attempt to register the Schema with Schema Registry.")
     .define(USE_LATEST_VERSION_CONFIG, ConfigType.BOOLEAN, default=False, importance=Importance.LOW,
             doc="Specify if the Serializer should use the latest subject version for serialization.")
+    .define(LATEST_COMPATIBILITY_STRICT_CONFIG, ConfigType.BOOLEAN, default=True, importance=Importance.LOW,
+            doc="Whether to check for backward compatibility between the latest subject version and the "
+                "schema of the object to be serialized (with use.latest.version): the latest schema must be "
+                "able to read the data. Avro applies Avro's schema resolution rules; Protobuf and JSON Schema "
+                "pass only a latest schema of the same text.")
     .define(NORMALIZE_SCHEMAS_CONFIG, ConfigType.BOOLEAN, default=False, importance=Importance.LOW,
             doc="Whether to normalize schemas, which generally ignores ordering when it is not significant.")
     .define(MAX_RETRIES_CONFIG, ConfigType.INT, default=3, validator=Range(min=0), importance=Importance.LOW,
@@ -140,6 +147,19 @@ class SchemaWriter(ABC):
     def __init__(self) -> None:
         self.headers: dict[str, bytes] = {}
         """Magic byte and schema id by topic (the subject may depend on it)."""
+        self.targets: dict[str, SchemaWriter] = {}
+        """By topic, the writer with the subject's latest schema when it differs (``use.latest.version``)."""
+
+    def incompatibilities(self, latest: str) -> list[str]:
+        """Hook: why data of this schema cannot be read with the registered schema text ``latest``
+        (``latest.compatibility.strict``); empty when it can. Default: only the same text passes."""
+        return [] if latest == self.text else ["its schema text differs from the Connect schema's, and this "
+                                               "format checks no more than that"]
+
+    def with_schema(self, latest: str) -> SchemaWriter:
+        """Hook: the writer of this schema's Connect values encoded with the registered schema text
+        ``latest`` (``use.latest.version``). Default: this writer (its own encoding)."""
+        return self
 
     @abstractmethod
     def encode(self, values: Sequence[Any]) -> list[bytes]:
@@ -216,6 +236,7 @@ class SchemaRegistryConverter(Converter):
         self.strategy = _strategy(parsed[key], key)
         self.auto_register = parsed[AUTO_REGISTER_SCHEMAS_CONFIG]
         self.use_latest = parsed[USE_LATEST_VERSION_CONFIG]
+        self.latest_strict = parsed[LATEST_COMPATIBILITY_STRICT_CONFIG]
         self.normalize = parsed[NORMALIZE_SCHEMAS_CONFIG]
         self._writers = _SchemaCache(parsed[SCHEMAS_CACHE_SIZE_CONFIG])
         self._readers = _SchemaCache(parsed[SCHEMAS_CACHE_SIZE_CONFIG])
@@ -272,13 +293,13 @@ class SchemaRegistryConverter(Converter):
         header = writer.headers.get(topic)
         if header is None:
             header = writer.headers.setdefault(topic, _HEADER.pack(_MAGIC_BYTE, self._schema_id(topic, writer)))
-        return writer, header
+        return writer.targets.get(topic, writer), header
 
     def _schema_id(self, topic: str, writer: SchemaWriter) -> int:
         assert self.client is not None, "configure() first"
         subject = subject_for(self.strategy, topic, self.is_key, writer.record_name)
         if self.use_latest:
-            return self.client.latest(subject).schema_id
+            return self._latest_id(topic, subject, writer)
         if self.auto_register:
             try:
                 return self.client.register(subject, writer.text, normalize=self.normalize,
@@ -291,6 +312,21 @@ class SchemaRegistryConverter(Converter):
                                           f"Change the schema compatibly, or the subject's compatibility level",
                                           exc.status, exc.error_code) from None
         return self.client.lookup(subject, writer.text, normalize=self.normalize, schema_type=self.SCHEMA_TYPE)
+
+    def _latest_id(self, topic: str, subject: str, writer: SchemaWriter) -> int:
+        """The id of the subject's latest schema, whose writer encodes ``topic``'s values from now on
+        (Confluent's ``lookupLatestVersion``, with its check when ``latest.compatibility.strict``)."""
+        assert self.client is not None, "configure() first"
+        latest = self.client.latest(subject)
+        if latest.schema != writer.text:
+            problems = writer.incompatibilities(latest.schema) if self.latest_strict else []
+            if problems:
+                raise DataError(f"Incompatible schema of type '{self.SCHEMA_TYPE or 'AVRO'}': the latest version "
+                                f"({latest.version}) of subject {subject} cannot read the {self.FORMAT} data of "
+                                f"topic {topic}: {'; '.join(problems)}. Set {LATEST_COMPATIBILITY_STRICT_CONFIG}="
+                                f"false to disable this check")
+            writer.targets[topic] = writer.with_schema(latest.schema)
+        return latest.schema_id
 
     def from_arrow_array(self, topic: str, schema: Schema, values: Any) -> Any | None:
         """The header of ``schema``'s id and each value's payload, by the writer's columns hook."""
