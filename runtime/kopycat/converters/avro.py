@@ -199,6 +199,7 @@ class AvroConverter(SchemaRegistryConverter):
     def new_writer(self, schema: Schema) -> SchemaWriter:
         return _Writer(schema, self.connect_meta_data, self.enhanced, self.scrub)
 
-    def new_reader(self, text: str, version: Callable[[str], int | None]) -> SchemaReader:
+    def new_reader(self, text: str, version: Callable[[str], int | None],
+                   references: Callable[[], Mapping[str, str]]) -> SchemaReader:
         avro = json.loads(text)
         return _Reader(avro, self.connect_meta_data, version(_record_name(avro)))

@@ -13,8 +13,10 @@ strategies, ``auto.register.schemas``, ``use.latest.version``, ``normalize.schem
   :mod:`kopycat.converters.protobuf_data`, registered as its source text with ``schemaType``
   PROTOBUF; values are filled into message classes built from it (the ``protobuf`` package).
 - Reading: the id's schema (``.proto`` source, or the base64 ``FileDescriptorProto`` Confluent's
-  Python serializer registers) is parsed and compiled once; the message indexes pick the message,
-  whose Connect schema takes the registry's version.
+  Python serializer registers) is parsed and compiled once, with the files it imports from its
+  schema references (each a subject version, fetched once); the message indexes pick the message,
+  whose Connect schema takes the registry's version. Enums read as STRINGs carrying their symbols
+  and are written back as the same enum, nested in the message of the field.
 - Its own keys: ``optional.for.nullables`` (optional fields as proto3 ``optional``) and
   ``wrapper.for.nullables`` (optional primitives as ``google.protobuf`` wrapper messages).
 
@@ -171,8 +173,9 @@ class ProtobufConverter(SchemaRegistryConverter):
     def new_writer(self, schema: Schema) -> SchemaWriter:
         return _Writer(schema, self.options)
 
-    def new_reader(self, text: str, version: Callable[[str], int | None]) -> SchemaReader:
+    def new_reader(self, text: str, version: Callable[[str], int | None],
+                   references: Callable[[], Mapping[str, str]]) -> SchemaReader:
         try:
-            return _Reader(CompiledProto(parse_proto(text)), version, self.options)
+            return _Reader(CompiledProto(parse_proto(text), references), version, self.options)
         except (ValueError, KeyError, IndexError) as exc:
             raise DataError(f"Invalid Protobuf schema: {type(exc).__name__}: {exc}") from None

@@ -51,7 +51,7 @@ from google.protobuf import descriptor_pb2, wrappers_pb2
 from kopycat.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type
 from kopycat.api.errors import DataError
 from kopycat.converters.protobuf_descriptors import CompiledProto
-from kopycat.converters.protobuf_schema import SCALARS, ProtoField, ProtoFile, ProtoMessage, from_descriptor
+from kopycat.converters.protobuf_schema import SCALARS, ProtoEnum, ProtoField, ProtoFile, ProtoMessage, from_descriptor
 
 __all__ = ["ProtobufOptions", "from_connect_message", "to_connect_schema", "to_connect_value", "to_proto_file"]
 
@@ -169,6 +169,9 @@ class _FromConnect:
             if all(nested.name != type_name for nested in message.messages):
                 message.messages.append(self.message(schema, type_name))
             return type_name
+        enum_type = (schema.parameters or {}).get(PROTOBUF_TYPE_ENUM)
+        if enum_type and schema.type in (Type.STRING, Type.INT32):
+            return self.enum(message, schema, enum_type)
         if schema.type in (Type.INT8, Type.INT16):
             params[CONNECT_TYPE_PROP] = schema.type.value
         scalar = (schema.parameters or {}).get(PROTOBUF_TYPE_PROP, _SCALAR_OF[schema.type])
@@ -180,6 +183,18 @@ class _FromConnect:
                        "fixed64": "UInt64Value"}.get(scalar, _WRAPPER_OF[schema.type])
             return f"google.protobuf.{wrapper}"
         return scalar
+
+
+    @staticmethod
+    def enum(message: ProtoMessage, schema: Schema, enum_type: str) -> str:
+        """A field read from a Protobuf enum: the enum defined in the message that holds the field,
+        its symbols from the ``...protobuf.Enum.<SYMBOL>`` parameters (``enumDefinitionFromConnectSchema``)."""
+        name = (schema.name or enum_type).rpartition(".")[2]
+        if all(known.name != name for known in message.enums):
+            prefix = PROTOBUF_TYPE_ENUM + "."
+            message.enums.append(ProtoEnum(name, [(key[len(prefix):], int(number)) for key, number
+                                                  in (schema.parameters or {}).items() if key.startswith(prefix)]))
+        return enum_type
 
 
 def to_proto_file(schema: Schema, options: ProtobufOptions | None = None) -> tuple[ProtoFile, int]:

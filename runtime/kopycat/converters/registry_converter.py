@@ -252,9 +252,12 @@ class SchemaRegistryConverter(Converter):
         """Hook: the writer of a Connect schema (called once per schema)."""
 
     @abstractmethod
-    def new_reader(self, text: str, version: Callable[[str], int | None]) -> SchemaReader:
+    def new_reader(self, text: str, version: Callable[[str], int | None],
+                   references: Callable[[], Mapping[str, str]]) -> SchemaReader:
         """Hook: the reader of a registered schema text (called once per id); ``version(record_name)``
-        asks the registry the schema's version under the subject the strategy names."""
+        asks the registry the schema's version under the subject the strategy names, and
+        ``references()`` the text of every schema it references, directly or not, by the name it is
+        referenced by (a Protobuf import path)."""
 
     # ------------------------------------------------------------------ Connect -> bytes
 
@@ -412,7 +415,22 @@ class SchemaRegistryConverter(Converter):
         except SchemaRegistryError as exc:
             raise SchemaRegistryError(f"Failed to deserialize {self.FORMAT} data for topic {topic}: schema id "
                                       f"{schema_id} could not be fetched: {exc}", exc.status, exc.error_code) from None
-        return self.new_reader(text, lambda record_name: self._version(topic, record_name, text))
+        return self.new_reader(text, lambda record_name: self._version(topic, record_name, text),
+                               lambda: self._referenced(schema_id))
+
+    def _referenced(self, schema_id: int) -> dict[str, str]:
+        """The texts of the schemas ``schema_id`` references, through their own references (Confluent's
+        client resolves a ``SchemaReference`` by its subject and version the same way)."""
+        assert self.client is not None, "configure() first"
+        found: dict[str, str] = {}
+        pending = list(self.client.references_of(schema_id))
+        while pending:
+            reference = pending.pop()
+            if reference.name not in found:
+                registered = self.client.subject_version(reference.subject, reference.version)
+                found[reference.name] = registered.schema
+                pending.extend(registered.references)
+        return found
 
     def _version(self, topic: str, record_name: str, text: str) -> int | None:
         """The schema's version under the subject the strategy names, which the Connect schema takes

@@ -7,6 +7,7 @@ Confluent-compatible registry answers: Confluent's, Apicurio's ``/apis/ccompat/v
 - ``POST /subjects/{subject}/versions``           register, answers the id (``auto.register.schemas``)
 - ``POST /subjects/{subject}``                    look a schema (its id, its version) up under a subject
 - ``GET /subjects/{subject}/versions/latest``     the latest schema (``use.latest.version``)
+- ``GET /subjects/{subject}/versions/{version}``  a referenced schema (a Protobuf import), cached
 
 ``normalize=true`` is sent when asked (``normalize.schemas``). ``schema.registry.url`` may list
 several URLs: a request that cannot be sent, or that answers 5xx, moves to the next URL, and after
@@ -42,7 +43,7 @@ from typing import Any, Final
 
 from kopycat.api.errors import DataError
 
-__all__ = ["RegisteredSchema", "SchemaRegistryClient", "SchemaRegistryError"]
+__all__ = ["RegisteredSchema", "SchemaReference", "SchemaRegistryClient", "SchemaRegistryError"]
 
 log = logging.getLogger(__name__)
 
@@ -66,13 +67,24 @@ class SchemaRegistryError(DataError):
 
 
 @dataclass(frozen=True)
+class SchemaReference:
+    """A schema another one references (Confluent's ``SchemaReference``): the name the referencing
+    schema knows it by (a Protobuf import path), and the subject version that holds it."""
+
+    name: str
+    subject: str
+    version: int
+
+
+@dataclass(frozen=True)
 class RegisteredSchema:
-    """A schema as the registry holds it: its id, its text and (when known) subject and version."""
+    """A schema as the registry holds it: its id, its text and (when known) subject, version and references."""
 
     schema_id: int
     schema: str
     subject: str | None = None
     version: int | None = None
+    references: tuple[SchemaReference, ...] = ()
 
 
 class SchemaRegistryClient:
@@ -104,6 +116,8 @@ class SchemaRegistryClient:
         self._by_id: dict[int, str] = {}
         self._ids: dict[tuple[str, str, bool], int] = {}
         self._versions: dict[tuple[str, str], RegisteredSchema] = {}
+        self._references: dict[int, tuple[SchemaReference, ...]] = {}
+        self._subject_versions: dict[tuple[str, int], RegisteredSchema] = {}
 
     # ------------------------------------------------------------------ the converter's calls
 
@@ -112,7 +126,27 @@ class SchemaRegistryClient:
         known = self._by_id.get(schema_id)
         if known is None:
             answer = self.request("GET", f"/schemas/ids/{schema_id}")
+            self._references.setdefault(schema_id, _references(answer))
             known = self._by_id.setdefault(schema_id, answer["schema"])
+        return known
+
+    def references_of(self, schema_id: int) -> tuple[SchemaReference, ...]:
+        """The schemas the one registered as ``schema_id`` references (fetched with its text, once)."""
+        known = self._references.get(schema_id)
+        if known is None:
+            answer = self.request("GET", f"/schemas/ids/{schema_id}")
+            self._by_id.setdefault(schema_id, answer["schema"])
+            known = self._references.setdefault(schema_id, _references(answer))
+        return known
+
+    def subject_version(self, subject: str, version: int) -> RegisteredSchema:
+        """The schema registered as ``version`` of ``subject`` (cached: a version never changes)."""
+        known = self._subject_versions.get((subject, version))
+        if known is None:
+            answer = self.request("GET", f"/subjects/{_quote(subject)}/versions/{version}")
+            found = RegisteredSchema(int(answer["id"]), answer["schema"], answer.get("subject", subject),
+                                     answer.get("version", version), _references(answer))
+            known = self._subject_versions.setdefault((subject, version), found)
         return known
 
     def register(self, subject: str, schema: str, *, normalize: bool = False, schema_type: str | None = None) -> int:
@@ -220,6 +254,11 @@ def _tls_failure(url: str, error: ssl.SSLError) -> str:
     return (f"The TLS handshake with the Schema Registry at {url} failed: {error.reason or error}. Check "
             f"schema.registry.ssl.keystore.location (the client certificate a registry requiring mutual TLS "
             f"checks) and schema.registry.ssl.truststore.location")
+
+
+def _references(answer: Mapping[str, Any]) -> tuple[SchemaReference, ...]:
+    return tuple(SchemaReference(ref["name"], ref["subject"], int(ref["version"]))
+                 for ref in answer.get("references") or ())
 
 
 def _body(schema: str, schema_type: str | None) -> dict[str, str]:

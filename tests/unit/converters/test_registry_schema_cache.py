@@ -6,7 +6,7 @@ counting converters record each schema they convert (a writer per Connect schema
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
@@ -41,9 +41,10 @@ class _Counting(AvroConverter):
         self.built.append(schema.name)
         return super().new_writer(schema)
 
-    def new_reader(self, text: str, version: Callable[[str], int | None]) -> SchemaReader:
+    def new_reader(self, text: str, version: Callable[[str], int | None],
+                   references: Callable[[], Mapping[str, str]]) -> SchemaReader:
         self.built.append(text)
-        return super().new_reader(text, version)
+        return super().new_reader(text, version, references)
 
 
 def _configured(**extra: str) -> _Counting:
