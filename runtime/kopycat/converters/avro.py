@@ -23,7 +23,7 @@ with ``value.converter.schema.registry.url=...`` works as in a Confluent Platfor
   applies ``errors.tolerance`` and the dead letter queue as for any converter.
 
 ``scrub.invalid.names`` makes field and struct names valid Avro names as Confluent's ``AvroData``
-scrubs them (:mod:`kopycat.converters.avro_names`); without it such a name is a DataError naming it,
+scrubs them (:mod:`kopycat.converters.scrub_names`); without it such a name is a DataError naming it,
 as Avro's Java parser refuses it in Confluent's converter.
 
 ``enhanced.avro.schema.support`` writes a STRING read from an Avro enum back as that enum (its
@@ -49,7 +49,6 @@ from kopycat.api.data import Schema
 from kopycat.api.errors import DataError
 from kopycat.converters.avro_compatibility import reader_incompatibilities
 from kopycat.converters.avro_data import AvroSchema, avro_values_converter, to_avro_schema
-from kopycat.converters.avro_names import invalid_name
 from kopycat.converters.avro_to_connect import connect_values_converter, plain_reader_schema, to_connect_schema
 from kopycat.converters.registry_converter import (
     REGISTRY_CONFIG,
@@ -58,6 +57,7 @@ from kopycat.converters.registry_converter import (
     SchemaWriter,
     subject_for,
 )
+from kopycat.converters.scrub_names import invalid_name
 
 if TYPE_CHECKING:
     from kopycat.converters.avro_arrow import AvroColumns

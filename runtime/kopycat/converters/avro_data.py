@@ -5,7 +5,7 @@ converter (:mod:`kopycat.converters.avro`) both use it; :mod:`kopycat.converters
 maps back. Follows ``io.confluent.connect.avro.AvroData.fromConnectSchema`` / ``fromConnectData``
 with the defaults Confluent's storage sinks run it with (``connect.meta.data=true``, no enhanced
 schema support, names not scrubbed: ``scrub=True`` scrubs them as ``scrub.invalid.names`` does, by
-:mod:`kopycat.converters.avro_names`), so an Avro file of ours carries the schema theirs would::
+:mod:`kopycat.converters.scrub_names`), so an Avro file of ours carries the schema theirs would::
 
     INT8, INT16        "int" with "connect.type": "int8" / "int16"
     INT32, INT64       "int", "long"          FLOAT32, FLOAT64   "float", "double"
@@ -41,7 +41,7 @@ from typing import Any, Final
 from kopycat.api.arrow_values import struct_dict
 from kopycat.api.data import LOGICAL_TYPES, Date, Decimal, Schema, Struct, Time, Timestamp, Type
 from kopycat.api.errors import DataError
-from kopycat.converters.avro_names import scrub_full_name, scrub_name
+from kopycat.converters.scrub_names import scrub_full_name, scrub_name
 
 __all__ = ["AvroSchema", "avro_values_converter", "default_json", "to_avro_schema"]
 
@@ -86,7 +86,7 @@ def to_avro_schema(schema: Schema, null_namespace: str | None = None, *, connect
     ``connect.type`` properties. ``enhanced`` (``enhanced.avro.schema.support``) writes a STRING
     carrying ``io.confluent.connect.avro.Enum`` parameters (an Avro enum read back) as that enum.
     ``scrub`` (``scrub.invalid.names``) makes field and type names valid Avro names
-    (:func:`~kopycat.converters.avro_names.scrub_name`); ``connect.name`` keeps the Connect name.
+    (:func:`~kopycat.converters.scrub_names.scrub_name`); ``connect.name`` keeps the Connect name.
 
     ``null_namespace`` puts names without a namespace into that one. Avro's Java parser finds a
     reference to such a name from inside a namespace (``Names.get`` falls back to the null

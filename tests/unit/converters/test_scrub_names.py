@@ -1,4 +1,4 @@
-"""``scrub.invalid.names``: Connect names Avro refuses, scrubbed as Confluent's ``AvroData.doScrubName``.
+"""``scrub.invalid.names``: Connect names Avro or Protobuf refuse, scrubbed as Confluent's ``doScrubName``s.
 
 The expected names follow ``doScrubName``: Java's ``URLEncoder`` (UTF-8, space as ``+``, ``.-*_``
 kept), ``x`` before a leading digit, then each character still invalid as ``_``. Without scrubbing,
@@ -17,7 +17,7 @@ from kopycat.api.data import Schema, SchemaBuilder, Struct
 from kopycat.api.errors import DataError
 from kopycat.converters.avro import AvroConverter
 from kopycat.converters.avro_data import avro_values_converter, to_avro_schema
-from kopycat.converters.avro_names import invalid_name, scrub_full_name, scrub_name
+from kopycat.converters.scrub_names import invalid_name, scrub_full_name, scrub_name
 
 
 @pytest.mark.parametrize(("name", "scrubbed"), [
@@ -94,3 +94,29 @@ def test_scrubbing_leaves_valid_names_and_so_the_registered_text_unchanged() -> 
     valid = SchemaBuilder.struct().name("com.acme.Order").field("id", Schema.INT64_SCHEMA).build()
     assert json.dumps(to_avro_schema(valid, scrub=True)) == json.dumps(to_avro_schema(valid))
     assert invalid_name(valid) is None
+
+
+@pytest.mark.parametrize(("name", "scrubbed"), [("_id", "x_id"), ("unit price", "unit_price"), ("1st", "x1st"),
+                                                ("ok_9", "ok_9"), ("€", "_E2_82_AC")])  # "%E2..." gets no x
+def test_protobuf_names_are_scrubbed_as_protobuf_datas_which_refuses_a_leading_underscore_too(
+        name: str, scrubbed: str) -> None:
+    assert scrub_name(name, protobuf=True) == scrubbed
+
+
+def test_the_protobuf_converter_scrubs_field_message_and_package_names_and_fills_the_fields() -> None:
+    from kopycat.converters.protobuf_data import ProtobufOptions, from_connect_message, to_proto_file
+    from kopycat.converters.protobuf_descriptors import CompiledProto
+    from kopycat.converters.protobuf_schema import print_proto
+
+    inner = SchemaBuilder.struct().name("Line Item").field("_qty", Schema.INT32_SCHEMA).build()
+    row = (SchemaBuilder.struct().name("my-shop.Order Row").field("order id", Schema.INT64_SCHEMA)
+           .field("line", inner).build())
+    proto, index = to_proto_file(row, ProtobufOptions(scrub_invalid_names=True))
+    text = print_proto(proto)
+    assert "package my_shop;" in text and "message Order_Row {" in text and "message Line_Item {" in text
+    assert "int64 order_id = 1;" in text and "int32 x_qty = 1;" in text
+    compiled = CompiledProto(proto)
+    name = compiled.message_name([index])
+    message = from_connect_message(compiled.message_class(name)(), row,
+                                   Struct(row).put("order id", 7).put("line", Struct(inner).put("_qty", 3)))
+    assert (message.order_id, message.line.x_qty) == (7, 3)

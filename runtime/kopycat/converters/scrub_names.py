@@ -1,13 +1,14 @@
-"""Connect names made valid Avro names, as Confluent's ``AvroData`` scrubs them (``scrub.invalid.names``).
+"""Connect names made valid Avro or Protobuf names, as Confluent scrubs them (``scrub.invalid.names``).
 
-Avro names match ``[A-Za-z_][A-Za-z0-9_]*``; Connect field and struct names may hold anything (a
-database column ``unit price``, a topic ``orders-v2``). With ``scrub.invalid.names=true``
+Avro and Protobuf names match ``[A-Za-z_][A-Za-z0-9_]*``; Connect field and struct names may hold
+anything (a database column ``unit price``, a topic ``orders-v2``). With ``scrub.invalid.names=true``
 Confluent's ``AvroData.doScrubName`` turns an invalid name into a valid one deterministically: the
 name is URL-encoded as Java's ``URLEncoder`` (UTF-8) does it, prefixed with ``x`` when it starts
 with a digit, and every character still invalid becomes ``_`` (``unit price`` -> ``unit_price``,
-``€`` -> ``_E2_82_AC``, ``1st`` -> ``x1st``). A full name is scrubbed part by part between its dots
-(``scrubFullName``). Valid names are returned unchanged. Without scrubbing, :func:`invalid_name`
-finds the name Avro would refuse, for the converter's error.
+``€`` -> ``_E2_82_AC``, ``1st`` -> ``x1st``). ``ProtobufData.doScrubName`` (``protobuf=True``)
+treats a leading ``_`` as invalid too (``_id`` -> ``x_id``). A full name is scrubbed part by part
+between its dots (``scrubFullName``, ``splitName``). Valid names are returned unchanged. Without
+scrubbing, :func:`invalid_name` finds the name Avro would refuse, for the converter's error.
 """
 
 from __future__ import annotations
@@ -35,19 +36,24 @@ def _url_encoded(name: str) -> str:
     return "".join(out)
 
 
-def scrub_name(name: str) -> str:
-    """``AvroData.doScrubName``: ``name`` as a valid Avro name (unchanged when it is one already)."""
-    if not name or (all(char in _VALID for char in name) and not "0" <= name[0] <= "9"):
+def _bad_start(char: str, protobuf: bool) -> bool:
+    return "0" <= char <= "9" or (protobuf and char == "_")
+
+
+def scrub_name(name: str, *, protobuf: bool = False) -> str:
+    """``AvroData.doScrubName`` (``ProtobufData.doScrubName`` with ``protobuf``): ``name`` as a valid
+    name (unchanged when it is one already)."""
+    if not name or (all(char in _VALID for char in name) and not _bad_start(name[0], protobuf)):
         return name
     encoded = _url_encoded(name)
-    if "0" <= encoded[0] <= "9":
+    if _bad_start(encoded[0], protobuf):
         encoded = "x" + encoded
     return "".join(char if char in _VALID else "_" for char in encoded)
 
 
-def scrub_full_name(name: str) -> str:
+def scrub_full_name(name: str, *, protobuf: bool = False) -> str:
     """``AvroData.scrubFullName``: each dot-separated part of a full name scrubbed."""
-    return ".".join(scrub_name(part) for part in name.split("."))
+    return ".".join(scrub_name(part, protobuf=protobuf) for part in name.split("."))
 
 
 def invalid_name(schema: Schema) -> str | None:
