@@ -118,6 +118,14 @@ def schema_registry() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
+def schema_registry_tls() -> Iterator[LocalSchemaRegistry]:
+    """A second registry serving HTTPS only, its certificate signed by a throwaway CA
+    (``registry.url`` is https; ``registry.tls_config()`` gives the keys that trust it)."""
+    with LocalSchemaRegistry(name="schema-registry-tls-test", tls=True) as registry:
+        yield registry
+
+
+@pytest.fixture(scope="session")
 def hdfs_server() -> Iterator[LocalHdfs]:
     """A real HDFS (Hadoop's MiniDFSCluster: a NameNode and a DataNode) for the session."""
     with LocalHdfs(name="hdfs-test") as hdfs:

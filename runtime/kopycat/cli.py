@@ -31,7 +31,7 @@
     kopycat dev shop-db [PATH]
                              create the example shop database the DAGs of dags/ read
                              (SQLite, default include/demo/shop.db)
-    kopycat dev schema-registry
+    kopycat dev schema-registry [--tls]
                              run a Schema Registry (Apicurio, Confluent's API) in the foreground
     kopycat dev hdfs         run a real HDFS (MiniDFSCluster: NameNode + DataNode) in the foreground,
                              printing store.url and hdfs.webhdfs.url
@@ -121,8 +121,9 @@ def _dev_shop_db(args: argparse.Namespace) -> int:
 def _dev_schema_registry(args: argparse.Namespace) -> int:
     from kopycat.dev.schema_registry import LocalSchemaRegistry
 
-    with LocalSchemaRegistry(name="dev-schema-registry") as registry:
-        print(f"schema.registry.url={registry.url}", flush=True)
+    with LocalSchemaRegistry(name="dev-schema-registry", tls=args.tls) as registry:
+        settings = {"schema.registry.url": registry.url, **(registry.tls_config() if args.tls else {})}
+        print("\n".join(f"{key}={value}" for key, value in settings.items()), flush=True)
         _serve_until_interrupted("Schema Registry", registry.url)
     return 0
 
@@ -354,8 +355,10 @@ def build_parser() -> argparse.ArgumentParser:
     shop_db.add_argument("path", nargs="?", default="include/demo/shop.db",
                          help="the SQLite file to create (default include/demo/shop.db, the DAGs' default)")
     shop_db.set_defaults(func=_dev_shop_db)
-    dev.add_parser("schema-registry", help="run a Schema Registry (Apicurio, Confluent's API)").set_defaults(
-        func=_dev_schema_registry)
+    registry = dev.add_parser("schema-registry", help="run a Schema Registry (Apicurio, Confluent's API)")
+    registry.add_argument("--tls", action="store_true",
+                          help="HTTPS only, with a throwaway CA; prints the schema.registry.ssl.* settings")
+    registry.set_defaults(func=_dev_schema_registry)
     dev.add_parser("hdfs", help="run a real HDFS (MiniDFSCluster) with WebHDFS").set_defaults(func=_dev_hdfs)
     demo = dev.add_parser("demo", help="run the demo pipeline: the shop DAGs through Airflow")
     demo.add_argument("--orders", type=int, default=5_000, help="orders in the demo shop (default 5000)")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import json
 import socket
 import sqlite3
 import subprocess
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from confluent_kafka.schema_registry import Schema as ConfluentSchema
 from confluent_kafka.schema_registry import SchemaRegistryClient as ConfluentRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
@@ -155,6 +157,47 @@ def test_without_auto_register_an_unregistered_schema_is_a_data_error_and_use_la
     assert lookup_only.from_connect_data(topic_name, ORDER, _order(1)) == registered
     latest = _converter(schema_registry, **{"auto.register.schemas": "false", "use.latest.version": "true"})
     assert latest.from_connect_data(topic_name, ORDER, _order(1)) == registered
+
+
+def _reordered(node: Any) -> Any:
+    """The same JSON with every object's keys in reverse order (what another tool may register)."""
+    if isinstance(node, dict):
+        return {key: _reordered(node[key]) for key in reversed(node)}
+    return [_reordered(item) for item in node] if isinstance(node, list) else node
+
+
+def test_normalize_schemas_finds_a_schema_registered_in_another_json_form(
+        schema_registry: str, topic_name: str) -> None:
+    point = SchemaBuilder.struct().name("com.example.Point").field("x", Schema.INT32_SCHEMA).build()
+    ours = _converter(schema_registry).new_writer(point).text
+    subject = f"{topic_name}-value"
+    theirs = ConfluentRegistryClient({"url": schema_registry})
+    their_id = theirs.register_schema(subject, ConfluentSchema(json.dumps(_reordered(json.loads(ours)), indent=2),
+                                                               "AVRO"))
+    lookup = {"auto.register.schemas": "false"}
+    with pytest.raises(DataError, match="404"):
+        _converter(schema_registry, **lookup).from_connect_data(topic_name, point, Struct(point).put("x", 1))
+    normalized = _converter(schema_registry, **lookup, **{"normalize.schemas": "true"})
+    data = normalized.from_connect_data(topic_name, point, Struct(point).put("x", 1))
+    assert int.from_bytes(data[1:5]) == their_id  # type: ignore[index]
+    registering = _converter(schema_registry, **{"normalize.schemas": "true"})
+    assert registering.from_connect_data(topic_name, point, Struct(point).put("x", 2))[1:5] == data[1:5]  # type: ignore[index]
+    assert theirs.get_versions(subject) == [1]  # no second version for the same schema
+
+
+def test_scrubbed_names_register_and_confluents_deserializer_reads_them(schema_registry: str, topic_name: str) -> None:
+    row = (SchemaBuilder.struct().name("my-shop.Order Row").field("order id", Schema.INT64_SCHEMA)
+           .field("unit-price", Schema.OPTIONAL_FLOAT64_SCHEMA).build())
+    converter = _converter(schema_registry, **{"scrub.invalid.names": "true"})
+    data = converter.from_connect_data(topic_name, row, Struct(row).put("order id", 7).put("unit-price", 2.5))
+    deserializer = AvroDeserializer(ConfluentRegistryClient({"url": schema_registry}))
+    assert deserializer(data, SerializationContext(topic_name, MessageField.VALUE)) == {"order_id": 7,
+                                                                                        "unit_price": 2.5}
+    registered = json.loads(_converter(schema_registry).client.latest(f"{topic_name}-value").schema)  # type: ignore[union-attr]
+    assert (registered["namespace"], registered["name"]) == ("my_shop", "Order_Row")
+    schema, value = converter.to_connect_data(topic_name, data)
+    assert schema is not None and [f.name for f in schema.fields] == ["order_id", "unit_price"]
+    assert schema.name == "my-shop.Order Row" and (value.get("order_id"), value.get("unit_price")) == (7, 2.5)
 
 
 def test_no_magic_byte_an_unknown_id_and_a_registry_that_is_down_are_data_errors(

@@ -84,6 +84,33 @@ def test_a_schema_written_by_hand_maps_to_connect_types_as_confluents(schema_reg
     assert (value.get("name"), value.get("age"), value.get("score"), value.get("tags")) == ("Ann", 41, None, ["x"])
 
 
+def test_definitions_references_and_all_of_read_as_confluents_json_schema_data(
+        schema_registry: str, topic_name: str) -> None:
+    schema_text = json.dumps({
+        "$schema": "http://json-schema.org/draft-07/schema#", "title": "Order", "type": "object",
+        "definitions": {
+            "Money": {"type": "object", "properties": {"units": {"type": "integer"}, "currency": {"type": "string"}},
+                      "required": ["units", "currency"]},
+            "Base": {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}},
+        "allOf": [{"$ref": "#/definitions/Base"},
+                  {"properties": {"total": {"$ref": "#/definitions/Money"},
+                                  "lines": {"type": "array", "items": {"$ref": "#/definitions/Money"}}},
+                   "required": ["total", "lines"]}]})
+    serializer = JSONSerializer(schema_text, ConfluentRegistryClient({"url": schema_registry}))
+    context = SerializationContext(topic_name, MessageField.VALUE)
+    orders = [{"id": i, "total": {"units": 10 * i, "currency": "EUR"},
+               "lines": [{"units": n, "currency": "EUR"} for n in range(i)]} for i in range(1, 4)]
+    reader = _converter(schema_registry)
+    money = SchemaBuilder.struct().field("units", Schema.INT64_SCHEMA).field("currency", Schema.STRING_SCHEMA).build()
+    for order in orders:
+        schema, value = reader.to_connect_data(topic_name, serializer(order, context))
+        assert schema == (SchemaBuilder.struct().field("id", Schema.INT64_SCHEMA).field("total", money)
+                          .field("lines", SchemaBuilder.array(money).build()).build())
+        assert value.get("id") == order["id"] and value.get("total").get("units") == order["total"]["units"]
+        assert [(line.get("units"), line.get("currency")) for line in value.get("lines")] == [
+            (line["units"], "EUR") for line in order["lines"]]
+
+
 def test_keys_use_the_key_subject_and_record_name_strategies_the_title(schema_registry: str, topic_name: str) -> None:
     # Apicurio accepts JSON Schemas of objects (or with "$schema") only, so the key is a struct here.
     key_schema = SchemaBuilder.struct().name("com.example.OrderKey").field("id", Schema.STRING_SCHEMA).build()

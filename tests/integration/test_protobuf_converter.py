@@ -181,6 +181,18 @@ def test_records_written_to_a_topic_are_read_back_from_it(
         (2**40 + i, f"Main St {i}") for i in range(10)]
 
 
+def test_scrubbed_names_register_and_confluents_deserializer_parses_them(schema_registry: str, topic_name: str) -> None:
+    row = (SchemaBuilder.struct().name("my-shop.Order Row").field("order id", Schema.INT64_SCHEMA)
+           .field("_note", Schema.STRING_SCHEMA).build())
+    converter = _converter(schema_registry, **{"scrub.invalid.names": "true"})
+    data = converter.from_connect_data(topic_name, row, Struct(row).put("order id", 7).put("_note", "rush"))
+    deserializer = ProtobufDeserializer(_message_class(converter, topic_name), {"use.deprecated.format": False})
+    message = deserializer(data, SerializationContext(topic_name, MessageField.VALUE))
+    assert (message.DESCRIPTOR.full_name, message.order_id, message.x_note) == ("my_shop.Order_Row", 7, "rush")
+    schema, value = converter.to_connect_data(topic_name, data)
+    assert [f.name for f in schema.fields] == ["order_id", "x_note"] and value.get("x_note") == "rush"
+
+
 def test_no_magic_byte_an_unknown_id_and_bad_bytes_are_data_errors(schema_registry: str, topic_name: str) -> None:
     converter = _converter(schema_registry)
     with pytest.raises(DataError, match="unknown magic byte"):

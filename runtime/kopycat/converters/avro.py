@@ -22,6 +22,10 @@ with ``value.converter.schema.registry.url=...`` works as in a Confluent Platfor
   know, the registry unreachable after its retries; the runner adds topic, partition and offset and
   applies ``errors.tolerance`` and the dead letter queue as for any converter.
 
+``scrub.invalid.names`` makes field and struct names valid Avro names as Confluent's ``AvroData``
+scrubs them (:mod:`kopycat.converters.scrub_names`); without it such a name is a DataError naming it,
+as Avro's Java parser refuses it in Confluent's converter.
+
 ``enhanced.avro.schema.support`` writes a STRING read from an Avro enum back as that enum (its
 other part, general unions as ``io.confluent.connect.avro.Union`` structs, is not supported: such
 schemas are a DataError on read). The columnar methods (``to_arrow_array``/``from_arrow_array``)
@@ -32,6 +36,7 @@ keys take the record path.
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 from collections.abc import Callable, Mapping, Sequence
@@ -42,6 +47,8 @@ import fastavro
 from kopycat.api.config import ConfigDef, ConfigType, Importance
 from kopycat.api.converter import SchemaAndValue
 from kopycat.api.data import Schema
+from kopycat.api.errors import DataError
+from kopycat.converters.avro_compatibility import reader_incompatibilities
 from kopycat.converters.avro_data import AvroSchema, avro_values_converter, to_avro_schema
 from kopycat.converters.avro_to_connect import connect_values_converter, plain_reader_schema, to_connect_schema
 from kopycat.converters.registry_converter import (
@@ -51,6 +58,7 @@ from kopycat.converters.registry_converter import (
     SchemaWriter,
     subject_for,
 )
+from kopycat.converters.scrub_names import invalid_name
 
 if TYPE_CHECKING:
     from kopycat.converters.avro_arrow import AvroColumns
@@ -61,6 +69,7 @@ _UNSET: Final = object()
 
 CONNECT_META_DATA_CONFIG: Final = "connect.meta.data"
 ENHANCED_AVRO_SCHEMA_SUPPORT_CONFIG: Final = "enhanced.avro.schema.support"
+SCRUB_INVALID_NAMES_CONFIG: Final = "scrub.invalid.names"
 
 CONFIG: Final = (
     ConfigDef(REGISTRY_CONFIG)
@@ -68,6 +77,10 @@ CONFIG: Final = (
             doc="Allow connect converter to add its metadata to the output schema.")
     .define(ENHANCED_AVRO_SCHEMA_SUPPORT_CONFIG, ConfigType.BOOLEAN, default=False, importance=Importance.LOW,
             doc="Enable enhanced schema support to preserve package information and Enums.")
+    .define(SCRUB_INVALID_NAMES_CONFIG, ConfigType.BOOLEAN, default=False, importance=Importance.MEDIUM,
+            doc="Whether to scrub invalid names by replacing invalid characters with valid ones "
+                "(URL-encoded, then every character Avro names refuse replaced by _; x before a leading "
+                "digit), so Connect field and struct names such as 'unit price' can be written.")
 )
 
 
@@ -97,16 +110,43 @@ def _columns_plan(schema: Schema) -> AvroColumns | None:
 class _Writer(SchemaWriter):
     """What writing one Connect schema needs, built once: the Avro schema, its text, an encoder."""
 
-    def __init__(self, schema: Schema, connect_meta_data: bool, enhanced: bool) -> None:
+    def __init__(self, schema: Schema, connect_meta_data: bool, enhanced: bool, scrub: bool) -> None:
         super().__init__()
-        self.avro = to_avro_schema(schema, connect_meta_data=connect_meta_data, enhanced=enhanced)
+        invalid = None if scrub else invalid_name(schema)
+        if invalid is not None:
+            raise DataError(f"The {invalid} is not a valid Avro name (letters, digits and _, not starting with a "
+                            f"digit); set {SCRUB_INVALID_NAMES_CONFIG}=true to replace its invalid characters as "
+                            f"Confluent's AvroData does")
+        self.avro = to_avro_schema(schema, connect_meta_data=connect_meta_data, enhanced=enhanced, scrub=scrub)
         self.text = json.dumps(self.avro, separators=(",", ":"), ensure_ascii=False)
         self.record_name = _record_name(self.avro)
-        self.parsed = fastavro.parse_schema(to_avro_schema(schema, null_namespace="kopycat.nonamespace",
-                                                           connect_meta_data=connect_meta_data, enhanced=enhanced))
-        self.values = avro_values_converter(schema)
+        self.encoding = to_avro_schema(schema, null_namespace="kopycat.nonamespace",
+                                       connect_meta_data=connect_meta_data, enhanced=enhanced, scrub=scrub)
+        """The schema fastavro encodes with (see :func:`to_avro_schema`'s ``null_namespace``)."""
+        self.parsed = fastavro.parse_schema(self.encoding)
+        self.values = avro_values_converter(schema, scrub=scrub)
         self.schema = schema
-        self._columns: object = _UNSET
+        renamed = scrub and self.avro != to_avro_schema(schema, connect_meta_data=connect_meta_data,
+                                                        enhanced=enhanced)
+        self._columns: object = None if renamed else _UNSET  # the columns path writes the Connect names
+
+    def incompatibilities(self, latest: str) -> list[str]:
+        """Avro's schema resolution: can the latest schema read data of this one?"""
+        try:
+            return reader_incompatibilities(json.loads(latest), self.encoding)
+        except (ValueError, fastavro.schema.SchemaParseException, fastavro.schema.UnknownType) as exc:
+            return [f"the latest schema cannot be parsed: {exc}"]
+
+    def with_schema(self, latest: str) -> SchemaWriter:
+        """This writer's values encoded with the latest schema: fields by name, those it adds by their
+        defaults (as Avro's ``GenericDatumWriter`` writes the record Confluent's serializer gets)."""
+        try:
+            parsed = fastavro.parse_schema(json.loads(latest))
+        except (ValueError, fastavro.schema.SchemaParseException, fastavro.schema.UnknownType) as exc:
+            raise DataError(f"The subject's latest Avro schema cannot be parsed: {exc}") from None
+        target = copy.copy(self)
+        target.text, target.parsed, target.headers, target.targets = latest, parsed, {}, {}
+        return target
 
     def encode(self, values: Sequence[Any]) -> list[bytes]:
         """The values mapped together (a struct batch column by column), then each encoded."""
@@ -155,10 +195,12 @@ class AvroConverter(SchemaRegistryConverter):
     def configure_format(self, parsed: Mapping[str, Any]) -> None:
         self.connect_meta_data = parsed[CONNECT_META_DATA_CONFIG]
         self.enhanced = parsed[ENHANCED_AVRO_SCHEMA_SUPPORT_CONFIG]
+        self.scrub = parsed[SCRUB_INVALID_NAMES_CONFIG]
 
     def new_writer(self, schema: Schema) -> SchemaWriter:
-        return _Writer(schema, self.connect_meta_data, self.enhanced)
+        return _Writer(schema, self.connect_meta_data, self.enhanced, self.scrub)
 
-    def new_reader(self, text: str, version: Callable[[str], int | None]) -> SchemaReader:
+    def new_reader(self, text: str, version: Callable[[str], int | None],
+                   references: Callable[[], Mapping[str, str]]) -> SchemaReader:
         avro = json.loads(text)
         return _Reader(avro, self.connect_meta_data, version(_record_name(avro)))

@@ -4,7 +4,8 @@ The one Connect -> Avro mapping of Kopycat: the storage sink's Avro files and th
 converter (:mod:`kopycat.converters.avro`) both use it; :mod:`kopycat.converters.avro_to_connect`
 maps back. Follows ``io.confluent.connect.avro.AvroData.fromConnectSchema`` / ``fromConnectData``
 with the defaults Confluent's storage sinks run it with (``connect.meta.data=true``, no enhanced
-schema support, names not scrubbed), so an Avro file of ours carries the schema theirs would::
+schema support, names not scrubbed: ``scrub=True`` scrubs them as ``scrub.invalid.names`` does, by
+:mod:`kopycat.converters.scrub_names`), so an Avro file of ours carries the schema theirs would::
 
     INT8, INT16        "int" with "connect.type": "int8" / "int16"
     INT32, INT64       "int", "long"          FLOAT32, FLOAT64   "float", "double"
@@ -40,6 +41,7 @@ from typing import Any, Final
 from kopycat.api.arrow_values import struct_dict
 from kopycat.api.data import LOGICAL_TYPES, Date, Decimal, Schema, Struct, Time, Timestamp, Type
 from kopycat.api.errors import DataError
+from kopycat.converters.scrub_names import scrub_full_name, scrub_name
 
 __all__ = ["AvroSchema", "avro_values_converter", "default_json", "to_avro_schema"]
 
@@ -76,13 +78,15 @@ _LOGICAL_AVRO: Final = {Date.LOGICAL_NAME: "date", Time.LOGICAL_NAME: "time-mill
 
 
 def to_avro_schema(schema: Schema, null_namespace: str | None = None, *, connect_meta_data: bool = True,
-                   enhanced: bool = False) -> AvroSchema:
+                   enhanced: bool = False, scrub: bool = False) -> AvroSchema:
     """The Avro schema of a Connect schema (``AvroData.fromConnectSchema``), as JSON-ready objects.
 
     ``connect_meta_data=False`` (the converters' ``connect.meta.data``) leaves out the ``connect.doc``,
     ``connect.version``, ``connect.parameters``, ``connect.default``, ``connect.name`` and
     ``connect.type`` properties. ``enhanced`` (``enhanced.avro.schema.support``) writes a STRING
     carrying ``io.confluent.connect.avro.Enum`` parameters (an Avro enum read back) as that enum.
+    ``scrub`` (``scrub.invalid.names``) makes field and type names valid Avro names
+    (:func:`~kopycat.converters.scrub_names.scrub_name`); ``connect.name`` keeps the Connect name.
 
     ``null_namespace`` puts names without a namespace into that one. Avro's Java parser finds a
     reference to such a name from inside a namespace (``Names.get`` falls back to the null
@@ -92,7 +96,7 @@ def to_avro_schema(schema: Schema, null_namespace: str | None = None, *, connect
     Avro's ``Schema.toString`` refuses too ("Can't redefine").
     """
     return _Builder(null_namespace=null_namespace, connect_meta_data=connect_meta_data,
-                    enhanced=enhanced).build(schema)
+                    enhanced=enhanced, scrub=scrub).build(schema)
 
 
 def _non_optional(schema: Schema) -> Schema:
@@ -131,6 +135,12 @@ class _Builder:
     connect_meta_data: bool = True
     enhanced: bool = False
     """``enhanced.avro.schema.support``: STRINGs that were Avro enums become enums again."""
+    scrub: bool = False
+    """``scrub.invalid.names``: field and type names made valid Avro names."""
+
+    def _split(self, full_name: str) -> tuple[str | None, str]:
+        """A Connect full name as Avro's namespace and name (``AvroData.splitName``), scrubbed when asked."""
+        return _split_name(scrub_full_name(full_name) if self.scrub else full_name, self.null_namespace)
 
     def build(self, schema: Schema, ignore_optional: bool = False) -> AvroSchema:
         if schema.type is Type.STRUCT and schema.optional:  # the union holds the record; no properties
@@ -185,9 +195,10 @@ class _Builder:
             self.unnamed += 1
             space, name = NAMESPACE, DEFAULT_SCHEMA_NAME + (str(self.unnamed) if self.unnamed > 1 else "")
         else:
-            space, name = _split_name(schema.name, self.null_namespace)
+            space, name = self._split(schema.name)
         params = schema.parameters or {}
-        fields = [(f.name, f.schema, params.get(AVRO_FIELD_DOC_PREFIX_PROP + f.name)) for f in schema.fields]
+        fields = [(scrub_name(f.name) if self.scrub else f.name, f.schema,
+                   params.get(AVRO_FIELD_DOC_PREFIX_PROP + f.name)) for f in schema.fields]
         self._define(identity, space, name)
         return self._record_json(space, name, params.get(AVRO_RECORD_DOC_PROP), fields, {})
 
@@ -198,7 +209,7 @@ class _Builder:
         reference = self._reference(identity)
         if reference is not None:
             return reference
-        space, name = _split_name(params[AVRO_TYPE_ENUM], self.null_namespace)
+        space, name = self._split(params[AVRO_TYPE_ENUM])
         short = _split_name(schema.name)[1] if schema.name else DEFAULT_SCHEMA_NAME
         self._define(identity, space, name)
         out: dict[str, Any] = {"type": "enum", "name": name}
@@ -220,7 +231,7 @@ class _Builder:
         if schema.name is None:
             space, name, props = NAMESPACE, MAP_ENTRY_TYPE_NAME, {}
         else:
-            space, name = _split_name(schema.name, self.null_namespace)
+            space, name = self._split(schema.name)
             props = {CONNECT_INTERNAL_TYPE_NAME: MAP_ENTRY_TYPE_NAME}
         fields = [(KEY_FIELD, schema.key_schema, None), (VALUE_FIELD, schema.value_schema, None)]
         self._define(identity, space, name)
@@ -251,7 +262,7 @@ class _Builder:
             out["doc"] = doc
         if schema.default is not None:
             if not (schema.type is Type.STRUCT and schema.optional) and _valid_default(schema, schema.default):
-                out["default"] = default_json(schema, schema.default)
+                out["default"] = default_json(schema, schema.default, scrub=self.scrub)
         elif schema.optional:
             out["default"] = None
         return out
@@ -268,7 +279,7 @@ class _Builder:
             if shown:
                 out[CONNECT_PARAMETERS_PROP] = shown
             if schema.default is not None and AVRO_FIELD_DEFAULT_FLAG_PROP not in params:
-                out[CONNECT_DEFAULT_VALUE_PROP] = default_json(schema, schema.default)
+                out[CONNECT_DEFAULT_VALUE_PROP] = default_json(schema, schema.default, scrub=self.scrub)
             if schema.name is not None:
                 out[CONNECT_NAME_PROP] = schema.name
             if schema.type in (Type.INT8, Type.INT16):
@@ -316,8 +327,9 @@ def _valid_default(schema: Schema, value: Any) -> bool:
     return True
 
 
-def default_json(schema: Schema, value: Any) -> Any:
-    """A Connect default as Avro JSON (``defaultValueFromConnect``): bytes as ISO-8859-1 text."""
+def default_json(schema: Schema, value: Any, *, scrub: bool = False) -> Any:
+    """A Connect default as Avro JSON (``defaultValueFromConnect``): bytes as ISO-8859-1 text; struct
+    field names scrubbed with ``scrub``."""
     if value is None:
         return None
     logical = LOGICAL_TYPES.get(schema.name) if schema.name else None
@@ -326,13 +338,15 @@ def default_json(schema: Schema, value: Any) -> Any:
     if schema.type is Type.BYTES:
         return bytes(value).decode("latin-1")
     if schema.type is Type.ARRAY:
-        return [default_json(schema.value_schema, v) for v in value]
+        return [default_json(schema.value_schema, v, scrub=scrub) for v in value]
     if schema.type is Type.MAP:
         if _is_string_keyed(schema):
-            return {k: default_json(schema.value_schema, v) for k, v in value.items()}
-        return [[default_json(schema.key_schema, k), default_json(schema.value_schema, v)] for k, v in value.items()]
+            return {k: default_json(schema.value_schema, v, scrub=scrub) for k, v in value.items()}
+        return [[default_json(schema.key_schema, k, scrub=scrub), default_json(schema.value_schema, v, scrub=scrub)]
+                for k, v in value.items()]
     if schema.type is Type.STRUCT:
-        return {f.name: default_json(f.schema, value.get(f)) for f in schema.fields}
+        return {scrub_name(f.name) if scrub else f.name: default_json(f.schema, value.get(f), scrub=scrub)
+                for f in schema.fields}
     if schema.type in (Type.FLOAT32, Type.FLOAT64):
         return float(value)
     return value
@@ -343,23 +357,28 @@ def default_json(schema: Schema, value: Any) -> Any:
 _Convert = Callable[[Any], Any]
 
 
-def avro_values_converter(schema: Schema) -> Callable[[Sequence[Any]], list[Any]]:
+def avro_values_converter(schema: Schema, *, scrub: bool = False) -> Callable[[Sequence[Any]], list[Any]]:
     """Compile ``schema`` once into a batch conversion of its values (``AvroData.fromConnectData``).
 
     Unset struct fields take their schema's default (``Struct.get``); a top-level struct batch is
-    converted column by column and only the columns that need it are touched.
+    converted column by column and only the columns that need it are touched. ``scrub`` keys
+    records by their scrubbed field names, as :func:`to_avro_schema` with ``scrub`` names them.
     """
     if schema.type is Type.STRUCT:
-        return _struct_batch(schema)
-    convert = _converter(schema)
+        return _struct_batch(schema, scrub)
+    convert = _converter(schema, scrub)
     if convert is None:
         return list
     return lambda values: [None if v is None else convert(v) for v in values]
 
 
-def _struct_batch(schema: Schema) -> Callable[[Sequence[Any]], list[Any]]:
-    names = [f.name for f in schema.fields]
-    columns_plan = [(f.schema.default, _converter(f.schema)) for f in schema.fields]
+def _field_name(name: str, scrub: bool) -> str:
+    return scrub_name(name) if scrub else name
+
+
+def _struct_batch(schema: Schema, scrub: bool) -> Callable[[Sequence[Any]], list[Any]]:
+    names = [_field_name(f.name, scrub) for f in schema.fields]
+    columns_plan = [(f.schema.default, _converter(f.schema, scrub)) for f in schema.fields]
 
     def convert(structs: Sequence[Struct]) -> list[dict[str, Any]]:
         rows = [struct.values() for struct in structs]
@@ -378,7 +397,7 @@ def _column(column: Sequence[Any], default: Any, plain: _Convert | None) -> Sequ
     return [None if v is None else plain(v) for v in column]
 
 
-def _converter(schema: Schema) -> _Convert | None:
+def _converter(schema: Schema, scrub: bool) -> _Convert | None:
     """How one non-null value of ``schema`` becomes fastavro's; None when it is written as is."""
     logical = LOGICAL_TYPES.get(schema.name) if schema.name else None
     if logical is not None:
@@ -387,21 +406,22 @@ def _converter(schema: Schema) -> _Convert | None:
     if schema.type is Type.BYTES:
         return lambda value: value if type(value) is bytes else bytes(value)
     if schema.type is Type.ARRAY:
-        element = _converter(schema.value_schema)
+        element = _converter(schema.value_schema, scrub)
         return None if element is None else lambda values: [None if v is None else element(v) for v in values]
     if schema.type is Type.MAP:
-        return _map_converter(schema)
+        return _map_converter(schema, scrub)
     if schema.type is Type.STRUCT:
-        fields = [(f.name, f.index, f.schema.default, _converter(f.schema)) for f in schema.fields]
+        fields = [(_field_name(f.name, scrub), f.index, f.schema.default, _converter(f.schema, scrub))
+                  for f in schema.fields]
         return lambda struct: struct_dict(struct, fields)
     return None
 
 
-def _map_converter(schema: Schema) -> _Convert:
-    value = _converter(schema.value_schema) or _same
+def _map_converter(schema: Schema, scrub: bool) -> _Convert:
+    value = _converter(schema.value_schema, scrub) or _same
     if _is_string_keyed(schema):
         return lambda mapping: {k: None if v is None else value(v) for k, v in mapping.items()}
-    key = _converter(schema.key_schema) or _same
+    key = _converter(schema.key_schema, scrub) or _same
     return lambda mapping: [{KEY_FIELD: None if k is None else key(k), VALUE_FIELD: None if v is None else value(v)}
                             for k, v in mapping.items()]
 

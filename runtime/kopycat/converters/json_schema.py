@@ -96,7 +96,8 @@ class JsonSchemaConverter(SchemaRegistryConverter):
     def new_writer(self, schema: Schema) -> SchemaWriter:
         return _Writer(schema, self.options)
 
-    def new_reader(self, text: str, version: Callable[[str], int | None]) -> SchemaReader:
+    def new_reader(self, text: str, version: Callable[[str], int | None],
+                   references: Callable[[], Mapping[str, str]]) -> SchemaReader:
         json_schema = json.loads(text)
         record_name = str(json_schema.get("title", "")) if isinstance(json_schema, dict) else ""
         return _Reader(to_connect_schema(json_schema, version(record_name), self.options))

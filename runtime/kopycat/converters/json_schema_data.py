@@ -29,8 +29,10 @@ is INT64, ``number`` FLOAT64, ``"type": [T, "null"]`` and ``anyOf``/``oneOf`` wi
 A ``oneOf``/``anyOf`` of several non-null types is a STRUCT named ``io.confluent.connect.json.OneOf``
 with an optional field ``io.confluent.connect.json.OneOf.field.<i>`` per type (optional when null
 is one of them); a value goes to the first simple type it is an instance of, else to the struct
-sharing most property names with it, and such a struct is written back as that ``oneOf``. Not
-covered: ``allOf``, recursive references and untyped schemas; they are a :class:`DataError`.
+sharing most property names with it, and such a struct is written back as that ``oneOf``. An
+``allOf`` is read as ``allOfToConnectSchema`` reads it: the properties of all the objects it
+combines (through references) as one struct. Not covered: recursive references and untyped
+schemas; they are a :class:`DataError`.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from typing import Any, Final
 
 from kopycat.api.data import LOGICAL_TYPES, Decimal, Schema, SchemaBuilder, Struct, Type
 from kopycat.api.errors import DataError
+from kopycat.converters.json_schema_all_of import all_of_choice, all_of_properties
 
 __all__ = ["JsonSchemaOptions", "dumps", "from_connect_value", "to_connect_schema", "to_connect_value",
            "to_json_schema"]
@@ -251,6 +254,8 @@ class _ToConnect:
             raise DataError(f"JSON Schema {node!r} has no Connect schema (an untyped value)")
         if "$ref" in node:
             return self._reference(node["$ref"], version, optional)
+        if "allOf" in node:
+            return self._all_of(node, version, optional)
         builder = self._builder(node)
         if isinstance(builder, Schema):  # a union with null: the other branch, optional
             return builder
@@ -270,16 +275,40 @@ class _ToConnect:
             builder.optional()
         return builder.build()
 
-    def _reference(self, ref: str, version: int | None, optional: bool) -> Schema:
+    def _all_of(self, node: Mapping[str, Any], version: int | None, optional: bool) -> Schema:
+        """``allOfToConnectSchema``: the properties of every object the ``allOf`` combines (through
+        references and nested ``allOf``s) as one unnamed struct, in the order met; without properties,
+        a combined member, else an enum's, a formatted string's or a referenced member's schema."""
+        members = [{k: v for k, v in node.items() if k != "allOf"}, *node["allOf"]]
+        properties, required = all_of_properties(members, self._target)
+        if properties:
+            builder = SchemaBuilder.struct()
+            for name, sub in properties.items():
+                builder.field(name, self.schema(sub, None, self.options.optional_for_nonrequired
+                                                and name not in required))
+            return (builder.optional() if optional else builder).build()
+        chosen = all_of_choice([m for m in members if isinstance(m, Mapping)])
+        if chosen is None:
+            raise DataError(f"JSON Schema allOf {json.dumps(node['allOf'])[:200]} has no Connect schema: it "
+                            f"combines no object properties, union, enum, formatted string or reference")
+        return self.schema(chosen, version, optional)
+
+    def _target(self, ref: str) -> Any:
         if not ref.startswith("#"):
             raise DataError(f"JSON Schema reference {ref!r} is not local: referenced schemas are not supported")
-        if ref in self.resolving:
-            raise DataError(f"JSON Schema reference {ref!r} refers to itself: recursive schemas have no Connect schema")
         target: Any = self.root
         for part in filter(None, ref[1:].split("/")):
             if not isinstance(target, Mapping) or part not in target:
                 raise DataError(f"JSON Schema reference {ref!r} does not resolve in the schema")
             target = target[part]
+        return target
+
+    def _reference(self, ref: str, version: int | None, optional: bool) -> Schema:
+        if not ref.startswith("#"):
+            raise DataError(f"JSON Schema reference {ref!r} is not local: referenced schemas are not supported")
+        if ref in self.resolving:
+            raise DataError(f"JSON Schema reference {ref!r} refers to itself: recursive schemas have no Connect schema")
+        target = self._target(ref)
         self.resolving.add(ref)
         try:
             return self.schema(target, version, optional)
@@ -290,8 +319,6 @@ class _ToConnect:
         for combiner in ("oneOf", "anyOf"):
             if combiner in node:
                 return self._union(node, node[combiner])
-        if "allOf" in node:
-            raise DataError("JSON Schema allOf has no Connect schema here")
         if "enum" in node or "const" in node:
             symbols = node["enum"] if "enum" in node else [node["const"]]
             builder = SchemaBuilder.string().parameter(JSON_TYPE_ENUM, "")

@@ -13,10 +13,13 @@ strategies, ``auto.register.schemas``, ``use.latest.version``, ``normalize.schem
   :mod:`kopycat.converters.protobuf_data`, registered as its source text with ``schemaType``
   PROTOBUF; values are filled into message classes built from it (the ``protobuf`` package).
 - Reading: the id's schema (``.proto`` source, or the base64 ``FileDescriptorProto`` Confluent's
-  Python serializer registers) is parsed and compiled once; the message indexes pick the message,
-  whose Connect schema takes the registry's version.
-- Its own keys: ``optional.for.nullables`` (optional fields as proto3 ``optional``) and
-  ``wrapper.for.nullables`` (optional primitives as ``google.protobuf`` wrapper messages).
+  Python serializer registers) is parsed and compiled once, with the files it imports from its
+  schema references (each a subject version, fetched once); the message indexes pick the message,
+  whose Connect schema takes the registry's version. Enums read as STRINGs carrying their symbols
+  and are written back as the same enum, nested in the message of the field.
+- Its own keys: ``optional.for.nullables`` (optional fields as proto3 ``optional``),
+  ``wrapper.for.nullables`` (optional primitives as ``google.protobuf`` wrapper messages) and
+  ``scrub.invalid.names`` (names made valid as ``ProtobufData`` scrubs them).
 
 Needs the ``protobuf`` package (the ``kopycat[protobuf]`` extra); :mod:`kopycat.plugins` imports
 this module only where the converter is configured.
@@ -52,6 +55,7 @@ __all__ = ["ProtobufConverter", "read_message_indexes", "write_message_indexes"]
 OPTIONAL_FOR_NULLABLES_CONFIG: Final = "optional.for.nullables"
 
 WRAPPER_FOR_NULLABLES_CONFIG: Final = "wrapper.for.nullables"
+SCRUB_INVALID_NAMES_CONFIG: Final = "scrub.invalid.names"
 
 CONFIG: Final = (
     ConfigDef(REGISTRY_CONFIG)
@@ -59,6 +63,10 @@ CONFIG: Final = (
             doc="Whether nullable fields should be specified with an optional label.")
     .define(WRAPPER_FOR_NULLABLES_CONFIG, ConfigType.BOOLEAN, default=False, importance=Importance.MEDIUM,
             doc="Whether nullable fields should use primitive wrapper messages.")
+    .define(SCRUB_INVALID_NAMES_CONFIG, ConfigType.BOOLEAN, default=False, importance=Importance.MEDIUM,
+            doc="Whether to scrub invalid names by replacing invalid characters with valid ones "
+                "(URL-encoded, then every character Protobuf names refuse replaced by _; x before a leading "
+                "digit or _).")
 )
 
 
@@ -166,13 +174,15 @@ class ProtobufConverter(SchemaRegistryConverter):
 
     def configure_format(self, parsed: Mapping[str, Any]) -> None:
         self.options = ProtobufOptions(optional_for_nullables=parsed[OPTIONAL_FOR_NULLABLES_CONFIG],
-                                       wrapper_for_nullables=parsed[WRAPPER_FOR_NULLABLES_CONFIG])
+                                       wrapper_for_nullables=parsed[WRAPPER_FOR_NULLABLES_CONFIG],
+                                       scrub_invalid_names=parsed[SCRUB_INVALID_NAMES_CONFIG])
 
     def new_writer(self, schema: Schema) -> SchemaWriter:
         return _Writer(schema, self.options)
 
-    def new_reader(self, text: str, version: Callable[[str], int | None]) -> SchemaReader:
+    def new_reader(self, text: str, version: Callable[[str], int | None],
+                   references: Callable[[], Mapping[str, str]]) -> SchemaReader:
         try:
-            return _Reader(CompiledProto(parse_proto(text)), version, self.options)
+            return _Reader(CompiledProto(parse_proto(text), references), version, self.options)
         except (ValueError, KeyError, IndexError) as exc:
             raise DataError(f"Invalid Protobuf schema: {type(exc).__name__}: {exc}") from None

@@ -51,7 +51,8 @@ from google.protobuf import descriptor_pb2, wrappers_pb2
 from kopycat.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type
 from kopycat.api.errors import DataError
 from kopycat.converters.protobuf_descriptors import CompiledProto
-from kopycat.converters.protobuf_schema import SCALARS, ProtoField, ProtoFile, ProtoMessage, from_descriptor
+from kopycat.converters.protobuf_schema import SCALARS, ProtoEnum, ProtoField, ProtoFile, ProtoMessage, from_descriptor
+from kopycat.converters.scrub_names import scrub_full_name, scrub_name
 
 __all__ = ["ProtobufOptions", "from_connect_message", "to_connect_schema", "to_connect_value", "to_proto_file"]
 
@@ -99,6 +100,8 @@ class ProtobufOptions:
     """``optional.for.nullables``: optional Connect fields become proto3 ``optional`` fields."""
     wrapper_for_nullables: bool = False
     """``wrapper.for.nullables``: optional primitive fields become ``google.protobuf`` wrapper messages."""
+    scrub_invalid_names: bool = False
+    """``scrub.invalid.names``: field, message, enum and package names made valid Protobuf names."""
 
 
 # ---------------------------------------------------------------------- Connect schema -> .proto
@@ -117,6 +120,13 @@ class _FromConnect:
         self.unnamed += 1
         return f"{DEFAULT_SCHEMA_NAME}{self.unnamed}"
 
+    def valid(self, name: str, *, full: bool = False) -> str:
+        """``name`` scrubbed as ``ProtobufData.scrubName`` (``splitName`` for a ``full`` name) does
+        with ``scrub.invalid.names``."""
+        if not self.options.scrub_invalid_names:
+            return name
+        return scrub_full_name(name, protobuf=True) if full else scrub_name(name, protobuf=True)
+
     def message(self, schema: Schema, name: str) -> ProtoMessage:
         """A struct's message; a union struct field (``...protobuf.Union.<name>``) becomes a oneof."""
         message = ProtoMessage(name)
@@ -125,7 +135,8 @@ class _FromConnect:
             union = _union_name(member.schema)
             for part in member.schema.fields if union is not None else [member]:
                 tag = (part.schema.parameters or {}).get(PROTOBUF_TYPE_TAG)
-                proto_field = self.field(message, part.name, int(tag) if tag else next(numbers), part.schema)
+                proto_field = self.field(message, self.valid(part.name), int(tag) if tag else next(numbers),
+                                         part.schema)
                 if union is not None:
                     proto_field.label, proto_field.oneof = None, union
                 message.fields.append(proto_field)
@@ -163,12 +174,15 @@ class _FromConnect:
                 params["scale"] = str(Decimal.scale(schema))
             return logical[0]
         if schema.type is Type.STRUCT:
-            type_name = self.name_or_default(schema.name).rpartition(".")[2]
+            type_name = self.valid(self.name_or_default(schema.name).rpartition(".")[2])
             if type_name == name:
                 type_name += "Message"
             if all(nested.name != type_name for nested in message.messages):
                 message.messages.append(self.message(schema, type_name))
             return type_name
+        enum_type = (schema.parameters or {}).get(PROTOBUF_TYPE_ENUM)
+        if enum_type and schema.type in (Type.STRING, Type.INT32):
+            return self.enum(message, schema, enum_type)
         if schema.type in (Type.INT8, Type.INT16):
             params[CONNECT_TYPE_PROP] = schema.type.value
         scalar = (schema.parameters or {}).get(PROTOBUF_TYPE_PROP, _SCALAR_OF[schema.type])
@@ -182,6 +196,17 @@ class _FromConnect:
         return scalar
 
 
+    def enum(self, message: ProtoMessage, schema: Schema, enum_type: str) -> str:
+        """A field read from a Protobuf enum: the enum defined in the message that holds the field,
+        its symbols from the ``...protobuf.Enum.<SYMBOL>`` parameters (``enumDefinitionFromConnectSchema``)."""
+        name = self.valid((schema.name or enum_type).rpartition(".")[2])
+        if all(known.name != name for known in message.enums):
+            prefix = PROTOBUF_TYPE_ENUM + "."
+            message.enums.append(ProtoEnum(name, [(key[len(prefix):], int(number)) for key, number
+                                                  in (schema.parameters or {}).items() if key.startswith(prefix)]))
+        return name
+
+
 def to_proto_file(schema: Schema, options: ProtobufOptions | None = None) -> tuple[ProtoFile, int]:
     """The ``.proto`` model of a Connect schema (``ProtobufData.fromConnectSchema``) and the index of
     its message there: a struct is the file's only message; a primitive is its wrapper in
@@ -193,7 +218,7 @@ def to_proto_file(schema: Schema, options: ProtobufOptions | None = None) -> tup
         raise DataError(f"Protobuf has no root message for a {schema.type.value} schema: ProtobufConverter "
                         f"writes structs and primitives (as google.protobuf wrappers), as Confluent's does")
     builder = _FromConnect(options or ProtobufOptions())
-    package, _, name = builder.name_or_default(schema.name).rpartition(".")
+    package, _, name = builder.valid(builder.name_or_default(schema.name), full=True).rpartition(".")
     message = builder.message(schema, name)
     return ProtoFile(package or None, "proto3", builder.imports, [message]), 0
 
@@ -336,7 +361,8 @@ def from_connect_message(message: Any, schema: Schema, value: Any) -> Any:
             if member is None:
                 continue
             item = item.get(member)
-        _set(message, fields[member.name], member.schema, item)
+        target = fields.get(member.name) or fields[scrub_name(member.name, protobuf=True)]  # scrub.invalid.names
+        _set(message, target, member.schema, item)
     return message
 
 

@@ -8,11 +8,15 @@ the innermost scope outwards) and adds them to a private ``DescriptorPool``, fro
 without the registry: ``google/protobuf/timestamp.proto`` and ``wrappers.proto`` (from the
 ``protobuf`` package), ``google/type/date.proto``, ``google/type/timeofday.proto``,
 ``confluent/type/decimal.proto`` and ``confluent/meta.proto`` (their messages, written out below).
-Other imports (schema references) are a :class:`DataError`.
+Other imports are schema references: the registry lists them with the schema (Confluent's
+``SchemaReference``: the import path, a subject and a version), and their texts (``.proto`` source
+or base64 ``FileDescriptorProto``, with imports of their own) are added to the pool under the
+import path first; an import no reference names is a :class:`DataError`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, timestamp_pb2, wrappers_pb2
@@ -52,11 +56,16 @@ class CompiledProto:
     descriptors of the ``protobuf`` package do not all expose.
     """
 
-    def __init__(self, proto: ProtoFile) -> None:
+    def __init__(self, proto: ProtoFile, references: Callable[[], Mapping[str, str]] | None = None) -> None:
+        """``references()`` gives the referenced schemas' texts by import path (asked only when an
+        import is not a well-known one)."""
         self.proto = proto
         self.pool = descriptor_pool.DescriptorPool()
         self.params: dict[tuple[str, int], dict[str, str]] = {}
         self.proto3_optional: set[tuple[str, int]] = set()
+        self._references = references
+        self._sources: Mapping[str, str] | None = None
+        self._added: set[str] = set()
         known: dict[str, str] = {}
         for name in proto.imports:
             self._add_dependency(name, known)
@@ -69,6 +78,9 @@ class CompiledProto:
             raise DataError(f"Invalid Protobuf schema: {exc}") from None
 
     def _add_dependency(self, name: str, known: dict[str, str]) -> None:
+        if name in self._added:
+            return
+        self._added.add(name)
         module = _BUILT_IN.get(name)
         if module is not None:
             dependency = descriptor_pb2.FileDescriptorProto.FromString(module.DESCRIPTOR.serialized_pb)
@@ -77,10 +89,25 @@ class CompiledProto:
             _collect(parsed, known)
             dependency = _file_proto(parsed, name, known, None)
         else:
-            raise DataError(f"Protobuf schema imports {name!r}: schema references are not supported")
+            dependency = self._referenced(name, known)
         for message in dependency.message_type:
             known[f"{dependency.package}.{message.name}"] = "message"
         self.pool.Add(dependency)
+
+    def _referenced(self, name: str, known: dict[str, str]) -> descriptor_pb2.FileDescriptorProto:
+        """The descriptor of a referenced schema, after the files it imports itself."""
+        if self._sources is None:
+            self._sources = self._references() if self._references is not None else {}
+        text = self._sources.get(name)
+        if text is None:
+            raise DataError(f"Protobuf schema imports {name!r}, which none of its schema references names "
+                            f"(references: {sorted(self._sources) or 'none'}); register the schema with a "
+                            f"reference for that import")
+        parsed = parse_proto(text)
+        for imported in parsed.imports:
+            self._add_dependency(imported, known)
+        _collect(parsed, known)
+        return _file_proto(parsed, name, known, self)
 
     def message_name(self, indexes: list[int]) -> str:
         """The full name of the message the message indexes point at (``[0]``: the first one)."""

@@ -8,7 +8,8 @@ Follows ``AbstractKafkaSchemaSerDe`` and its serializer/deserializer subclasses,
   is a null record (a tombstone) both ways.
 - Writing: the format turns the Connect schema into its schema text once (a :class:`SchemaWriter`),
   registered under the subject the strategy names (``auto.register.schemas``), looked up without
-  registering, or the subject's latest version used (``use.latest.version``); ids are cached.
+  registering, or the subject's latest version used (``use.latest.version``), checked to read the
+  data (``latest.compatibility.strict``) and written with by the format's ``with_schema``; ids are cached.
 - Reading: the id's schema text is fetched once and the format builds a :class:`SchemaReader`
   (the Connect schema and a decoder); a schema without a Connect version takes its version under
   the strategy's subject, as Confluent's ``deserializeWithSchemaAndVersion`` does.
@@ -31,6 +32,7 @@ import logging
 import struct
 import urllib.parse
 from abc import ABC, abstractmethod
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from itertools import accumulate, repeat
 from typing import Any, ClassVar, Final
@@ -39,6 +41,7 @@ from kopycat.api.config import CaseInsensitiveValidString, ConfigDef, ConfigType
 from kopycat.api.converter import Converter, SchemaAndValue
 from kopycat.api.data import Schema
 from kopycat.api.errors import ConfigError, DataError
+from kopycat.converters.registry_tls import REGISTRY_TLS_CONFIG, registry_ssl_context
 from kopycat.converters.schema_registry import SchemaRegistryClient, SchemaRegistryError
 
 __all__ = [
@@ -56,10 +59,12 @@ KEY_SUBJECT_NAME_STRATEGY_CONFIG: Final = "key.subject.name.strategy"
 VALUE_SUBJECT_NAME_STRATEGY_CONFIG: Final = "value.subject.name.strategy"
 AUTO_REGISTER_SCHEMAS_CONFIG: Final = "auto.register.schemas"
 USE_LATEST_VERSION_CONFIG: Final = "use.latest.version"
+LATEST_COMPATIBILITY_STRICT_CONFIG: Final = "latest.compatibility.strict"
 NORMALIZE_SCHEMAS_CONFIG: Final = "normalize.schemas"
 MAX_RETRIES_CONFIG: Final = "max.retries"
 RETRIES_WAIT_MS_CONFIG: Final = "retries.wait.ms"
 RETRIES_MAX_WAIT_MS_CONFIG: Final = "retries.max.wait.ms"
+SCHEMAS_CACHE_SIZE_CONFIG: Final = "schemas.cache.config"
 
 _STRATEGY_PACKAGE: Final = "io.confluent.kafka.serializers.subject."
 TOPIC_NAME_STRATEGY: Final = _STRATEGY_PACKAGE + "TopicNameStrategy"
@@ -92,6 +97,11 @@ REGISTRY_CONFIG: Final = (
             doc="Specify if the Serializer should attempt to register the Schema with Schema Registry.")
     .define(USE_LATEST_VERSION_CONFIG, ConfigType.BOOLEAN, default=False, importance=Importance.LOW,
             doc="Specify if the Serializer should use the latest subject version for serialization.")
+    .define(LATEST_COMPATIBILITY_STRICT_CONFIG, ConfigType.BOOLEAN, default=True, importance=Importance.LOW,
+            doc="Whether to check for backward compatibility between the latest subject version and the "
+                "schema of the object to be serialized (with use.latest.version): the latest schema must be "
+                "able to read the data. Avro applies Avro's schema resolution rules; Protobuf and JSON Schema "
+                "pass only a latest schema of the same text.")
     .define(NORMALIZE_SCHEMAS_CONFIG, ConfigType.BOOLEAN, default=False, importance=Importance.LOW,
             doc="Whether to normalize schemas, which generally ignores ordering when it is not significant.")
     .define(MAX_RETRIES_CONFIG, ConfigType.INT, default=3, validator=Range(min=0), importance=Importance.LOW,
@@ -100,7 +110,10 @@ REGISTRY_CONFIG: Final = (
             importance=Importance.LOW, doc="Wait before the first retry; doubled each round.")
     .define(RETRIES_MAX_WAIT_MS_CONFIG, ConfigType.INT, default=20000, validator=Range(min=0),
             importance=Importance.LOW, doc="The longest wait between retries.")
-)
+    .define(SCHEMAS_CACHE_SIZE_CONFIG, ConfigType.INT, default=1000, importance=Importance.LOW,
+            doc="Size of the converted schemas cache: how many Connect schemas (writing) and schema ids "
+                "(reading) keep their converted form; the least recently used is dropped first (at least 1).")
+).merge(REGISTRY_TLS_CONFIG)
 """The keys every registry converter takes; a format's CONFIG adds its own to a copy."""
 
 _MAGIC_BYTE: Final = 0
@@ -134,6 +147,19 @@ class SchemaWriter(ABC):
     def __init__(self) -> None:
         self.headers: dict[str, bytes] = {}
         """Magic byte and schema id by topic (the subject may depend on it)."""
+        self.targets: dict[str, SchemaWriter] = {}
+        """By topic, the writer with the subject's latest schema when it differs (``use.latest.version``)."""
+
+    def incompatibilities(self, latest: str) -> list[str]:
+        """Hook: why data of this schema cannot be read with the registered schema text ``latest``
+        (``latest.compatibility.strict``); empty when it can. Default: only the same text passes."""
+        return [] if latest == self.text else ["its schema text differs from the Connect schema's, and this "
+                                               "format checks no more than that"]
+
+    def with_schema(self, latest: str) -> SchemaWriter:
+        """Hook: the writer of this schema's Connect values encoded with the registered schema text
+        ``latest`` (``use.latest.version``). Default: this writer (its own encoding)."""
+        return self
 
     @abstractmethod
     def encode(self, values: Sequence[Any]) -> list[bytes]:
@@ -160,6 +186,25 @@ class SchemaReader(ABC):
         return None
 
 
+class _SchemaCache(OrderedDict[Any, Any]):
+    """A converted-schemas cache of ``schemas.cache.config`` entries (Confluent's Guava caches with
+    ``maximumSize``): the least recently used entry is dropped first."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = max(1, size)
+
+    def get_or_build(self, key: Any, build: Callable[[], Any]) -> Any:
+        found = self.get(key)
+        if found is None:
+            found = self[key] = build()
+            if len(self) > self.size:
+                self.popitem(last=False)
+        else:
+            self.move_to_end(key)
+        return found
+
+
 class SchemaRegistryConverter(Converter):
     """Connect data <-> a Schema Registry format; see the module docstring for what is shared.
 
@@ -175,8 +220,10 @@ class SchemaRegistryConverter(Converter):
     def __init__(self, client: SchemaRegistryClient | None = None) -> None:
         self.client = client
         self.is_key = False
-        self._writers: dict[Schema, SchemaWriter] = {}
-        self._readers: dict[int, SchemaReader] = {}
+        self._writers = _SchemaCache(1000)
+        """Connect schema -> :class:`SchemaWriter`."""
+        self._readers = _SchemaCache(1000)
+        """Schema id -> :class:`SchemaReader`."""
 
     def config(self) -> ConfigDef:
         return self.CONFIG
@@ -189,7 +236,10 @@ class SchemaRegistryConverter(Converter):
         self.strategy = _strategy(parsed[key], key)
         self.auto_register = parsed[AUTO_REGISTER_SCHEMAS_CONFIG]
         self.use_latest = parsed[USE_LATEST_VERSION_CONFIG]
+        self.latest_strict = parsed[LATEST_COMPATIBILITY_STRICT_CONFIG]
         self.normalize = parsed[NORMALIZE_SCHEMAS_CONFIG]
+        self._writers = _SchemaCache(parsed[SCHEMAS_CACHE_SIZE_CONFIG])
+        self._readers = _SchemaCache(parsed[SCHEMAS_CACHE_SIZE_CONFIG])
         self.configure_format(parsed)
         if self.client is None:
             self.client = registry_client(parsed)
@@ -202,9 +252,12 @@ class SchemaRegistryConverter(Converter):
         """Hook: the writer of a Connect schema (called once per schema)."""
 
     @abstractmethod
-    def new_reader(self, text: str, version: Callable[[str], int | None]) -> SchemaReader:
+    def new_reader(self, text: str, version: Callable[[str], int | None],
+                   references: Callable[[], Mapping[str, str]]) -> SchemaReader:
         """Hook: the reader of a registered schema text (called once per id); ``version(record_name)``
-        asks the registry the schema's version under the subject the strategy names."""
+        asks the registry the schema's version under the subject the strategy names, and
+        ``references()`` the text of every schema it references, directly or not, by the name it is
+        referenced by (a Protobuf import path)."""
 
     # ------------------------------------------------------------------ Connect -> bytes
 
@@ -239,19 +292,17 @@ class SchemaRegistryConverter(Converter):
         if schema is None:
             raise DataError(f"{type(self).__name__} needs a Connect schema to write a value; the record has none "
                             f"(use JsonConverter with schemas.enable=false for schemaless data)")
-        writer = self._writers.get(schema)
-        if writer is None:
-            writer = self._writers.setdefault(schema, self.new_writer(schema))
+        writer: SchemaWriter = self._writers.get_or_build(schema, lambda: self.new_writer(schema))
         header = writer.headers.get(topic)
         if header is None:
             header = writer.headers.setdefault(topic, _HEADER.pack(_MAGIC_BYTE, self._schema_id(topic, writer)))
-        return writer, header
+        return writer.targets.get(topic, writer), header
 
     def _schema_id(self, topic: str, writer: SchemaWriter) -> int:
         assert self.client is not None, "configure() first"
         subject = subject_for(self.strategy, topic, self.is_key, writer.record_name)
         if self.use_latest:
-            return self.client.latest(subject).schema_id
+            return self._latest_id(topic, subject, writer)
         if self.auto_register:
             try:
                 return self.client.register(subject, writer.text, normalize=self.normalize,
@@ -264,6 +315,21 @@ class SchemaRegistryConverter(Converter):
                                           f"Change the schema compatibly, or the subject's compatibility level",
                                           exc.status, exc.error_code) from None
         return self.client.lookup(subject, writer.text, normalize=self.normalize, schema_type=self.SCHEMA_TYPE)
+
+    def _latest_id(self, topic: str, subject: str, writer: SchemaWriter) -> int:
+        """The id of the subject's latest schema, whose writer encodes ``topic``'s values from now on
+        (Confluent's ``lookupLatestVersion``, with its check when ``latest.compatibility.strict``)."""
+        assert self.client is not None, "configure() first"
+        latest = self.client.latest(subject)
+        if latest.schema != writer.text:
+            problems = writer.incompatibilities(latest.schema) if self.latest_strict else []
+            if problems:
+                raise DataError(f"Incompatible schema of type '{self.SCHEMA_TYPE or 'AVRO'}': the latest version "
+                                f"({latest.version}) of subject {subject} cannot read the {self.FORMAT} data of "
+                                f"topic {topic}: {'; '.join(problems)}. Set {LATEST_COMPATIBILITY_STRICT_CONFIG}="
+                                f"false to disable this check")
+            writer.targets[topic] = writer.with_schema(latest.schema)
+        return latest.schema_id
 
     def from_arrow_array(self, topic: str, schema: Schema, values: Any) -> Any | None:
         """The header of ``schema``'s id and each value's payload, by the writer's columns hook."""
@@ -320,9 +386,7 @@ class SchemaRegistryConverter(Converter):
     def _decoded_arrow(self, topic: str, schema_id: int, data: bytes, starts: list[int],
                        ends: list[int]) -> SchemaAndValue | None:
         try:
-            reader = self._readers.get(schema_id)
-            if reader is None:
-                reader = self._readers.setdefault(schema_id, self._reader(topic, schema_id))
+            reader: SchemaReader = self._readers.get_or_build(schema_id, lambda: self._reader(topic, schema_id))
         except (SchemaRegistryError, DataError):
             return None
         return reader.decode_arrow(data, [start + _HEADER.size for start in starts], ends)
@@ -337,9 +401,7 @@ class SchemaRegistryConverter(Converter):
                             f"(the value does not start with 0 and a 4-byte schema id: not written by a "
                             f"{self.FORMAT} serializer with a Schema Registry)")
         schema_id = _HEADER.unpack_from(value)[1]
-        reader = self._readers.get(schema_id)
-        if reader is None:
-            reader = self._readers.setdefault(schema_id, self._reader(topic, schema_id))
+        reader: SchemaReader = self._readers.get_or_build(schema_id, lambda: self._reader(topic, schema_id))
         try:
             return reader.decode(value[_HEADER.size:])
         except _DECODE_ERRORS as exc:
@@ -353,7 +415,22 @@ class SchemaRegistryConverter(Converter):
         except SchemaRegistryError as exc:
             raise SchemaRegistryError(f"Failed to deserialize {self.FORMAT} data for topic {topic}: schema id "
                                       f"{schema_id} could not be fetched: {exc}", exc.status, exc.error_code) from None
-        return self.new_reader(text, lambda record_name: self._version(topic, record_name, text))
+        return self.new_reader(text, lambda record_name: self._version(topic, record_name, text),
+                               lambda: self._referenced(schema_id))
+
+    def _referenced(self, schema_id: int) -> dict[str, str]:
+        """The texts of the schemas ``schema_id`` references, through their own references (Confluent's
+        client resolves a ``SchemaReference`` by its subject and version the same way)."""
+        assert self.client is not None, "configure() first"
+        found: dict[str, str] = {}
+        pending = list(self.client.references_of(schema_id))
+        while pending:
+            reference = pending.pop()
+            if reference.name not in found:
+                registered = self.client.subject_version(reference.subject, reference.version)
+                found[reference.name] = registered.schema
+                pending.extend(registered.references)
+        return found
 
     def _version(self, topic: str, record_name: str, text: str) -> int | None:
         """The schema's version under the subject the strategy names, which the Connect schema takes
@@ -369,7 +446,7 @@ class SchemaRegistryConverter(Converter):
 
 
 def registry_client(parsed: Mapping[str, Any]) -> SchemaRegistryClient:
-    """The registry client the keys of :data:`REGISTRY_CONFIG` describe (URLs, auth, retries)."""
+    """The registry client the keys of :data:`REGISTRY_CONFIG` describe (URLs, auth, retries, TLS)."""
     urls = list(parsed[SCHEMA_REGISTRY_URL_CONFIG])
     if not urls:
         raise ConfigError.for_key(SCHEMA_REGISTRY_URL_CONFIG, "", "name at least one Schema Registry URL")
@@ -384,7 +461,7 @@ def registry_client(parsed: Mapping[str, Any]) -> SchemaRegistryClient:
     return SchemaRegistryClient(
         urls, basic_auth=basic_auth, bearer_token=_secret(parsed[BEARER_AUTH_TOKEN_CONFIG]) or None,
         max_retries=parsed[MAX_RETRIES_CONFIG], retry_backoff_s=parsed[RETRIES_WAIT_MS_CONFIG] / 1000,
-        retry_backoff_max_s=parsed[RETRIES_MAX_WAIT_MS_CONFIG] / 1000)
+        retry_backoff_max_s=parsed[RETRIES_MAX_WAIT_MS_CONFIG] / 1000, ssl_context=registry_ssl_context(parsed))
 
 
 def _without_user_info(url: str) -> str:

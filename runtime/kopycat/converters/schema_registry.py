@@ -7,6 +7,7 @@ Confluent-compatible registry answers: Confluent's, Apicurio's ``/apis/ccompat/v
 - ``POST /subjects/{subject}/versions``           register, answers the id (``auto.register.schemas``)
 - ``POST /subjects/{subject}``                    look a schema (its id, its version) up under a subject
 - ``GET /subjects/{subject}/versions/latest``     the latest schema (``use.latest.version``)
+- ``GET /subjects/{subject}/versions/{version}``  a referenced schema (a Protobuf import), cached
 
 ``normalize=true`` is sent when asked (``normalize.schemas``). ``schema.registry.url`` may list
 several URLs: a request that cannot be sent, or that answers 5xx, moves to the next URL, and after
@@ -14,6 +15,9 @@ a round over all of them waits (doubling from ``retry_backoff_s``, capped) until
 rounds are spent; then :class:`SchemaRegistryError` says what failed. 4xx answers are not retried:
 they carry Confluent's ``error_code`` (40401 subject not found, 40403 schema not found, ...).
 Authentication: HTTP basic (``basic.auth.credentials.source`` USER_INFO or URL) or a bearer token.
+HTTPS takes an ``ssl.SSLContext`` (built from ``schema.registry.ssl.*`` by
+:mod:`kopycat.converters.registry_tls`); a TLS failure (an untrusted certificate, a refused client
+certificate) is not retried: it will not heal, and its error names the URL and the keys to set.
 
 Why not ``confluent_kafka.schema_registry.SchemaRegistryClient``: it needs the
 ``schemaregistry`` extra (authlib and httpx), which Kopycat's engine does not otherwise depend on,
@@ -28,6 +32,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import ssl
 import time
 import urllib.error
 import urllib.parse
@@ -38,7 +43,7 @@ from typing import Any, Final
 
 from kopycat.api.errors import DataError
 
-__all__ = ["RegisteredSchema", "SchemaRegistryClient", "SchemaRegistryError"]
+__all__ = ["RegisteredSchema", "SchemaReference", "SchemaRegistryClient", "SchemaRegistryError"]
 
 log = logging.getLogger(__name__)
 
@@ -62,24 +67,37 @@ class SchemaRegistryError(DataError):
 
 
 @dataclass(frozen=True)
+class SchemaReference:
+    """A schema another one references (Confluent's ``SchemaReference``): the name the referencing
+    schema knows it by (a Protobuf import path), and the subject version that holds it."""
+
+    name: str
+    subject: str
+    version: int
+
+
+@dataclass(frozen=True)
 class RegisteredSchema:
-    """A schema as the registry holds it: its id, its text and (when known) subject and version."""
+    """A schema as the registry holds it: its id, its text and (when known) subject, version and references."""
 
     schema_id: int
     schema: str
     subject: str | None = None
     version: int | None = None
+    references: tuple[SchemaReference, ...] = ()
 
 
 class SchemaRegistryClient:
     """One registry (one or more URLs for it), with caches: id -> schema, (subject, schema) -> id.
 
-    ``basic_auth`` is ``"user:password"``; ``bearer_token`` a token sent as ``Authorization: Bearer``.
+    ``basic_auth`` is ``"user:password"``; ``bearer_token`` a token sent as ``Authorization: Bearer``;
+    ``ssl_context`` is used for ``https://`` URLs (None: the system's CAs).
     """
 
     def __init__(self, urls: str | Sequence[str], *, basic_auth: str | None = None,
                  bearer_token: str | None = None, max_retries: int = 3, retry_backoff_s: float = 0.5,
-                 retry_backoff_max_s: float = 5.0, timeout_s: float = 30.0) -> None:
+                 retry_backoff_max_s: float = 5.0, timeout_s: float = 30.0,
+                 ssl_context: ssl.SSLContext | None = None) -> None:
         if isinstance(urls, str):
             urls = [u.strip() for u in urls.split(",")]
         self.urls = [u.rstrip("/") for u in urls if u]
@@ -89,6 +107,7 @@ class SchemaRegistryClient:
         self.retry_backoff_s = retry_backoff_s
         self.retry_backoff_max_s = retry_backoff_max_s
         self.timeout_s = timeout_s
+        self.ssl_context = ssl_context
         self._headers = {"Accept": _CONTENT_TYPE, "Content-Type": _CONTENT_TYPE}
         if basic_auth:
             self._headers["Authorization"] = "Basic " + base64.b64encode(basic_auth.encode()).decode()
@@ -97,6 +116,8 @@ class SchemaRegistryClient:
         self._by_id: dict[int, str] = {}
         self._ids: dict[tuple[str, str, bool], int] = {}
         self._versions: dict[tuple[str, str], RegisteredSchema] = {}
+        self._references: dict[int, tuple[SchemaReference, ...]] = {}
+        self._subject_versions: dict[tuple[str, int], RegisteredSchema] = {}
 
     # ------------------------------------------------------------------ the converter's calls
 
@@ -105,7 +126,27 @@ class SchemaRegistryClient:
         known = self._by_id.get(schema_id)
         if known is None:
             answer = self.request("GET", f"/schemas/ids/{schema_id}")
+            self._references.setdefault(schema_id, _references(answer))
             known = self._by_id.setdefault(schema_id, answer["schema"])
+        return known
+
+    def references_of(self, schema_id: int) -> tuple[SchemaReference, ...]:
+        """The schemas the one registered as ``schema_id`` references (fetched with its text, once)."""
+        known = self._references.get(schema_id)
+        if known is None:
+            answer = self.request("GET", f"/schemas/ids/{schema_id}")
+            self._by_id.setdefault(schema_id, answer["schema"])
+            known = self._references.setdefault(schema_id, _references(answer))
+        return known
+
+    def subject_version(self, subject: str, version: int) -> RegisteredSchema:
+        """The schema registered as ``version`` of ``subject`` (cached: a version never changes)."""
+        known = self._subject_versions.get((subject, version))
+        if known is None:
+            answer = self.request("GET", f"/subjects/{_quote(subject)}/versions/{version}")
+            found = RegisteredSchema(int(answer["id"]), answer["schema"], answer.get("subject", subject),
+                                     answer.get("version", version), _references(answer))
+            known = self._subject_versions.setdefault((subject, version), found)
         return known
 
     def register(self, subject: str, schema: str, *, normalize: bool = False, schema_type: str | None = None) -> int:
@@ -178,7 +219,7 @@ class SchemaRegistryClient:
     def _send(self, method: str, url: str, data: bytes | None) -> Any:
         request = urllib.request.Request(url, data=data, method=method, headers=self._headers)
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+            with urllib.request.urlopen(request, timeout=self.timeout_s, context=self.ssl_context) as response:
                 text = response.read()
         except urllib.error.HTTPError as exc:
             answer = exc.read().decode(errors="replace")
@@ -193,12 +234,31 @@ class SchemaRegistryClient:
             raise SchemaRegistryError(f"Schema Registry answered {exc.code} to {method} {url}: {message}",
                                       status=exc.code, error_code=code) from None
         except (urllib.error.URLError, OSError) as exc:
-            raise _Retriable(str(getattr(exc, "reason", exc))) from None
+            reason = exc if isinstance(exc, ssl.SSLError) else getattr(exc, "reason", exc)
+            if isinstance(reason, ssl.SSLError):  # raised as is after the handshake, else inside a URLError
+                raise SchemaRegistryError(_tls_failure(url, reason)) from None
+            raise _Retriable(str(reason)) from None
         return json.loads(text) if text else None
 
 
 class _Retriable(Exception):
     """A failure worth another attempt: no connection, a timeout, a 5xx answer."""
+
+
+def _tls_failure(url: str, error: ssl.SSLError) -> str:
+    """What a failed TLS handshake with the registry means, and the key that fixes it."""
+    if isinstance(error, ssl.SSLCertVerificationError):
+        return (f"The Schema Registry's certificate at {url} is not trusted: {error.verify_message}. Set "
+                f"schema.registry.ssl.truststore.location (and .password, .type) to a trust store holding the CA "
+                f"that signed it")
+    return (f"The TLS handshake with the Schema Registry at {url} failed: {error.reason or error}. Check "
+            f"schema.registry.ssl.keystore.location (the client certificate a registry requiring mutual TLS "
+            f"checks) and schema.registry.ssl.truststore.location")
+
+
+def _references(answer: Mapping[str, Any]) -> tuple[SchemaReference, ...]:
+    return tuple(SchemaReference(ref["name"], ref["subject"], int(ref["version"]))
+                 for ref in answer.get("references") or ())
 
 
 def _body(schema: str, schema_type: str | None) -> dict[str, str]:

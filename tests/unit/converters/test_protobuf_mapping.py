@@ -177,6 +177,22 @@ def test_schemas_written_elsewhere_are_read_from_proto_text_or_base64_descriptor
     assert to_connect_schema(again, "shop.Cart", 2) == schema
 
 
+def test_an_enum_read_from_protobuf_is_written_back_as_the_enum_nested_in_its_message() -> None:
+    text = """syntax = "proto3"; package shop; enum Status { NEW = 0; DONE = 5; }
+              message Cart { Status status = 1; repeated Status history = 2; }"""
+    compiled = CompiledProto(parse_proto(text))
+    schema = to_connect_schema(compiled, "shop.Cart")
+    proto, index = to_proto_file(schema)
+    printed = print_proto(proto)
+    assert "enum Status {" in printed and "DONE = 5;" in printed and "Status status = 1;" in printed
+    assert "repeated Status history = 2;" in printed
+    value = Struct(schema).put("status", "DONE").put("history", ["NEW", "DONE"])
+    written = CompiledProto(proto)
+    message = from_connect_message(written.message_class(written.message_name([index]))(), schema, value)
+    assert compiled.message_class("shop.Cart").FromString(message.SerializeToString()) == \
+        compiled.message_class("shop.Cart")(status=5, history=[0, 5])
+
+
 @pytest.mark.parametrize(("schema", "value", "index"), [
     (Schema.STRING_SCHEMA, "order-7", 7), (Schema.INT64_SCHEMA, -5, 2), (Schema.BYTES_SCHEMA, b"\x01", 8),
     (Schema.FLOAT64_SCHEMA, 0.25, 0), (Schema.BOOLEAN_SCHEMA, True, 6)], ids=lambda v: str(v)[:12])

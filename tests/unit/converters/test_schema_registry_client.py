@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from kopycat.api.errors import DataError
-from kopycat.converters.schema_registry import SchemaRegistryClient, SchemaRegistryError
+from kopycat.converters.schema_registry import SchemaReference, SchemaRegistryClient, SchemaRegistryError
 
 
 class _Scripted(ThreadingHTTPServer):
@@ -111,3 +111,17 @@ def test_a_bearer_token_is_sent_and_latest_is_not_cached(server: _Scripted) -> N
     client = SchemaRegistryClient(server.url, bearer_token="t0k")
     assert [client.latest("s").version for _ in range(2)] == [1, 2]
     assert {auth for _, _, _, auth in server.seen} == {"Bearer t0k"}
+
+
+def test_references_come_with_the_schema_and_subject_versions_are_fetched_once(server: _Scripted) -> None:
+    reference = {"name": "shop/common.proto", "subject": "shop/common.proto", "version": 2}
+    server.script = [(200, {"schema": "main", "schemaType": "PROTOBUF", "references": [reference]}),
+                     (200, {"subject": "shop/common.proto", "version": 2, "id": 3, "schema": "common"})]
+    client = SchemaRegistryClient(server.url)
+    assert client.schema_by_id(8) == "main"
+    assert client.references_of(8) == (SchemaReference("shop/common.proto", "shop/common.proto", 2),)
+    for _ in range(2):
+        found = client.subject_version("shop/common.proto", 2)
+        assert (found.schema_id, found.schema, found.references) == (3, "common", ())
+    assert [(m, p) for m, p, _, _ in server.seen] == [("GET", "/schemas/ids/8"),
+                                                      ("GET", "/subjects/shop%2Fcommon.proto/versions/2")]
