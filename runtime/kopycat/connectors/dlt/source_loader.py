@@ -6,11 +6,18 @@ in a source of its own name, so the task handles both alike. Every mistake (a mo
 not import, a missing function, an argument the function does not take or dlt cannot resolve)
 is a :class:`~kopycat.api.ConfigError` naming the key, its value and the fix, raised by the
 connector's ``start()`` before any task runs.
+
+dlt is not safe to call from several threads of one process: where Airflow is installed, its
+config resolution swaps ``sys.stdout``/``sys.stderr`` for buffers (``contextlib.redirect_stdout``
+around Airflow ``Variable`` lookups), and two threads doing it at once leave the process writing
+to a buffer for good. So every call into dlt (loading a source, taking a resource's next items)
+holds :data:`DLT_LOCK`: tasks of one process (``kopycat run`` with ``tasks.max`` > 1) take turns.
 """
 
 from __future__ import annotations
 
 import importlib
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -28,7 +35,10 @@ from kopycat.connectors.dlt.source_config import (
     source_arguments,
 )
 
-__all__ = ["load_source", "source_function"]
+__all__ = ["DLT_LOCK", "load_source", "source_function"]
+
+DLT_LOCK = threading.RLock()
+"""Held around every call into dlt: its config resolution redirects the process's stdout and stderr."""
 
 
 def source_function(path: str) -> Callable[..., Any]:
@@ -52,6 +62,11 @@ def source_function(path: str) -> Callable[..., Any]:
 
 def load_source(config: Mapping[str, Any], props: Mapping[str, Any]) -> DltSource:
     """The configured source with ``dlt.resources`` selected and ``dlt.incremental`` applied."""
+    with DLT_LOCK:
+        return _load(config, props)
+
+
+def _load(config: Mapping[str, Any], props: Mapping[str, Any]) -> DltSource:
     path = str(config[SOURCE_CONFIG])
     function = source_function(path)
     arguments = source_arguments(function, props)

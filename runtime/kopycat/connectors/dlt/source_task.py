@@ -15,7 +15,8 @@ state is only safe to store once the resource is exhausted: every batch carries 
 run started from (resuming there re-sends them: at-least-once), and the last batch carries the
 state dlt holds at the end. A chunk is therefore held until the next one arrives.
 
-Resources run one after another, each to its end; rows become :class:`SourceRecordBatch` items
+Resources run one after another, each to its end, taking turns in dlt with the other tasks of
+the process (:data:`~kopycat.connectors.dlt.source_loader.DLT_LOCK`); rows become :class:`SourceRecordBatch` items
 on ``<topic.prefix><resource>`` (:mod:`~kopycat.connectors.dlt.arrow_chunks`), which the engine
 encodes a column at a time or opens into records.
 """
@@ -46,7 +47,7 @@ from kopycat.connectors.dlt.source_config import (
     TOPIC_PREFIX_CONFIG,
     topic_for,
 )
-from kopycat.connectors.dlt.source_loader import load_source
+from kopycat.connectors.dlt.source_loader import DLT_LOCK, load_source
 
 __all__ = ["STATE_FIELD", "DltSourceTask", "primary_key", "resource_partition", "state_of"]
 
@@ -153,17 +154,18 @@ class DltSourceTask(SourceTask):
         partition = resource_partition(self.source.name, name)
         resources = self.state["sources"][self.source.name]["resources"]
         safe = {STATE_FIELD: dlt_json.typed_dumps(resources[name])} if name in resources else None
-        with Container().injectable_context(StateInjectableContext(state=self.state)):
+        with DLT_LOCK, Container().injectable_context(StateInjectableContext(state=self.state)):
             rows = iter(self.source.with_resources(name))
-        tables = RowChunker(name, self.limit).tables(rows)
-        self.current = _ResourceRun(name, tables, primary_key(self.source, name), partition, safe)
+            key = primary_key(self.source, name)
+        self.current = _ResourceRun(name, RowChunker(name, self.limit).tables(rows), key, partition, safe)
         log.info("dlt source %s: copying resource %s from state %s", self.source.name, name, safe)
         return True
 
     def _step(self, run: _ResourceRun) -> SourceRecordBatch | None:
         """Take the resource's next chunk; return the one held before it (the last with the final state)."""
         try:
-            table = next(run.tables, None)
+            with DLT_LOCK:
+                table = next(run.tables, None)
         except DataError:
             raise
         except Exception as exc:
