@@ -155,3 +155,28 @@ def test_resources_are_dealt_round_robin_over_tasks_and_each_task_copies_only_it
     topics = [sorted({(r.topic, r.key.get("id")) for r in records_of(items)}) for items in runs]
     assert topics == [[("m.alpha", 0), ("m.gamma", 0), ("m.gamma", 1), ("m.gamma", 2)],
                       [("m.beta", 0), ("m.beta", 1)]]
+
+
+def test_a_continuous_run_runs_the_source_again_from_its_state_and_copies_only_new_rows(
+        orders: dict[str, str]) -> None:
+    props = {key: value for key, value in orders.items() if key != BOUNDED_RUN_CONFIG}
+    props["dlt.restart.interval.ms"] = "0"
+    connector = DltSourceConnector()
+    connector.start(props)
+    [config] = connector.task_configs(1)
+    task = DltSourceTask()
+    task.initialize(TaskContext(config))
+    task.start(config)
+    try:
+        first = records_of(task.poll() or [])
+        assert [r.key.get("id") for r in first] == [1, 2, 3, 4, 5]
+        create_orders(orders["database"], range(6, 8))
+        later: list[Any] = []
+        for _ in range(30):  # a pass per poll at most: wait for the one after the insert
+            later += records_of(task.poll() or [])
+            if len(later) >= 2:
+                break
+        assert [r.key.get("id") for r in later] == [6, 7]
+    finally:
+        task.stop()
+    assert task.poll() is None

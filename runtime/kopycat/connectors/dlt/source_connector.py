@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kopycat.api import ConfigDef, ConnectError, SourceConnector, SourceTask
-from kopycat.connectors.dlt.source_config import CONFIG, TASK_RESOURCES_CONFIG
+from kopycat.connectors.dlt.source_config import CONFIG, RESOURCES_CONFIG, SOURCE_CONFIG, TASK_RESOURCES_CONFIG
 from kopycat.connectors.dlt.source_loader import load_source
 from kopycat.connectors.dlt.source_task import DltSourceTask
 
@@ -44,8 +44,8 @@ class DltSourceConnector(SourceConnector):
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         if not self.resources:
-            raise ConnectError(f"dlt source {self.props.get('dlt.source')} selects no resources; name them in "
-                               f"dlt.resources")
+            raise ConnectError(f"{SOURCE_CONFIG}={self.props.get(SOURCE_CONFIG)} selects no resources; name "
+                               f"them in {RESOURCES_CONFIG}")
         groups = [self.resources[start::max_tasks] for start in range(min(max_tasks, len(self.resources)))]
         return [{**self.props, TASK_RESOURCES_CONFIG: ",".join(group)} for group in groups]
 

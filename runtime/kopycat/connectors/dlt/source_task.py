@@ -95,7 +95,12 @@ class _ResourceRun:
 
 
 class DltSourceTask(SourceTask):
-    """Runs the task's resources once per run (bounded) or again every restart interval (continuous)."""
+    """Runs the task's resources once per run (bounded) or again every restart interval (continuous).
+
+    poll() runs the resources' generators in the task's thread, so it blocks while a resource
+    does (a query, an HTTP page); stop() may come from any thread and makes the next poll()
+    return at once. A continuous run waits between passes a second at a time, returning None.
+    """
 
     def __init__(self) -> None:
         self.stopping = threading.Event()
@@ -125,41 +130,48 @@ class DltSourceTask(SourceTask):
         """Batches of up to ``dlt.batch.max.rows`` rows; RunComplete once a bounded run's resources are done."""
         if self.finished:
             raise RunComplete
+        if self.current is None and not self.queue and not self._next_pass():
+            return None
         items: list[SourceItem] = []
         rows = 0
-        while rows < self.limit and not self.stopping.is_set():
-            if self.current is None and not self._next_resource():
-                break
-            assert self.current is not None
+        while rows < self.limit and not self.stopping.is_set() and (self.current is not None or self.queue):
+            if self.current is None:
+                self.current = self._open(self.queue.pop(0))
             batch = self._step(self.current)
             if batch is not None:
                 items.append(batch)
                 rows += len(batch)
         if self.current is None and not self.queue:
-            self._run_done()
+            self.finished = self.bounded
+            self.restart_at = time.monotonic() + self.restart_s
             if not items and self.finished:
                 raise RunComplete
         return items if items or self.bounded else None
 
-    def _next_resource(self) -> bool:
-        """Open the next resource of this run; False when none is left (or a continuous run waits)."""
-        if not self.queue:
-            if self.bounded or self.stopping.wait(min(_WAIT_S, max(0.0, self.restart_at - time.monotonic()))):
-                return False
-            if time.monotonic() < self.restart_at:
-                return False
-            self.source = load_source(self.config, self.props)
-            self.queue = list(self.resources)
-        name = self.queue.pop(0)
+    def _next_pass(self) -> bool:
+        """In a continuous run, load the source again once the restart interval passed (waiting up to
+        a second for it); False while it has not. A bounded run has one pass: it is complete."""
+        if self.bounded:
+            self.finished = True
+            raise RunComplete
+        if self.stopping.wait(min(_WAIT_S, max(0.0, self.restart_at - time.monotonic()))):
+            return False
+        if time.monotonic() < self.restart_at:
+            return False
+        self.source = load_source(self.config, self.props)
+        self.queue = list(self.resources)
+        return True
+
+    def _open(self, name: str) -> _ResourceRun:
+        """Start iterating one resource, with the state dlt holds for it (its offset's, or the last pass's)."""
         partition = resource_partition(self.source.name, name)
         resources = self.state["sources"][self.source.name]["resources"]
         safe = {STATE_FIELD: dlt_json.typed_dumps(resources[name])} if name in resources else None
         with DLT_LOCK, Container().injectable_context(StateInjectableContext(state=self.state)):
             rows = iter(self.source.with_resources(name))
             key = primary_key(self.source, name)
-        self.current = _ResourceRun(name, RowChunker(name, self.limit).tables(rows), key, partition, safe)
         log.info("dlt source %s: copying resource %s from state %s", self.source.name, name, safe)
-        return True
+        return _ResourceRun(name, RowChunker(name, self.limit).tables(rows), key, partition, safe)
 
     def _step(self, run: _ResourceRun) -> SourceRecordBatch | None:
         """Take the resource's next chunk; return the one held before it (the last with the final state)."""
@@ -183,11 +195,6 @@ class DltSourceTask(SourceTask):
         columns = connect_columns(table, run.key, run.name)
         return SourceRecordBatch(run.partition, offset, topic_for(self.prefix, run.name), columns.value_schema,
                                  columns.values, columns.key_schema, columns.keys)
-
-    def _run_done(self) -> None:
-        self.finished = self.bounded
-        if self.restart_at < time.monotonic():
-            self.restart_at = time.monotonic() + self.restart_s
 
     def stop(self) -> None:
         """From any thread: the next poll() returns at once; the resource's generator is dropped with the task."""
