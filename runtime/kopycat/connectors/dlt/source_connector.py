@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kopycat.api import ConfigDef, ConnectError, SourceConnector, SourceTask
+from kopycat.api import ConfigDef, ConfigError, ConfigValue, ConnectError, SourceConnector, SourceTask
 from kopycat.connectors.dlt.source_config import CONFIG, RESOURCES_CONFIG, SOURCE_CONFIG, TASK_RESOURCES_CONFIG
 from kopycat.connectors.dlt.source_loader import load_source
 from kopycat.connectors.dlt.source_task import DltSourceTask
@@ -38,6 +38,21 @@ class DltSourceConnector(SourceConnector):
         config = CONFIG.parse(props)
         self.props = dict(props)
         self.resources = list(load_source(config, props).resources.selected)
+
+    def validate(self, props: Mapping[str, str]) -> list[ConfigValue]:
+        """Per-key checks, then the source itself: imported and called as a run would (as the JDBC
+        source connects), so a bad module, function, argument or resource shows under its key."""
+        results = super().validate(props)
+        if any(result.errors for result in results):
+            return results
+        by_name = {result.name: result for result in results}
+        try:
+            load_source(CONFIG.parse(props), props)
+        except ConfigError as exc:
+            by_name.get(exc.key or SOURCE_CONFIG, by_name[SOURCE_CONFIG]).add_error_message(str(exc))
+        except ConnectError as exc:
+            by_name[SOURCE_CONFIG].add_error_message(str(exc))
+        return results
 
     def task_class(self) -> type[SourceTask]:
         return DltSourceTask

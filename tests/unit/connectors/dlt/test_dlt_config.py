@@ -79,3 +79,16 @@ def test_the_connector_is_a_builtin_plugin() -> None:
     assert connector_class("kopycat.connectors.dlt.DltSourceConnector") is DltSourceConnector
     assert [p.type for p in list_plugins() if p.class_name == "kopycat.connectors.dlt.DltSourceConnector"] == [
         "source"]
+
+
+def test_validate_reports_a_bad_source_under_its_key_and_an_unknown_argument_under_dlt_source() -> None:
+    results = {r.name: r.errors for r in DltSourceConnector().validate({"dlt.source": "no_such_package.mod:fn"})}
+    assert len(results["dlt.source"]) == 1 and "could not be imported" in results["dlt.source"][0]
+    results = {r.name: r.errors for r in DltSourceConnector().validate(
+        {"dlt.source": NUMBERS, "dlt.args.count": "3", "dlt.args.label": "x", "dlt.resources": "letters"})}
+    assert results["dlt.source"] == [] and "has no resources ['letters']" in results["dlt.resources"][0]
+    results = {r.name: r.errors for r in DltSourceConnector().validate(
+        {"dlt.source": NUMBERS, "dlt.args.count": "3", "dlt.args.label": "x", "dlt.args.colour": "red"})}
+    assert "has no parameter 'colour'" in results["dlt.source"][0]
+    good = DltSourceConnector().validate({"dlt.source": NUMBERS, "dlt.args.count": "3", "dlt.args.label": "x"})
+    assert [r.errors for r in good if r.errors] == []
