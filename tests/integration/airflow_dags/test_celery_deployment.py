@@ -1,0 +1,194 @@
+"""The JDBC import DAG on distributed Airflow: CeleryExecutor, PostgreSQL metadata DB, Redis, two workers.
+
+One deployment for the module (tests/support/celery_deployment.py: api-server, scheduler,
+dag-processor and two ``airflow celery worker`` processes, about a minute to start). The runs are
+triggered with ``airflow dags trigger`` and run by the scheduler and the workers as in production;
+assertions are on the task instances in the metadata DB (which worker ran what) and on the records
+in the topics. The crash tests SIGKILL the task process of a copy in the middle of it (its pid is
+the one the task instance records) and let the scheduler's retry finish the copy.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import os
+import signal
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+from kopycat.dev.kafka_broker import LocalKafkaBroker
+from kopycat.dev.postgres import LocalPostgres
+from kopycat.dev.redis_server import LocalRedis
+from kopycat_airflow.local import LocalAirflow
+from tests.support.celery_deployment import CeleryDeployment
+from tests.support.kafka import consume_all
+from tests.support.sql import create_stamped_tables, insert_stamped
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
+
+log = logging.getLogger(__name__)
+
+T0 = dt.datetime(2026, 11, 20, 0, 0, 0)
+FINISHED = ("success", "failed")
+CRASH_ROWS = 6_000
+CRASH_SLEEP_MS = 3  # a copy of CRASH_ROWS lasts at least 18 s: time to see records land and kill
+
+
+@pytest.fixture(scope="module")
+def celery_airflow(tmp_path_factory: pytest.TempPathFactory, kafka_broker: LocalKafkaBroker,
+                   postgres_server: LocalPostgres) -> Iterator[CeleryDeployment]:
+    """The module's distributed Airflow; each test writes its own DAG file into its DAGs folder."""
+    home = tmp_path_factory.mktemp("celery-airflow")
+    (home / "dags").mkdir()
+    env = {"KOPYCAT_BOOTSTRAP_SERVERS": kafka_broker.bootstrap_servers,
+           "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5"}  # a test's new DAG file is seen within seconds
+    with LocalRedis(name="redis-celery") as redis, CeleryDeployment(
+            LocalAirflow(home, home / "dags", env=env), postgres_server, redis,
+            database=f"airflow_{uuid.uuid4().hex[:8]}") as airflow:
+        yield airflow
+
+
+def _dag_file(folder: Path, dag_id: str, config: dict[str, str], **group_kwargs: Any) -> None:
+    """A DAG run only when triggered, unpaused, one connector task group."""
+    kwargs = "".join(f", {k}={v!r}" for k, v in group_kwargs.items())
+    (folder / f"{dag_id}.py").write_text(f'''
+import datetime as dt
+import pendulum
+from airflow.sdk import DAG
+from kopycat_airflow.task_group import connector_task_group
+
+with DAG({dag_id!r}, schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+         is_paused_upon_creation=False):
+    connector_task_group({json.dumps(config)}, retry_delay=dt.timedelta(seconds=1){kwargs})
+''')
+
+
+def _config(name: str, url: str, prefix: str, **extra: str) -> dict[str, str]:
+    return {"name": name, "connector.class": "io.confluent.connect.jdbc.JdbcSourceConnector",
+            "connection.url": url, "mode": "timestamp+incrementing", "timestamp.column.name": "updated_at",
+            "incrementing.column.name": "id", "topic.prefix": prefix, "poll.interval.ms": "200", **extra}
+
+
+def _trigger(airflow: CeleryDeployment, dag_id: str, run_id: str) -> None:
+    airflow.wait_for(lambda: airflow.query("SELECT dag_id FROM serialized_dag WHERE dag_id = :d", d=dag_id),
+                     180, f"DAG {dag_id} parsed by the dag-processor")
+    airflow.cli("dags", "trigger", dag_id, "--run-id", run_id)
+
+
+def _finished_run(airflow: CeleryDeployment, dag_id: str, run_id: str) -> dict[str, Any] | None:
+    runs = [r for r in airflow.dag_runs(dag_id) if r["run_id"] == run_id]
+    return runs[0] if runs and runs[0]["state"] in FINISHED else None
+
+
+def _run_to_end(airflow: CeleryDeployment, dag_id: str, run_id: str, timeout_s: float = 600) -> list[dict[str, Any]]:
+    """Wait for the run to finish; assert it succeeded; its task instances."""
+    run = airflow.wait_for(lambda: _finished_run(airflow, dag_id, run_id), timeout_s, f"run {run_id} to finish")
+    tasks = airflow.task_instances(dag_id, run_id)
+    assert run["state"] == "success", tasks
+    return tasks
+
+
+def _copies(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [t for t in tasks if t["task_id"].rsplit(".", 1)[-1] == "copy"]
+
+
+def _ids(bootstrap: str, topic: str, *, committed_only: bool = False) -> list[int]:
+    values = consume_all(bootstrap, topic, committed_only=committed_only)
+    return [orjson.loads(v)["payload"]["id"] for v in values if v is not None]
+
+
+def _high_watermark(bootstrap: str, topic: str) -> int:
+    """The end offset of partition 0 (records, and transaction markers, written so far)."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4().hex}"})
+    try:
+        return int(consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=30)[1])
+    except KafkaException:  # the topic is created by the first send: not there yet
+        return 0
+    finally:
+        consumer.close()
+
+
+def test_the_import_dag_spreads_its_copies_over_both_workers_and_each_run_copies_only_new_rows(
+        celery_airflow: CeleryDeployment, postgres_server: LocalPostgres, bootstrap_servers: str) -> None:
+    dag_id, name, prefix = "t_celery_import", f"cel-{uuid.uuid4().hex[:6]}", f"cel{uuid.uuid4().hex[:6]}_"
+    tables, rows = ("alpha", "bravo", "charlie"), 1_000
+    url = postgres_server.create_database(f"src_{uuid.uuid4().hex[:10]}")
+    engine, metadata = create_stamped_tables(url, tables, rows, T0)
+    _dag_file(celery_airflow.airflow.dags_folder, dag_id, _config(name, url, prefix, **{
+        "tasks.max": "3", "transforms": "slow", "transforms.slow.type": "tests.support.throttle.ThrottleTransform",
+        "transforms.slow.sleep.ms": "5"}))  # each copy lasts 5 s or more: all three run at once
+
+    _trigger(celery_airflow, dag_id, "first")
+    copies = _copies(_run_to_end(celery_airflow, dag_id, "first"))
+    assert len(copies) == 3 and all(t["state"] == "success" and t["try_number"] == 1 for t in copies)
+    hosts = {t["hostname"] for t in copies}
+    assert hosts <= set(celery_airflow.worker_names) and len(hosts) == 2, copies  # both workers copied
+    assert len({(t["hostname"], t["pid"]) for t in copies}) == 3  # three task processes
+    for table in tables:
+        assert sorted(_ids(bootstrap_servers, prefix + table)) == list(range(1, rows + 1)), table
+
+    insert_stamped(engine, metadata.tables["alpha"], rows + 1, 30, T0)
+    insert_stamped(engine, metadata.tables["charlie"], rows + 1, 20, T0)
+    _trigger(celery_airflow, dag_id, "second")
+    assert all(t["state"] == "success" for t in _copies(_run_to_end(celery_airflow, dag_id, "second")))
+    for table, expected in [("alpha", rows + 30), ("bravo", rows), ("charlie", rows + 20)]:
+        ids = _ids(bootstrap_servers, prefix + table)
+        assert sorted(ids) == list(range(1, expected + 1)), table  # the new rows once, the old ones not again
+    engine.dispose()
+
+
+def _running_copy(airflow: CeleryDeployment, dag_id: str, run_id: str) -> dict[str, Any] | None:
+    copies = [t for t in _copies(airflow.task_instances(dag_id, run_id)) if t["state"] == "running" and t["pid"]]
+    return copies[0] if copies else None
+
+
+def _kill_mid_copy(airflow: CeleryDeployment, bootstrap: str, dag_id: str, topic: str) -> tuple[dict[str, Any], int]:
+    """SIGKILL the copy's task process once records are in the topic; the task instance and the topic's
+    end offset right after the kill."""
+    copy = airflow.wait_for(lambda: _running_copy(airflow, dag_id, "crash"), 300, "the copy task running")
+    airflow.wait_for(lambda: _high_watermark(bootstrap, topic) > 0, 120, f"records in {topic}")
+    cmdline = Path(f"/proc/{copy['pid']}/cmdline").read_bytes().replace(b"\0", b" ")
+    assert b"airflow" in cmdline or b"celery" in cmdline, cmdline  # the task process, not a recycled pid
+    os.kill(copy["pid"], signal.SIGKILL)
+    return copy, _high_watermark(bootstrap, topic)
+
+
+@pytest.mark.parametrize("exactly_once", [True, False], ids=["exactly-once", "at-least-once"])
+def test_a_copy_task_killed_mid_copy_is_retried_by_the_scheduler_and_loses_nothing(
+        celery_airflow: CeleryDeployment, postgres_server: LocalPostgres, bootstrap_servers: str,
+        exactly_once: bool) -> None:
+    dag_id = f"t_celery_crash_{'eos' if exactly_once else 'alo'}"
+    name, prefix = f"crash-{uuid.uuid4().hex[:6]}", f"crash{uuid.uuid4().hex[:6]}_"
+    url = postgres_server.create_database(f"src_{uuid.uuid4().hex[:10]}")
+    engine, _ = create_stamped_tables(url, ["orders"], CRASH_ROWS, T0)
+    overrides = {"exactly.once.source.support": "enabled"} if exactly_once else {}
+    _dag_file(celery_airflow.airflow.dags_folder, dag_id, _config(name, url, prefix, **{
+        "tasks.max": "1", "batch.max.rows": "200", "transforms": "slow",
+        "transforms.slow.type": "tests.support.throttle.ThrottleTransform",
+        "transforms.slow.sleep.ms": str(CRASH_SLEEP_MS)}), copy_retries=1, worker_overrides=overrides)
+    topic = prefix + "orders"
+
+    _trigger(celery_airflow, dag_id, "crash")
+    killed, end_at_kill = _kill_mid_copy(celery_airflow, bootstrap_servers, dag_id, topic)
+    assert 0 < end_at_kill < CRASH_ROWS  # the kill landed in the middle of the copy
+    copy = _copies(_run_to_end(celery_airflow, dag_id, "crash"))[0]
+    assert copy["try_number"] == 2 and copy["pid"] != killed["pid"]  # the scheduler's retry finished it
+
+    ids = _ids(bootstrap_servers, topic, committed_only=exactly_once)
+    assert set(ids) == set(range(1, CRASH_ROWS + 1))  # 0 lost
+    duplicates = len(ids) - len(set(ids))
+    aborted = len(_ids(bootstrap_servers, topic)) - len(ids)  # what only a read_uncommitted consumer sees
+    log.info("%s: killed at end offset %d of %d rows; %d duplicates, %d aborted records", dag_id, end_at_kill,
+             CRASH_ROWS, duplicates, aborted)
+    if exactly_once:
+        assert duplicates == 0  # for a read_committed consumer
+        assert aborted > 0  # the kill landed inside an open transaction, which the retry aborted
+    engine.dispose()

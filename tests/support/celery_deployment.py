@@ -1,0 +1,80 @@
+"""Distributed Airflow on loopback: the CeleryExecutor, PostgreSQL, Redis and two Celery workers.
+
+What users deploy once one machine is not enough (Airflow's docker-compose, its Helm chart):
+the scheduler queues each task's workload on a Celery broker (Redis) and Celery workers run it;
+the metadata DB is PostgreSQL. Here every part is a process of its own on this machine: the
+api-server, scheduler and dag-processor of :class:`AirflowProcesses`, and two
+``airflow celery worker`` nodes with distinct Celery node names, each recording its own
+``hostname`` on the task instances it runs (``[core] hostname_callable`` = :func:`worker_hostname`),
+as two machines would.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from kopycat.dev.ports import free_port
+from kopycat.dev.postgres import LocalPostgres
+from kopycat.dev.redis_server import LocalRedis
+from kopycat_airflow.local import LocalAirflow
+from tests.support.airflow_scheduler import AirflowProcesses
+
+__all__ = ["HOSTNAME_VARIABLE", "CeleryDeployment", "worker_hostname"]
+
+HOSTNAME_VARIABLE = "KOPYCAT_WORKER_HOSTNAME"
+"""The environment variable naming the host a worker's task processes report."""
+COMPAT_DIR = Path(__file__).parent / "celery_compat"
+"""Its ``sitecustomize`` lets the Celery provider 3.26 import under Celery 5.7 (see the module)."""
+
+
+def worker_hostname() -> str:
+    """``[core] hostname_callable`` of the workers: the name their environment gives them.
+
+    Two workers on one machine would both report its FQDN; real deployments run them on two hosts.
+    """
+    return os.environ[HOSTNAME_VARIABLE]
+
+
+class CeleryDeployment(AirflowProcesses):
+    """Airflow with the CeleryExecutor: metadata in database ``database`` of ``postgres``, Redis as the
+    broker, and ``workers`` Celery workers named ``worker1``, ``worker2``... of ``concurrency`` slots each.
+
+    :param airflow: the home, DAGs folder and extra environment (the metadata DB is PostgreSQL's).
+    :param postgres: the server the metadata DB (and Celery's result backend) is created on.
+    :param redis: the broker; started and stopped by the caller.
+    """
+
+    def __init__(self, airflow: LocalAirflow, postgres: LocalPostgres, redis: LocalRedis, *,
+                 database: str = "airflow_celery", workers: int = 2, concurrency: int = 2) -> None:
+        self.database_url = postgres.create_database(database)
+        self.worker_names = [f"worker{n}" for n in range(1, workers + 1)]
+        self.concurrency = concurrency
+        super().__init__(airflow, {
+            "AIRFLOW__CORE__EXECUTOR": "CeleryExecutor",
+            "AIRFLOW__CORE__PARALLELISM": str(workers * concurrency),
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": self.database_url,
+            # psycopg 3 is async too: without this Airflow swaps in asyncpg, which Kopycat does not install.
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN_ASYNC": self.database_url,
+            "AIRFLOW__CELERY__BROKER_URL": redis.url,
+            "AIRFLOW__CELERY__RESULT_BACKEND": "db+" + self.database_url,
+            "AIRFLOW__CELERY__WORKER_CONCURRENCY": str(concurrency),
+        })
+        self.env["PYTHONPATH"] = os.pathsep.join([str(COMPAT_DIR), self.env["PYTHONPATH"]])
+
+    @property
+    def metadata_url(self) -> str:
+        return self.database_url
+
+    def start_workers(self) -> None:
+        """One ``airflow celery worker`` per name: its own Celery node name, pid file, log server port
+        and reported hostname."""
+        for name in self.worker_names:
+            self.spawn(name, ["celery", "worker", "--celery-hostname", f"{name}@%h",
+                              "--concurrency", str(self.concurrency),
+                              "--pid", str(self.airflow.home / f"{name}.pid")], env=self.worker_env(name))
+
+    def worker_env(self, name: str) -> Mapping[str, str]:
+        return {"AIRFLOW__CORE__HOSTNAME_CALLABLE": f"{__name__}.worker_hostname", HOSTNAME_VARIABLE: name,
+                "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(free_port())}
