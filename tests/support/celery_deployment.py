@@ -67,13 +67,21 @@ class CeleryDeployment(AirflowProcesses):
     def metadata_url(self) -> str:
         return self.database_url
 
-    def start_workers(self) -> None:
-        """One ``airflow celery worker`` per name: its own Celery node name, pid file, log server port
-        and reported hostname."""
+    def start_workers(self, timeout_s: float = 180) -> None:
+        """One ``airflow celery worker`` per name (its own Celery node name, pid file, log server port
+        and reported hostname); returns once every one consumes the queue, so that the first tasks
+        queued can go to any of them."""
         for name in self.worker_names:
             self.spawn(name, ["celery", "worker", "--celery-hostname", f"{name}@%h",
                               "--concurrency", str(self.concurrency),
                               "--pid", str(self.airflow.home / f"{name}.pid")], env=self.worker_env(name))
+        self.wait_for(lambda: all(self._ready(name) for name in self.worker_names), timeout_s,
+                      "every Celery worker ready")
+
+    def _ready(self, name: str) -> bool:
+        """Celery's worker logs ``<node name> ready.`` once it consumes."""
+        log = self.airflow.home / f"{name}.log"
+        return log.exists() and f"{name}@" in (text := log.read_text(errors="replace")) and " ready." in text
 
     def worker_env(self, name: str) -> Mapping[str, str]:
         return {"AIRFLOW__CORE__HOSTNAME_CALLABLE": f"{__name__}.worker_hostname", HOSTNAME_VARIABLE: name,

@@ -105,9 +105,11 @@ def _ids(bootstrap: str, topic: str, *, committed_only: bool = False) -> list[in
     return [orjson.loads(v)["payload"]["id"] for v in values if v is not None]
 
 
-def _high_watermark(bootstrap: str, topic: str) -> int:
-    """The end offset of partition 0 (records, and transaction markers, written so far)."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4().hex}"})
+def _end_offset(bootstrap: str, topic: str, *, committed_only: bool = False) -> int:
+    """The end offset of partition 0: every record written so far (and transaction markers), or with
+    ``committed_only`` its last stable offset (none of an open transaction's records)."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4().hex}",
+                         "isolation.level": "read_committed" if committed_only else "read_uncommitted"})
     try:
         return int(consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=30)[1])
     except KafkaException:  # the topic is created by the first send: not there yet
@@ -150,15 +152,24 @@ def _running_copy(airflow: CeleryDeployment, dag_id: str, run_id: str) -> dict[s
     return copies[0] if copies else None
 
 
-def _kill_mid_copy(airflow: CeleryDeployment, bootstrap: str, dag_id: str, topic: str) -> tuple[dict[str, Any], int]:
-    """SIGKILL the copy's task process once records are in the topic; the task instance and the topic's
-    end offset right after the kill."""
+def _open_transaction(bootstrap: str, topic: str) -> bool:
+    """True while records of a transaction not yet committed are in the topic."""
+    return _end_offset(bootstrap, topic) > _end_offset(bootstrap, topic, committed_only=True)
+
+
+def _kill_mid_copy(airflow: CeleryDeployment, bootstrap: str, dag_id: str, topic: str,
+                   transactional: bool) -> tuple[dict[str, Any], int]:
+    """SIGKILL the copy's task process once records are in the topic (``transactional``: records of an
+    open transaction); the task instance and the topic's end offset right after the kill."""
     copy = airflow.wait_for(lambda: _running_copy(airflow, dag_id, "crash"), 300, "the copy task running")
-    airflow.wait_for(lambda: _high_watermark(bootstrap, topic) > 0, 120, f"records in {topic}")
+    if transactional:
+        airflow.wait_for(lambda: _open_transaction(bootstrap, topic), 120, f"an open transaction in {topic}")
+    else:
+        airflow.wait_for(lambda: _end_offset(bootstrap, topic) > 0, 120, f"records in {topic}")
     cmdline = Path(f"/proc/{copy['pid']}/cmdline").read_bytes().replace(b"\0", b" ")
     assert b"airflow" in cmdline or b"celery" in cmdline, cmdline  # the task process, not a recycled pid
     os.kill(copy["pid"], signal.SIGKILL)
-    return copy, _high_watermark(bootstrap, topic)
+    return copy, _end_offset(bootstrap, topic)
 
 
 @pytest.mark.parametrize("exactly_once", [True, False], ids=["exactly-once", "at-least-once"])
@@ -170,14 +181,16 @@ def test_a_copy_task_killed_mid_copy_is_retried_by_the_scheduler_and_loses_nothi
     url = postgres_server.create_database(f"src_{uuid.uuid4().hex[:10]}")
     engine, _ = create_stamped_tables(url, ["orders"], CRASH_ROWS, T0)
     overrides = {"exactly.once.source.support": "enabled"} if exactly_once else {}
+    # Transactions of several polls (4 s, a poll is 0.6 s): the kill finds records of an open one.
+    boundary = {"transaction.boundary": "interval", "transaction.boundary.interval.ms": "4000"} if exactly_once else {}
     _dag_file(celery_airflow.airflow.dags_folder, dag_id, _config(name, url, prefix, **{
         "tasks.max": "1", "batch.max.rows": "200", "transforms": "slow",
         "transforms.slow.type": "tests.support.throttle.ThrottleTransform",
-        "transforms.slow.sleep.ms": str(CRASH_SLEEP_MS)}), copy_retries=1, worker_overrides=overrides)
+        "transforms.slow.sleep.ms": str(CRASH_SLEEP_MS), **boundary}), copy_retries=1, worker_overrides=overrides)
     topic = prefix + "orders"
 
     _trigger(celery_airflow, dag_id, "crash")
-    killed, end_at_kill = _kill_mid_copy(celery_airflow, bootstrap_servers, dag_id, topic)
+    killed, end_at_kill = _kill_mid_copy(celery_airflow, bootstrap_servers, dag_id, topic, exactly_once)
     assert 0 < end_at_kill < CRASH_ROWS  # the kill landed in the middle of the copy
     copy = _copies(_run_to_end(celery_airflow, dag_id, "crash"))[0]
     assert copy["try_number"] == 2 and copy["pid"] != killed["pid"]  # the scheduler's retry finished it
