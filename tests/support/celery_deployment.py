@@ -74,7 +74,7 @@ class CeleryDeployment(AirflowProcesses):
         for name in self.worker_names:
             self.spawn(name, ["celery", "worker", "--celery-hostname", f"{name}@%h",
                               "--concurrency", str(self.concurrency),
-                              "--pid", str(self.airflow.home / f"{name}.pid")], env=self.worker_env(name))
+                              "--pid", str(self.airflow.home / f"{name}.pid")], env=self._worker_env(name))
         self.wait_for(lambda: all(self._ready(name) for name in self.worker_names), timeout_s,
                       "every Celery worker ready")
 
@@ -83,6 +83,6 @@ class CeleryDeployment(AirflowProcesses):
         log = self.airflow.home / f"{name}.log"
         return log.exists() and f"{name}@" in (text := log.read_text(errors="replace")) and " ready." in text
 
-    def worker_env(self, name: str) -> Mapping[str, str]:
+    def _worker_env(self, name: str) -> Mapping[str, str]:
         return {"AIRFLOW__CORE__HOSTNAME_CALLABLE": f"{__name__}.worker_hostname", HOSTNAME_VARIABLE: name,
                 "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(free_port())}
