@@ -84,7 +84,8 @@ class AirflowProcesses(ABC):
         """SIGTERM each process group, then SIGKILL whatever is left in their sessions.
 
         Sessions, not groups: the task SDK's supervisor puts each task runner in a process group
-        of its own (supervisor.py, ``os.setpgid``), but it stays in the scheduler's session.
+        of its own (supervisor.py, ``os.setpgid``), but it stays in its executor's session (the
+        scheduler's for the LocalExecutor, a Celery worker's for the CeleryExecutor).
         """
         for process in self.processes.values():
             if process.poll() is None:

@@ -12,6 +12,7 @@ as two machines would.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -81,7 +82,7 @@ class CeleryDeployment(AirflowProcesses):
     def _ready(self, name: str) -> bool:
         """Celery's worker logs ``<node name> ready.`` once it consumes."""
         log = self.airflow.home / f"{name}.log"
-        return log.exists() and f"{name}@" in (text := log.read_text(errors="replace")) and " ready." in text
+        return log.exists() and re.search(rf"\b{name}@\S+ ready\.", log.read_text(errors="replace")) is not None
 
     def _worker_env(self, name: str) -> Mapping[str, str]:
         return {"AIRFLOW__CORE__HOSTNAME_CALLABLE": f"{__name__}.worker_hostname", HOSTNAME_VARIABLE: name,
