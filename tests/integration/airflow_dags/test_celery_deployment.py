@@ -5,7 +5,8 @@ dag-processor and two ``airflow celery worker`` processes, about a minute to sta
 triggered with ``airflow dags trigger`` and run by the scheduler and the workers as in production;
 assertions are on the task instances in the metadata DB (which worker ran what) and on the records
 in the topics. The crash tests SIGKILL the task process of a copy in the middle of it (its pid is
-the one the task instance records) and let the scheduler's retry finish the copy.
+the one the task instance records) and let the scheduler's retry finish the copy: a JDBC source,
+exactly-once and at-least-once, and a JDBC sink (its offsets are committed with its rows).
 """
 
 from __future__ import annotations
@@ -22,15 +23,18 @@ from typing import Any
 
 import orjson
 import pytest
-from confluent_kafka import Consumer, KafkaException, TopicPartition
+import sqlalchemy as sa
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
+from kopycat.api.data import Schema, SchemaBuilder, Struct
+from kopycat.converters.json import JsonConverter
 from kopycat.dev.kafka_broker import LocalKafkaBroker
 from kopycat.dev.postgres import LocalPostgres
 from kopycat.dev.redis_server import LocalRedis
 from kopycat_airflow.local import LocalAirflow
 from tests.support.celery_deployment import CeleryDeployment
-from tests.support.kafka import consume_all
-from tests.support.sql import create_stamped_tables, insert_stamped
+from tests.support.kafka import consume_all, create_topic
+from tests.support.sql import create_stamped_tables, insert_stamped, query_rows
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
 
@@ -166,10 +170,15 @@ def _kill_mid_copy(airflow: CeleryDeployment, bootstrap: str, dag_id: str, topic
         airflow.wait_for(lambda: _open_transaction(bootstrap, topic), 120, f"an open transaction in {topic}")
     else:
         airflow.wait_for(lambda: _end_offset(bootstrap, topic) > 0, 120, f"records in {topic}")
-    cmdline = Path(f"/proc/{copy['pid']}/cmdline").read_bytes().replace(b"\0", b" ")
-    assert b"airflow" in cmdline or b"celery" in cmdline, cmdline  # the task process, not a recycled pid
-    os.kill(copy["pid"], signal.SIGKILL)
+    _sigkill(copy)
     return copy, _end_offset(bootstrap, topic)
+
+
+def _sigkill(task: dict[str, Any]) -> None:
+    """SIGKILL the task process a task instance records (forked by a Celery worker's pool process)."""
+    cmdline = Path(f"/proc/{task['pid']}/cmdline").read_bytes().replace(b"\0", b" ")
+    assert b"airflow" in cmdline or b"celery" in cmdline, cmdline  # the task process, not a recycled pid
+    os.kill(task["pid"], signal.SIGKILL)
 
 
 @pytest.mark.parametrize("exactly_once", [True, False], ids=["exactly-once", "at-least-once"])
@@ -205,3 +214,60 @@ def test_a_copy_task_killed_mid_copy_is_retried_by_the_scheduler_and_loses_nothi
         assert duplicates == 0  # for a read_committed consumer
         assert aborted > 0  # the kill landed inside an open transaction, which the retry aborted
     engine.dispose()
+
+
+SINK_ROWS = 20_000  # the sink runner consumes up to 5,000 records a batch: four batches of 5 s or more
+SINK_SLEEP_MS = 1
+EVENT = (SchemaBuilder.struct().name("event").field("event_id", Schema.INT64_SCHEMA)
+         .field("payload", Schema.STRING_SCHEMA).build())
+
+
+def _produce_events(bootstrap: str, topic: str, count: int) -> None:
+    """``count`` events, JSON with schemas, keyed by their id, in one partition."""
+    create_topic(bootstrap, topic, 1)
+    values = JsonConverter()
+    values.configure({"schemas.enable": True}, is_key=False)
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50, "enable.idempotence": True})
+    for n in range(count):
+        producer.produce(topic, key=str(n).encode(), value=values.from_connect_data(
+            topic, EVENT, Struct(EVENT).put("event_id", n).put("payload", f"event number {n:06d}")))
+        producer.poll(0)
+    assert producer.flush(60) == 0
+
+
+def _event_rows(url: str) -> int:
+    try:
+        return int(query_rows(url, "SELECT count(*) FROM events")[0][0])
+    except sa.exc.ProgrammingError:  # the sink creates the table with its first batch
+        return 0
+
+
+def test_a_jdbc_sink_task_killed_mid_copy_is_retried_and_writes_each_record_once(
+        celery_airflow: CeleryDeployment, postgres_server: LocalPostgres, bootstrap_servers: str) -> None:
+    """The JDBC sink commits its offsets with the rows (``kopycat_offsets``): exactly-once into the table."""
+    dag_id, topic = "t_celery_crash_sink", f"events-{uuid.uuid4().hex[:8]}"
+    url = postgres_server.create_database(f"sink_{uuid.uuid4().hex[:10]}")
+    _produce_events(bootstrap_servers, topic, SINK_ROWS)
+    _dag_file(celery_airflow.airflow.dags_folder, dag_id, {
+        "name": f"sink-{uuid.uuid4().hex[:6]}", "topics": topic,
+        "connector.class": "kopycat.connectors.jdbc.sink_connector.JdbcSinkConnector",
+        "tasks.max": "1", "connection.url": url, "insert.mode": "insert", "pk.mode": "none",
+        "auto.create": "true", "table.name.format": "events", "batch.size": "200",
+        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "true",
+        "transforms": "slow", "transforms.slow.type": "tests.support.throttle.ThrottleTransform",
+        "transforms.slow.sleep.ms": str(SINK_SLEEP_MS)}, copy_retries=1)
+
+    _trigger(celery_airflow, dag_id, "crash")
+    killed = celery_airflow.wait_for(lambda: _running_copy(celery_airflow, dag_id, "crash"), 300, "the copy running")
+    celery_airflow.wait_for(lambda: _event_rows(url) > 0, 120, "rows in the sink's table")
+    _sigkill(killed)
+    rows_at_kill = _event_rows(url)
+    assert 0 < rows_at_kill < SINK_ROWS  # the kill landed in the middle of the copy
+
+    copy = _copies(_run_to_end(celery_airflow, dag_id, "crash"))[0]
+    assert copy["try_number"] == 2 and copy["pid"] != killed["pid"]
+    total, distinct, low, high = query_rows(
+        url, "SELECT count(*), count(DISTINCT event_id), min(event_id), max(event_id) FROM events")[0]
+    log.info("%s: killed at %d of %d rows", dag_id, rows_at_kill, SINK_ROWS)
+    assert (total, distinct, low, high) == (SINK_ROWS, SINK_ROWS, 0, SINK_ROWS - 1)  # 0 lost, 0 duplicated
