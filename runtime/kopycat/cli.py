@@ -28,6 +28,7 @@
                              run a real single-node Kafka broker in the foreground (secured: SASL_SSL,
                              mTLS and ACLs, printing the client settings in Java's and librdkafka's keys)
     kopycat dev postgres     run a throwaway PostgreSQL server in the foreground
+    kopycat dev redis        run a throwaway Redis server (the CeleryExecutor's broker) in the foreground
     kopycat dev shop-db [PATH]
                              create the example shop database the DAGs of dags/ read
                              (SQLite, default include/demo/shop.db)
@@ -100,6 +101,14 @@ def _dev_postgres(args: argparse.Namespace) -> int:
 
     with LocalPostgres(name="dev-postgres") as server:
         _serve_until_interrupted("PostgreSQL", server.url())
+    return 0
+
+
+def _dev_redis(args: argparse.Namespace) -> int:
+    from kopycat.dev.redis_server import LocalRedis
+
+    with LocalRedis(name="dev-redis") as server:
+        _serve_until_interrupted("Redis", server.url)
     return 0
 
 
@@ -351,6 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="SASL_SSL (PLAIN, SCRAM), mutual TLS and ACLs; prints the client settings")
     kafka.set_defaults(func=_dev_kafka)
     dev.add_parser("postgres", help="run a PostgreSQL server").set_defaults(func=_dev_postgres)
+    dev.add_parser("redis", help="run a Redis server (Celery broker)").set_defaults(func=_dev_redis)
     shop_db = dev.add_parser("shop-db", help="create the example shop database the DAGs of dags/ read")
     shop_db.add_argument("path", nargs="?", default="include/demo/shop.db",
                          help="the SQLite file to create (default include/demo/shop.db, the DAGs' default)")

@@ -9,6 +9,7 @@ from confluent_kafka import Consumer, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 from kopycat.dev.kafka_broker import LocalKafkaBroker
+from kopycat.dev.redis_server import LocalRedis
 from kopycat.dev.s3 import LocalS3
 
 
@@ -131,6 +132,20 @@ def test_postgres_round_trips_rows(postgres_url: str) -> None:
     assert total == sum(r["amount"] for r in rows)
     assert last == "n999"
     assert int(version.split(".")[0]) >= 13
+
+
+def test_redis_queues_and_returns_a_thousand_messages_in_order_and_is_gone_after_stop() -> None:
+    import redis
+
+    with LocalRedis(name="redis-test") as server:
+        client = redis.Redis.from_url(server.url)
+        client.rpush("queue", *[f"m{i}".encode() for i in range(1000)])
+        assert client.llen("queue") == 1000
+        assert [client.lpop("queue") for _ in range(3)] == [b"m0", b"m1", b"m2"]
+        client.close()
+        workdir = server.workdir
+    assert not server.ping()
+    assert workdir is not None and not workdir.exists()
 
 
 def test_moto_s3_stores_and_returns_object_bytes(s3_server: LocalS3, s3_bucket: str) -> None:

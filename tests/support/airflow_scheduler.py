@@ -1,11 +1,13 @@
-"""A real Airflow 3 deployment for tests: api-server, scheduler and dag-processor with the LocalExecutor.
+"""A real Airflow 3 deployment for tests: api-server, scheduler and dag-processor as processes.
 
 ``dag.test()`` (LocalAirflow.run_dag) runs a DAG in one process and never sees what only a
 scheduler does: backfills (``airflow backfill create`` only queues runs, the scheduler starts
 them), dag-run types, task instances in their own processes talking to the execution API.
-This starts the three processes Airflow 3 needs for that (as ``airflow standalone`` does, minus
-the triggerer), each in a session of its own, so that stopping reaches the LocalExecutor's workers
-and their task processes. The metadata DB is SQLite, which Airflow 3.3 runs with the LocalExecutor.
+:class:`AirflowProcesses` starts the three processes Airflow 3 needs for that (as ``airflow standalone``
+does, minus the triggerer), each in a session of its own, so that stopping reaches the executor's
+workers and their task processes; a deployment names its executor and metadata DB.
+:class:`AirflowDeployment` is the LocalExecutor on SQLite, which Airflow 3.3 runs;
+``tests/support/celery_deployment.py`` adds Celery workers on PostgreSQL and Redis.
 """
 
 from __future__ import annotations
@@ -14,70 +16,76 @@ import json
 import os
 import secrets
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable
-from contextlib import closing, suppress
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from contextlib import suppress
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
+
+import sqlalchemy as sa
 
 from kopycat.dev.ports import free_port
 from kopycat_airflow.local import LocalAirflow
 
-__all__ = ["AirflowDeployment"]
+__all__ = ["AirflowDeployment", "AirflowProcesses"]
 
 T = TypeVar("T")
 
 
-class AirflowDeployment:
-    """Airflow on ``airflow``'s home, DAGs folder and environment, its processes' logs in that home.
+class AirflowProcesses(ABC):
+    """Airflow on ``airflow``'s home, DAGs folder and environment plus ``env`` (the executor and the
+    metadata DB), its processes' logs in that home.
 
-    :param airflow: the home (migrated by :meth:`start`), DAGs folder and extra environment.
-    :param parallelism: the LocalExecutor's task slots (each task is a process: mind the 2 cores).
+    Subclasses name where the metadata DB is read (:attr:`metadata_url`) and may start more
+    processes once the scheduler runs (:meth:`start_workers`, with :meth:`spawn`).
     """
 
-    def __init__(self, airflow: LocalAirflow, parallelism: int = 4) -> None:
-        self.airflow = airflow
+    def __init__(self, airflow: LocalAirflow, env: Mapping[str, str]) -> None:
+        self.airflow = airflow.with_dags(airflow.dags_folder, env)  # `airflow db migrate` sees the same DB
         self.api_port = free_port()
         self.env = {
-            **airflow.environ(),
-            "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
-            "AIRFLOW__CORE__PARALLELISM": str(parallelism),
+            **self.airflow.environ(),
             "AIRFLOW__API__HOST": "127.0.0.1",
             "AIRFLOW__API__PORT": str(self.api_port),
             "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{self.api_port}/execution/",
             "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_hex(32),  # one secret: tokens cross processes
             "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(free_port()),  # not 8793: tests run side by side
-            # Four processes write one SQLite file: wait for its lock (sqlite3's default is 5 s, which the
-            # backfill CLI overran on a loaded CI machine with "database is locked").
-            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{airflow.home / 'airflow.db'}?timeout=120",
         }
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
+        self._engine: sa.Engine | None = None
 
     @property
-    def db_path(self) -> Path:
-        return self.airflow.home / "airflow.db"
+    @abstractmethod
+    def metadata_url(self) -> str:
+        """A SQLAlchemy URL the test reads the metadata DB with (read-only where the DB allows)."""
 
-    def start(self, timeout_s: float = 180) -> AirflowDeployment:
-        """Migrate the DB, start the api-server, and once it answers the dag-processor and scheduler.
+    def start_workers(self) -> None:  # noqa: B027 - a hook whose default is to do nothing
+        """Hook: start the executor's own processes once the scheduler runs. Default: none (the
+        LocalExecutor's workers are the scheduler's children)."""
+
+    def start(self, timeout_s: float = 180) -> Self:
+        """Migrate the DB, start the api-server, and once it answers the dag-processor, scheduler and workers.
 
         The api-server comes first: a task the scheduler starts before the execution API answers fails.
         """
         self.airflow.migrate()
-        self._spawn("api-server")
+        self.spawn("api-server", ["api-server"])
         self.wait_for(self._healthy, timeout_s, "the api-server's health endpoint")
-        self._spawn("dag-processor")
-        self._spawn("scheduler")
+        self.spawn("dag-processor", ["dag-processor"])
+        self.spawn("scheduler", ["scheduler"])
+        self.start_workers()
         return self
 
     def stop(self, grace_s: float = 20) -> None:
         """SIGTERM each process group, then SIGKILL whatever is left in their sessions.
 
         Sessions, not groups: the task SDK's supervisor puts each task runner in a process group
-        of its own (supervisor.py, ``os.setpgid``), but it stays in the scheduler's session.
+        of its own (supervisor.py, ``os.setpgid``), but it stays in its executor's session (the
+        scheduler's for the LocalExecutor, a Celery worker's for the CeleryExecutor).
         """
         for process in self.processes.values():
             if process.poll() is None:
@@ -92,8 +100,11 @@ class AirflowDeployment:
                     os.kill(pid, signal.SIGKILL)
             process.wait(timeout=30)
         self.processes.clear()
+        if self._engine is not None:
+            self._engine.dispose()
+            self._engine = None
 
-    def __enter__(self) -> AirflowDeployment:
+    def __enter__(self) -> Self:
         try:
             return self.start()
         except BaseException:
@@ -123,12 +134,22 @@ class AirflowDeployment:
 
     def dag_runs(self, dag_id: str) -> list[dict[str, Any]]:
         """The DAG's runs from the metadata DB: run_id, run_type, state, logical_date, backfill_id."""
-        return self._query("SELECT run_id, run_type, state, logical_date, data_interval_start, data_interval_end,"
-                           " backfill_id FROM dag_run WHERE dag_id = ? ORDER BY logical_date", (dag_id,))
+        return self.query("SELECT run_id, run_type, state, logical_date, data_interval_start, data_interval_end,"
+                          " backfill_id FROM dag_run WHERE dag_id = :dag_id ORDER BY logical_date", dag_id=dag_id)
 
     def task_instances(self, dag_id: str, run_id: str) -> list[dict[str, Any]]:
-        return self._query("SELECT task_id, map_index, state, try_number FROM task_instance"
-                           " WHERE dag_id = ? AND run_id = ? ORDER BY task_id, map_index", (dag_id, run_id))
+        """The run's task instances: task_id, map_index, state, try_number, and where the last try ran
+        (hostname, pid)."""
+        return self.query("SELECT task_id, map_index, state, try_number, hostname, pid FROM task_instance"
+                          " WHERE dag_id = :dag_id AND run_id = :run_id ORDER BY task_id, map_index",
+                          dag_id=dag_id, run_id=run_id)
+
+    def query(self, sql: str, **params: Any) -> list[dict[str, Any]]:
+        """Rows of ``sql`` (``:name`` parameters) on the metadata DB, as dicts."""
+        if self._engine is None:
+            self._engine = sa.create_engine(self.metadata_url, poolclass=sa.pool.NullPool)
+        with self._engine.connect() as db:
+            return [dict(row._mapping) for row in db.execute(sa.text(sql), params)]
 
     def wait_for(self, probe: Callable[[], T | None], timeout_s: float, what: str) -> T:
         """``probe()``'s first truthy answer, polled every second; fails with the processes' log tails
@@ -144,11 +165,14 @@ class AirflowDeployment:
             time.sleep(1)
         raise TimeoutError(f"no {what} within {timeout_s:.0f} s\n{self._tails()}")
 
-    def _spawn(self, name: str) -> None:
+    def spawn(self, name: str, args: list[str], env: Mapping[str, str] | None = None) -> None:
+        """Start ``airflow <args>`` as process ``name`` in a session of its own, with ``env`` added to the
+        deployment's; its output goes to ``<home>/<name>.log``."""
         log = self.airflow.home / f"{name}.log"
         with log.open("ab") as out:
-            self.processes[name] = subprocess.Popen([sys.executable, "-m", "airflow", name], env=self.env,
-                                                    stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            self.processes[name] = subprocess.Popen([sys.executable, "-m", "airflow", *args],
+                                                    env={**self.env, **(env or {})}, stdout=out,
+                                                    stderr=subprocess.STDOUT, start_new_session=True)
 
     def _healthy(self) -> bool:
         try:
@@ -157,11 +181,6 @@ class AirflowDeployment:
         except OSError:
             return False
 
-    def _query(self, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
-        with closing(sqlite3.connect(f"file:{self.db_path}?mode=ro", uri=True, timeout=30)) as db:
-            db.row_factory = sqlite3.Row
-            return [dict(row) for row in db.execute(sql, params)]
-
     def _tails(self, lines: int = 15) -> str:
         tails = []
         for name in self.processes:
@@ -169,6 +188,32 @@ class AirflowDeployment:
             text = log.read_text(errors="replace").splitlines()[-lines:] if log.exists() else []
             tails.append(f"--- {log}\n" + "\n".join(text))
         return "\n".join(tails)
+
+
+class AirflowDeployment(AirflowProcesses):
+    """The LocalExecutor on a SQLite metadata DB in the home.
+
+    :param airflow: the home (migrated by :meth:`start`), DAGs folder and extra environment.
+    :param parallelism: the LocalExecutor's task slots (each task is a process: mind the 2 cores).
+    """
+
+    def __init__(self, airflow: LocalAirflow, parallelism: int = 4) -> None:
+        super().__init__(airflow, {
+            "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+            "AIRFLOW__CORE__PARALLELISM": str(parallelism),
+            # Four processes write one SQLite file: wait for its lock (sqlite3's default is 5 s, which the
+            # backfill CLI overran on a loaded CI machine with "database is locked").
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{airflow.home / 'airflow.db'}?timeout=120",
+        })
+
+    @property
+    def db_path(self) -> Path:
+        return self.airflow.home / "airflow.db"
+
+    @property
+    def metadata_url(self) -> str:
+        """Read-only: the test's reads never take SQLite's write lock from the scheduler."""
+        return f"sqlite:///file:{self.db_path}?mode=ro&uri=true&timeout=30"
 
 
 def _session_members(session_id: int) -> list[int]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import socket
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from kopycat.cli import build_parser
 from kopycat.dev import jars
 from kopycat.dev.kafka_broker import cluster_id
 from kopycat.dev.ports import free_port
+from kopycat.dev.redis_server import LocalRedis, RedisStartError
 
 
 def test_kafka_version_comes_from_the_pom_and_names_the_cache_dir() -> None:
@@ -52,8 +54,19 @@ def test_cli_knows_the_dev_commands() -> None:
     parser = build_parser()
 
     assert parser.parse_args(["dev", "demo", "--orders", "5"]).orders == 5
+    assert parser.parse_args(["dev", "redis"]).func.__name__ == "_dev_redis"
     with pytest.raises(SystemExit):
         parser.parse_args(["dev", "no-such-command"])
+
+
+def test_redis_without_redis_server_installed_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    server = LocalRedis(name="no-redis")
+
+    with pytest.raises(RedisStartError,
+                       match=r"no `redis-server` on PATH: run `make setup` \(or apt-get install redis-server\)"):
+        server.start()
+    assert server.workdir is None  # nothing was created
 
 
 def test_kafka_connect_golden_jars_match_the_broker_version() -> None:
