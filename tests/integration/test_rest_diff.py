@@ -94,7 +94,12 @@ def test_kopycat_answers_the_rest_script_as_kafka_connect_does(
     values = {"src": f"diff-src-{run}", "sink": f"diff-sink-{run}", "file": str(source_file), "topic": f"diff-{run}"}
     create_topic(kafka_connect.bootstrap_servers, values["topic"])
     create_topic(kafka_broker_b.bootstrap_servers, values["topic"])
-    kafka = run_script(kafka_side(kafka_connect, {**values, "out": str(tmp_path / "kafka-out.txt")}))
+    kafka_api = kafka_side(kafka_connect, {**values, "out": str(tmp_path / "kafka-out.txt")})
+    try:
+        kafka = run_script(kafka_api)
+    finally:  # the worker lives for the session: leave no connector of a failed script running on it
+        for name in (values["src"], values["sink"]):
+            kafka_api.call("DELETE", f"/connectors/{name}", None)
     ours = run_script(kopycat_side(kopycat_client, {**values, "out": str(tmp_path / "kopycat-out.txt")}))
     # the sinks copied every line the sources produced: the offsets compared above are data, not chance
     for side in ("kafka", "kopycat"):
