@@ -105,6 +105,8 @@ SCRIPT: Final[tuple[Step, ...]] = (
     Step("PUT", "/connector-plugins/FileStreamSink/config/validate", {"connector.class": KAFKA_FILE_SINK}),
     # bad configs: 400
     Step("POST", "/connectors", {"name": "{src}", "config": {"tasks.max": "1"}}),
+    Step("PUT", "/connectors/{src}/config", {"tasks.max": "1", "topic": "{topic}", "file": "{file}", "batch.size": "5",
+                                             "errors.tolerance": "all", "key.converter": "x.Y"}),
     Step("POST", "/connectors", {"name": "{src}", "config": {**_source(), "tasks.max": "0"}}),
     Step("POST", "/connectors", {"name": "{src}", "config": {**_source(), "tasks.max": "x"}}),
     Step("POST", "/connectors", {"name": "{src}", "config": {**_source(), "name": "other"}}),
