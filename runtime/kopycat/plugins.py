@@ -34,7 +34,7 @@ from kopycat.api.errors import ConfigError
 __all__ = [
     "CONNECTOR_ENTRY_POINT_GROUP", "PluginDesc", "config_provider_class", "connector_class", "converter_class",
     "header_converter_class", "list_plugins", "new_converter", "new_header_converter", "plugin_class",
-    "plugin_config_def",
+    "plugin_class_name", "plugin_config_def",
 ]
 
 CONNECTOR_ENTRY_POINT_GROUP: Final = "kopycat.connectors"
@@ -199,7 +199,7 @@ def list_plugins(*, connectors_only: bool = False) -> list[PluginDesc]:
         cls = _load(target)
         kind = "source" if issubclass(cls, SourceConnector) else "sink" if issubclass(
             cls, SinkConnector) else "unknown"
-        found[target] = PluginDesc(_kafka_or_python_name(cls), kind, cls().version())
+        found[target] = PluginDesc(plugin_class_name(cls), kind, cls().version())
     plugins = sorted(found.values(), key=lambda p: p.class_name)
     if connectors_only:
         return plugins
@@ -233,8 +233,9 @@ def plugin_config_def(plugin: PluginDesc) -> ConfigDef:
     return config() if config is not None else ConfigDef()
 
 
-def _kafka_or_python_name(cls: type) -> str:
-    """Kafka's name for our built-ins (so REST clients see what they know), else the Python path."""
+def plugin_class_name(cls: type) -> str:
+    """Kafka's name for our built-ins (so REST clients see what they know), else the Python path: the
+    ``class`` of ``GET /connector-plugins`` and the ``name`` of a validation."""
     python_name = f"{cls.__module__}:{cls.__qualname__}"
     for kafka_name, target in _BUILTIN_CONNECTORS.items():
         if target == python_name:

@@ -98,17 +98,24 @@ class RestHerder:
     :param run_control: told of pauses, stops and restarts once the stores hold them (the Airflow
         plugin pauses DAGs and clears failed task instances); its failures are logged, not answered:
         the stores already carry the change, and the next run honours it.
+    :param runner_reports_states: the runner writes the statuses a target state leads to itself, once its
+        tasks have stopped or paused (``kopycat worker``, as Kafka's workers do): statuses are shown as
+        stored, so STOPPED means the tasks are down and their offsets committed. Otherwise (Airflow,
+        ``kopycat rest`` alone) nothing would write them, and the stored states are shown through the
+        target state (:mod:`kopycat.rest.status_view`).
     """
 
     def __init__(self, config_store: ConfigBackingStore, status_store: StatusBackingStore,
                  worker_props: Mapping[str, Any] | None = None, *, worker_id: str = "kopycat-rest",
-                 kafka_cluster_id: str | None = None, run_control: RunControl | None = None) -> None:
+                 kafka_cluster_id: str | None = None, run_control: RunControl | None = None,
+                 runner_reports_states: bool = False) -> None:
         self.config_store = config_store
         self.status_store = status_store
         self.worker_props = dict(worker_props or {})
         self.worker_id = worker_id
         self.kafka_cluster_id = kafka_cluster_id
         self.run_control: RunControl = run_control or NoRunControl()
+        self.runner_reports_states = runner_reports_states
         self._lock = threading.RLock()
 
     # ------------------------------------------------------------------------- helpers
@@ -135,6 +142,10 @@ class RestHerder:
             found.setdefault(task, TaskStatus(name, task, State.UNASSIGNED, None, self.worker_id))
         return dict(sorted(found.items()))
 
+    def _shown(self, state: State, target: TargetState) -> State:
+        """The state a status shows (see ``runner_reports_states``)."""
+        return state if self.runner_reports_states else effective_state(state, target)
+
     def _status(self, name: str, state: ClusterConfigState) -> dict[str, Any]:
         """Kafka's ``ConnectorStateInfo``, with the target state applied (module doc)."""
         target = state.target_states.get(name, TargetState.STARTED)
@@ -143,10 +154,10 @@ class RestHerder:
         stored = self.status_store.get_connector(name) or ConnectorStatus(
             name, State.UNASSIGNED, None, self.worker_id)
         tasks = [] if target is TargetState.STOPPED else [
-            state_json(effective_state(s.state, target), s.worker_id, s.trace, s.version or version, id=n)
+            state_json(self._shown(s.state, target), s.worker_id, s.trace, s.version or version, id=n)
             for n, s in self._task_statuses(name, state).items()]
         return {"name": name,
-                "connector": state_json(effective_state(stored.state, target), stored.worker_id, stored.trace,
+                "connector": state_json(self._shown(stored.state, target), stored.worker_id, stored.trace,
                                         stored.version or version),
                 "tasks": tasks, "type": connector_type(config)}
 
@@ -314,7 +325,7 @@ class RestHerder:
         if status is None:
             raise ConnectRestError.not_found(f"No status found for task {name}-{task}")
         target = state.target_states.get(name, TargetState.STARTED)
-        return state_json(effective_state(status.state, target), status.worker_id, status.trace,
+        return state_json(self._shown(status.state, target), status.worker_id, status.trace,
                           status.version or plugin_version(state.connector_configs[name]), id=task)
 
     @_serialized
@@ -326,7 +337,7 @@ class RestHerder:
         """
         state = self.config_store.snapshot()
         if not include_tasks and not only_failed:
-            self._config(name, state)
+            self._config(name, state, "Unknown connector: {name}")
             restarting = ConnectorStatus(name, State.RESTARTING, None, self.worker_id)
             self._record(restarting)
             self._restart_runs(name, [restarting])
@@ -350,9 +361,9 @@ class RestHerder:
     def restart_task(self, name: str, task: int) -> None:
         """``POST /connectors/{name}/tasks/{task}/restart``."""
         state = self.config_store.snapshot()
-        self._config(name, state)
+        self._config(name, state, "Unknown connector: {name}")
         if not 0 <= task < len(state.task_configs.get(name, [])):
-            raise ConnectRestError.not_found(f"Task {name}-{task} not found")
+            raise ConnectRestError.not_found(f"Unknown task: {name}-{task}")
         restarting = TaskStatus(name, task, State.RESTARTING, None, self.worker_id)
         self._record(restarting)
         self._restart_runs(name, [restarting])

@@ -19,6 +19,7 @@ from kopycat.rest.errors import ConnectRestError
 from kopycat.rest.masking import mask_config, mask_text, mask_validation
 from kopycat.runtime.connector_config import CONNECTOR_CLASS_CONFIG, connector_definition
 from kopycat.runtime.connector_config import validate_connector_config as validate_config
+from kopycat.storage.offset_codec import java_ordered
 
 __all__ = ["connector_plugins", "connector_type", "missing_connector_type", "plugin_config",
            "validate_plugin_config"]
@@ -35,8 +36,14 @@ def connector_type(config: Mapping[str, Any]) -> str:
 
 def missing_connector_type(props: Mapping[str, Any]) -> ConnectRestError:
     """The 400 Kafka answers for a config without ``connector.class``, the config shown as Java's
-    ``Map.toString`` shows it (``{a=b, c=d}``), secrets hidden."""
-    shown = "{" + ", ".join(f"{k}={v}" for k, v in mask_config(props).items()) + "}"
+    ``Map.toString`` shows it (``{a=b, c=d}``), secrets hidden.
+
+    Kafka prints a ``new HashMap<>(config)`` (the config after its config providers ran), so the keys come in
+    that map's order: a table sized for the config's size (``HashMap(Map)``), not the request's order.
+    """
+    masked = mask_config(props)
+    ordered = java_ordered(masked, int(len(masked) / 0.75 + 1.0))
+    shown = "{" + ", ".join(f"{k}={v}" for k, v in ordered.items()) + "}"
     return ConnectRestError.bad_request(f"Connector config {shown} contains no connector type")
 
 
@@ -52,7 +59,10 @@ def plugin_config(plugin: str) -> list[dict[str, Any]]:
         definition = connector_definition({CONNECTOR_CLASS_CONFIG: plugin})
     except ConfigError as exc:
         raise ConnectRestError.not_found(f"Unknown plugin {plugin}.") from exc
-    return [key.info() for key in definition.keys.values()]
+    own = connector_class(plugin)().config().keys
+    keys = [*(key for name, key in definition.keys.items() if name in own),
+            *(key for name, key in definition.keys.items() if name not in own)]
+    return [key.info() for key in keys]  # the plugin's own keys first, as Kafka 4.1 lists them
 
 
 def validate_plugin_config(plugin: str, config: Any, worker_props: Mapping[str, Any]) -> dict[str, Any]:

@@ -65,7 +65,8 @@ def running_worker(worker_props: Mapping[str, Any], worker_id: str, *, poll_inte
             herder.start()
             try:
                 yield RestHerder(configs, worker.status_store, worker_props, worker_id=worker_id,
-                                 kafka_cluster_id=kafka_cluster_id(worker_props), run_control=herder)
+                                 kafka_cluster_id=kafka_cluster_id(worker_props), run_control=herder,
+                                 runner_reports_states=True)
             finally:
                 herder.stop()
 

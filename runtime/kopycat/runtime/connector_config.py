@@ -25,11 +25,11 @@ from kopycat.api.config import (
 )
 from kopycat.api.connector import Connector, SinkConnector
 from kopycat.api.errors import ConfigError
-from kopycat.plugins import connector_class, converter_class, header_converter_class
+from kopycat.plugins import connector_class, converter_class, header_converter_class, plugin_class_name
 from kopycat.runtime.config_transformer import resolve_connector_config, with_placeholders
 from kopycat.runtime.errors import DLQ_TOPIC_NAME_CONFIG, ERRORS_CONFIG, SINK_ERRORS_CONFIG
 from kopycat.topic_names import topic_name_problem
-from kopycat.transforms.chain import enrich
+from kopycat.transforms.chain import TRANSFORMS_CONFIG_DEF, enrich
 
 __all__ = [
     "AT_LEAST_ONCE", "AT_MOST_ONCE", "COMMON_GROUP", "CONNECTOR_CLASS_CONFIG", "CONNECTOR_CONFIG",
@@ -109,62 +109,65 @@ CONNECTOR_CONFIG: Final = (
                 "(org.apache.kafka.connect.file.FileStreamSourceConnector), its simple name "
                 "(FileStreamSource) or a Python import path.")
     .define(TASKS_MAX_CONFIG, ConfigType.INT, 1, Range(min=1), Importance.HIGH, group=COMMON_GROUP,
-            order_in_group=3, display_name="Tasks max",
+            order_in_group=4, width=Width.SHORT, display_name="Tasks max",
             doc="Maximum number of tasks to use for this connector: mapped Airflow task instances "
                 "or standalone worker threads.")
     .define(TASKS_MAX_ENFORCE_CONFIG, ConfigType.BOOLEAN, True, importance=Importance.LOW,
-            group=COMMON_GROUP, order_in_group=4, display_name="Enforce tasks max",
+            group=COMMON_GROUP, order_in_group=5, width=Width.SHORT, display_name="Enforce tasks max",
             doc="(Deprecated in Kafka) Whether to fail a connector that returns more task "
                 "configs than tasks.max instead of running them all.")
     .define(KEY_CONVERTER_CONFIG, ConfigType.STRING, None, _CONVERTER, importance=Importance.LOW,
-            group=COMMON_GROUP, order_in_group=5, display_name="Key converter class",
+            group=COMMON_GROUP, order_in_group=6, width=Width.SHORT, display_name="Key converter class",
             doc="Converter class for record keys; overrides the worker's key.converter.")
     .define(VALUE_CONVERTER_CONFIG, ConfigType.STRING, None, _CONVERTER, importance=Importance.LOW,
-            group=COMMON_GROUP, order_in_group=6, display_name="Value converter class",
+            group=COMMON_GROUP, order_in_group=8, width=Width.SHORT, display_name="Value converter class",
             doc="Converter class for record values; overrides the worker's value.converter.")
     .define(HEADER_CONVERTER_CONFIG, ConfigType.STRING, None, _HEADER_CONVERTER, importance=Importance.LOW,
-            group=COMMON_GROUP, order_in_group=7, display_name="Header converter class",
+            group=COMMON_GROUP, order_in_group=10, width=Width.SHORT, display_name="Header converter class",
             doc="Converter class for header values; overrides the worker's header.converter.")
     .define(SCHEDULE_CONFIG, ConfigType.STRING, SCHEDULE_DEFAULT, _SCHEDULE, importance=Importance.MEDIUM,
-            group=COMMON_GROUP, order_in_group=8, display_name="Airflow schedule",
+            group=COMMON_GROUP, order_in_group=20, display_name="Airflow schedule",
             doc="(Kopycat) When Airflow runs a connector stored through the REST API (dags/kopycat_connectors.py): "
                 "a cron expression whose intervals are the runs' data intervals, an Airflow preset such as "
                 "@hourly, or 'none' for runs triggered by hand only. Kafka Connect ignores the key.")
     .define(DELIVERY_GUARANTEE_CONFIG, ConfigType.STRING, AT_LEAST_ONCE,
             CaseInsensitiveValidString([AT_LEAST_ONCE, AT_MOST_ONCE]), Importance.MEDIUM, group=COMMON_GROUP,
-            order_in_group=9, display_name="Delivery guarantee",
+            order_in_group=21, display_name="Delivery guarantee",
             doc="(Kopycat) at_least_once: a crash re-sends the records since the last commit, never loses "
                 "one. at_most_once, for data where a repeat is worse than a gap: a source stores the "
                 "offsets of each poll() batch before producing it, a sink commits its consumer group "
                 "past each batch before put(), so a crash loses the batches in flight and never repeats "
                 "one. Exactly-once sources (exactly.once.source.support=enabled) need at_least_once.")
+    .merge(TRANSFORMS_CONFIG_DEF)
     .merge(ERRORS_CONFIG)
 )
-"""Keys of every connector (Kafka's ``ConnectorConfig.configDef()`` minus transforms)."""
+"""Keys of every connector (Kafka's ``ConnectorConfig.configDef()``), groups in Kafka's order: Common,
+Transforms, Predicates, Error Handling. The keys of each configured alias are added by ``enrich``."""
 
 SOURCE_CONNECTOR_CONFIG: Final = CONNECTOR_CONFIG.merge(
     ConfigDef()
     .define(TOPIC_CREATION_GROUPS_CONFIG, ConfigType.LIST, [], importance=Importance.LOW,
-            group="Topic Creation", order_in_group=1, display_name="Topic creation groups",
+            group="Topic Creation", order_in_group=1, width=Width.LONG, display_name="Topic Creation Groups",
             doc="Groups of configurations for topics created by source connectors, besides the "
                 "'default' group (topic.creation.<group>.include/exclude/partitions/...).")
     .define(EXACTLY_ONCE_SUPPORT_CONFIG, ConfigType.STRING, "requested",
             CaseInsensitiveValidString(["requested", "required"]), Importance.MEDIUM,
-            group="Exactly Once Support", order_in_group=1, display_name="Exactly once support",
+            group="Exactly Once Support", order_in_group=2, width=Width.SHORT, display_name="Exactly once support",
             doc="With 'required', the connector must state it supports exactly-once and the worker "
                 "must have exactly.once.source.support=enabled, or the connector fails to start.")
     .define(TRANSACTION_BOUNDARY_CONFIG, ConfigType.STRING, "poll",
             CaseInsensitiveValidString(["poll", "interval", "connector"]), Importance.MEDIUM,
-            group="Exactly Once Support", order_in_group=2, display_name="Transaction boundary",
+            group="Exactly Once Support", order_in_group=3, width=Width.SHORT, display_name="Transaction Boundary",
             doc="With exactly-once: 'poll' commits one transaction per poll() batch, 'interval' "
                 "every transaction.boundary.interval.ms, 'connector' where the task says.")
     .define(TRANSACTION_BOUNDARY_INTERVAL_CONFIG, ConfigType.LONG, None, None,
-            Importance.LOW, group="Exactly Once Support", order_in_group=3,
+            Importance.LOW, group="Exactly Once Support", order_in_group=4, width=Width.SHORT,
             display_name="Transaction boundary interval",
             doc="With transaction.boundary=interval: how often to commit; defaults to the "
                 "worker's offset.flush.interval.ms.")
     .define(OFFSETS_STORAGE_TOPIC_CONFIG, ConfigType.STRING, None, importance=Importance.LOW,
-            group="Exactly Once Support", order_in_group=4, display_name="Offsets topic",
+            group="offsets.topic", order_in_group=1, width=Width.LONG,  # Kafka's group name
+            display_name="Offsets topic",
             doc="A separate offsets topic for this connector (Kafka's per-connector offsets "
                 "topic); the worker's offset.storage.topic by default.")
 )
@@ -192,6 +195,25 @@ def _topics_given(props: Mapping[str, Any]) -> None:
                                   f"{problem}; name a legal topic, or leave it blank for no dead letter queue")
 
 
+def _sink_topics_errors(props: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(key, message) for a validation: Kafka's ``SinkConnectorConfig.validate`` texts on both keys when
+    ``topics`` and ``topics.regex`` are both set or both missing, else what :func:`_topics_given` refuses."""
+    topics = str(props.get(TOPICS_CONFIG) or "").strip()
+    regex = str(props.get(TOPICS_REGEX_CONFIG) or "").strip()
+    message = None
+    if topics and regex:
+        message = f"{TOPICS_CONFIG} and {TOPICS_REGEX_CONFIG} are mutually exclusive options, but both are set."
+    elif not topics and not regex:
+        message = f"Must configure one of {TOPICS_CONFIG} or {TOPICS_REGEX_CONFIG}"
+    if message is not None:
+        return [(TOPICS_CONFIG, message), (TOPICS_REGEX_CONFIG, message)]
+    try:
+        _topics_given(props)
+    except ConfigError as exc:
+        return [(exc.key or TOPICS_CONFIG, str(exc))]
+    return []
+
+
 def _topics_pattern(pattern: str) -> re.Pattern[str] | None:
     """``topics.regex`` compiled; ConfigError naming it when it is no regular expression.
 
@@ -210,10 +232,10 @@ def _topics_pattern(pattern: str) -> re.Pattern[str] | None:
 SINK_CONNECTOR_CONFIG: Final = CONNECTOR_CONFIG.merge(
     ConfigDef()
     .define(TOPICS_CONFIG, ConfigType.LIST, [], importance=Importance.HIGH, group=COMMON_GROUP,
-            order_in_group=4, display_name="Topics",
+            order_in_group=4, width=Width.LONG, display_name="Topics",
             doc="List of topics to consume, separated by commas.")
     .define(TOPICS_REGEX_CONFIG, ConfigType.STRING, "", importance=Importance.HIGH, group=COMMON_GROUP,
-            order_in_group=4, display_name="Topics regex",
+            order_in_group=4, width=Width.LONG, display_name="Topics regex",
             doc="Regular expression giving topics to consume (matched as the whole name).")
 ).merge(SINK_ERRORS_CONFIG)
 """Kafka's ``SinkConnectorConfig``."""
@@ -251,14 +273,11 @@ def validate_connector_config(props: Mapping[str, Any], worker_props: Mapping[st
         return with_placeholders(validate_connector_config(resolved), props, resolved)
     connector = connector_class(props.get(CONNECTOR_CLASS_CONFIG, ""))()
     definition = connector_definition(props, connector)
-    response = definition.validate_response(type(connector).__name__, props)
+    response = definition.validate_response(plugin_class_name(type(connector)), props)
     by_name = {entry["value"]["name"]: entry["value"] for entry in response["configs"]}
     extra: list[tuple[str, str]] = []
     if isinstance(connector, SinkConnector):
-        try:
-            _topics_given(props)
-        except ConfigError as exc:
-            extra.append((exc.key or TOPICS_CONFIG, str(exc)))
+        extra += _sink_topics_errors(props)
     for value in connector.validate(props):
         for message in value.errors:
             if message not in by_name.get(value.name, {}).get("errors", []):

@@ -21,9 +21,11 @@ Thread-safety: public methods may be called from any thread; one lock guards the
 
 from __future__ import annotations
 
+import functools
 import logging
 import socket
 import threading
+import time
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -40,9 +42,13 @@ from kopycat.runtime.sink_runner import SinkTaskRunner
 from kopycat.runtime.source_runner import SourceTaskRunner
 from kopycat.runtime.task_factory import build_sink_runner, build_source_runner
 from kopycat.runtime.task_parts import TaskId
-from kopycat.runtime.worker_config import TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG, WORKER_CONFIG
+from kopycat.runtime.worker_config import (
+    TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG,
+    TOPIC_TRACKING_ENABLE_CONFIG,
+    WORKER_CONFIG,
+)
 from kopycat.runtime.worker_metrics import WORKER_GROUP, worker_groups
-from kopycat.storage.connector_status import ConnectorStatus, State, TaskStatus
+from kopycat.storage.connector_status import ConnectorStatus, State, TaskStatus, TopicStatus
 from kopycat.storage.offset_backing_store import OffsetBackingStore
 from kopycat.storage.offset_storage_reader_writer import OffsetStorageReaderImpl
 from kopycat.storage.status_backing_store import MemoryStatusBackingStore, StatusBackingStore
@@ -262,6 +268,8 @@ class Worker:
         task_id = TaskId(plan.name, index)
         task = _TaskThread(self._build_runner(task_id, plan.task_configs[index], running))
         self.metrics.register(task_id, task.runner.metrics.collect)
+        if self.values[TOPIC_TRACKING_ENABLE_CONFIG]:
+            task.runner.topics_listener = functools.partial(self._record_topics, task_id)
         task.thread = threading.Thread(target=self._run_task, args=(task_id, task), name=f"task-{task_id}",
                                        daemon=True)
         task.thread.start()
@@ -355,6 +363,14 @@ class Worker:
             log.exception("Could not read the status of connector %s", name)
             return None
         return next((s.trace or "FAILED" for s in statuses if s is not None and s.state is State.FAILED), None)
+
+    def _record_topics(self, task_id: TaskId, topics: set[str]) -> None:
+        """KIP-558: the topics a task used that the status topic does not list for its connector yet
+        (Kafka's ``WorkerSourceTask.recordActiveTopic``); on the task's thread."""
+        known = {status.topic for status in self.status_store.get_all_topics(task_id.connector)}
+        now_ms = int(time.time() * 1000)
+        for topic in sorted(topics - known):
+            self.status_store.put_topic(TopicStatus(topic, task_id.connector, task_id.task, now_ms))
 
     def _put_status(self, status: ConnectorStatus | TaskStatus) -> None:
         try:

@@ -43,6 +43,11 @@ class WorkerTask(ABC):
         self.summary = RunSummary(task_id.connector, task_id.task)
         self.stopping = threading.Event()
         self.metrics = TaskMetrics(kind, self.summary, retry)
+        self.topics_listener: Callable[[set[str]], None] | None = None
+        """Told of the topics the run uses for the first time (KIP-558's active topics), after the batch
+        that used them: a long-running host (``kopycat worker``) records them in the status topic on first
+        use, as Kafka's ``WorkerSourceTask``/``WorkerSinkTask`` do. Called on the run's thread."""
+        self._announced_topics: set[str] = set()
 
     def run(self) -> RunSummary:
         """Start the task, copy until a stop condition, commit, close; return what was done.
@@ -51,7 +56,7 @@ class WorkerTask(ABC):
         chance to commit what is safe; the summary (stop reason FAILED, the error) stays on
         :attr:`summary`.
         """
-        watch = StopWatch(self.bounds, on_batch=self.metrics.record_batch)
+        watch = StopWatch(self.bounds, on_batch=self._batch_recorded)
         try:
             self.initialize_and_start()
             self.metrics.set_status("running")
@@ -67,6 +72,7 @@ class WorkerTask(ABC):
             raise
         finally:
             self.summary.duration_s = watch.elapsed()
+            self._announce_topics()  # a sink's consumed topics show once its final commit is in the summary
             self.close()
             if self.metrics.status == "running":
                 self.metrics.set_status("unassigned")  # Kafka's state of a task that stopped without failing
@@ -75,6 +81,22 @@ class WorkerTask(ABC):
                  self.summary.stop_reason.value, self.summary.records, self.summary.skipped,
                  self.summary.filtered, self.summary.duration_s)
         return self.summary
+
+    def _batch_recorded(self, records: int) -> None:
+        self.metrics.record_batch(records)
+        if self.topics_listener is not None:
+            self._announce_topics()
+
+    def _announce_topics(self) -> None:
+        if self.topics_listener is None:
+            return
+        new = self.summary.topics_used() - self._announced_topics
+        if new:
+            self._announced_topics |= new
+            try:
+                self.topics_listener(new)
+            except Exception:  # noqa: BLE001 - topic tracking is informational; never fail a copy over it
+                log.exception("Task %s: could not record its active topics %s", self.id, sorted(new))
 
     def timed_commit(self, commit: Callable[[], bool | None]) -> bool | None:
         """Run one offset commit, recording its time and outcome: ``commit`` answers whether it

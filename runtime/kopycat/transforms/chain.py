@@ -70,11 +70,12 @@ TRANSFORMS_CONFIG_DEF: Final = (
     ConfigDef()
     .define(TRANSFORMS_CONFIG, ConfigType.LIST, [], _unique_aliases("transformation"), Importance.LOW,
             "Aliases for the transformations to be applied to records.", group=TRANSFORMS_GROUP,
-            order_in_group=1, width=Width.LONG, display_name="Transforms")
+            order_in_group=12, width=Width.LONG, display_name="Transforms")
     .define(PREDICATES_CONFIG, ConfigType.LIST, [], _unique_aliases("predicate"), Importance.LOW,
             "Aliases for the predicates used by transformations.", group=PREDICATES_GROUP,
-            order_in_group=1, width=Width.LONG, display_name="Predicates"))
-"""The two connector keys that list aliases (as in Kafka's ``ConnectorConfig.configDef()``)."""
+            order_in_group=13, width=Width.LONG, display_name="Predicates"))
+"""The two connector keys that list aliases (as in Kafka's ``ConnectorConfig.configDef()``, whose orders
+continue the Common group's count: 12 and 13)."""
 
 _STAGE_KEYS: Final = (
     ConfigDef()

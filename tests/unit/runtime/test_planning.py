@@ -50,7 +50,7 @@ def test_validate_collects_every_error_in_kafka_connects_shape() -> None:
     response = validate_connector_config(props(**{"tasks.max": "0", "transforms": "x",
                                                   "key.converter": "no.such.Converter"}))
     errors = {c["value"]["name"]: c["value"]["errors"] for c in response["configs"] if c["value"]["errors"]}
-    assert response["name"] == "CountingSourceConnector"
+    assert response["name"] == "tests.support.counting.CountingSourceConnector"  # Class.getName(), as Kafka
     assert set(errors) >= {"tasks.max", "transforms.x.type", "key.converter"}
     assert response["error_count"] == sum(len(e) for e in errors.values())
 
