@@ -11,100 +11,26 @@ from __future__ import annotations
 
 import random
 import signal
-import threading
 import time
 import uuid
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import orjson
-import psycopg
 import pytest
 
 from kopycat.storage.kafka_offset_store import KafkaOffsetStore
 from kopycat.storage.offset_storage_reader_writer import OffsetStorageReaderImpl
-from tests.support.cdc import confirmed_flush, connector_props, dsn, execute
-from tests.support.kafka import consume_records, create_topic
+from tests.support.cdc import confirmed_flush, connector_props, execute
+from tests.support.cdc_history import SCHEMA, Writer, changes, history, per_key
+from tests.support.kafka import create_topic
 from tests.support.standalone import start_worker, write_props
 
 pytestmark = pytest.mark.timeout(1800)
 
 KILLS = 3
-Change = tuple[int, int, str]  # (id, version, op)
-
-SCHEMA = (
-    "CREATE TABLE items (id INT PRIMARY KEY, version INT NOT NULL, label TEXT)",
-    "ALTER TABLE items REPLICA IDENTITY FULL",  # a delete's before carries the version it deleted
-    "CREATE TABLE history (seq BIGSERIAL PRIMARY KEY, id INT, version INT, op TEXT)",
-    """CREATE FUNCTION log_change() RETURNS trigger LANGUAGE plpgsql AS $$
-       BEGIN
-         IF TG_OP = 'DELETE' THEN INSERT INTO history (id, version, op) VALUES (OLD.id, OLD.version, 'd');
-         ELSE INSERT INTO history (id, version, op) VALUES (NEW.id, NEW.version,
-                                                             CASE TG_OP WHEN 'INSERT' THEN 'c' ELSE 'u' END);
-         END IF;
-         RETURN NULL;
-       END $$""",
-    "CREATE TRIGGER log_change AFTER INSERT OR UPDATE OR DELETE ON items FOR EACH ROW EXECUTE FUNCTION log_change()",
-)
-
-
-class Writer:
-    """Transactions of inserts, updates of the same keys, and deletes, until stopped (or ``rounds``)."""
-
-    def __init__(self, url: str, seed: int) -> None:
-        self.url, self.rng, self.next_id = url, random.Random(seed), 1
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self.run, daemon=True)
-
-    def write(self, rounds: int) -> None:
-        with psycopg.connect(dsn(self.url)) as conn:
-            for _ in range(rounds):
-                self.transaction(conn)
-
-    def run(self) -> None:
-        with psycopg.connect(dsn(self.url)) as conn:
-            while not self.stop.is_set():
-                self.transaction(conn)
-                time.sleep(0.02)
-
-    def transaction(self, conn: psycopg.Connection[Any]) -> None:
-        rng, first = self.rng, self.next_id
-        rows = rng.choice((1, 5, 50, 300))
-        self.next_id += rows
-        with conn.transaction():
-            conn.execute("INSERT INTO items SELECT n, 1, 'row ' || n FROM generate_series(%s::int, %s::int) n",
-                         (first, first + rows - 1))
-            hot = [rng.randrange(1, self.next_id) for _ in range(rng.randrange(1, 20))]
-            conn.execute("UPDATE items SET version = version + 1 WHERE id = ANY(%s)", (hot,))
-            conn.execute("UPDATE items SET version = version + 1 WHERE id = ANY(%s)", (hot[:3],))
-            if rng.random() < 0.3:
-                conn.execute("DELETE FROM items WHERE id = ANY(%s)", ([rng.randrange(1, self.next_id)],))
-
-
-def history(url: str) -> list[Change]:
-    with psycopg.connect(dsn(url)) as conn:
-        return [(i, v, op) for i, v, op in conn.execute("SELECT id, version, op FROM history ORDER BY seq")]
-
-
-def changes(bootstrap: str, topic: str, *, committed_only: bool) -> list[Change]:
-    """(id, version, op) of each change event in the topic (tombstones left out)."""
-    out = []
-    for message in consume_records(bootstrap, topic, committed_only=committed_only):
-        if message.value() is None:
-            continue
-        event = orjson.loads(message.value())
-        row = event["after"] if event["op"] != "d" else event["before"]
-        out.append((row["id"], row["version"], event["op"]))
-    return out
-
-
-def per_key(events: list[Change]) -> dict[int, list[Change]]:
-    keys: dict[int, list[Change]] = defaultdict(list)
-    for event in events:
-        keys[event[0]].append(event)
-    return keys
 
 
 def test_kill_9_mid_stream_leaves_every_change_exactly_once_for_read_committed_consumers(
@@ -132,12 +58,11 @@ def test_kill_9_mid_stream_leaves_every_change_exactly_once_for_read_committed_c
 
     writer = Writer(postgres_url, seed=20261128)
     writer.write(300)  # a backlog: each run is busy streaming from its first second
-    writer.thread.start()
+    writer.start()
     try:
         offsets = kill_while_streaming(worker, connector, log, committed, lambda: confirmed_flush(postgres_url, slot))
     finally:
-        writer.stop.set()
-        writer.thread.join(60)
+        writer.halt()
     expected = history(postgres_url)
     finish(worker, connector, log, lambda: len(changes(bootstrap_servers, topic, committed_only=True)),
            len(expected))
