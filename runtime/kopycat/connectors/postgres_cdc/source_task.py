@@ -5,6 +5,11 @@ records; in a bounded run (an Airflow copy task, ``kopycat run``) it reads the W
 the plan fixed and then raises :class:`RunComplete`. The slot is confirmed in :meth:`commit`,
 which the engine calls after Kafka acknowledged every record polled so far and their offsets were
 stored: the slot never runs ahead of what Kafka holds (the acked-prefix rule of every source).
+Under ``exactly.once.source.support`` the engine calls :meth:`commit` after the Kafka transaction
+holding the records and their offsets committed, so the slot is confirmed only past committed changes.
+
+A windowed run (an Airflow backfill, :class:`~kopycat.api.window.TimeWindow`) is refused: the
+slot released the WAL of a past window once a run copied it, so no log holds it any more.
 """
 
 from __future__ import annotations
@@ -16,8 +21,10 @@ from itertools import islice, takewhile
 
 from kopycat import __version__
 from kopycat.api.bounded import RunComplete, is_bounded_run
+from kopycat.api.errors import ConfigError
 from kopycat.api.records import SourceRecord
 from kopycat.api.task import SourceTask
+from kopycat.api.window import WINDOW_START_MS_CONFIG, TimeWindow
 from kopycat.connectors.postgres_cdc.change_stream import ChangeStream, table_events_for
 from kopycat.connectors.postgres_cdc.config import CdcSettings
 from kopycat.connectors.postgres_cdc.events import TableEvents
@@ -45,6 +52,7 @@ class PostgresCdcTask(SourceTask):
         return __version__
 
     def start(self, props: Mapping[str, str]) -> None:
+        refuse_window(props)
         self.settings = settings = CdcSettings.parse(props)
         self.bounded = is_bounded_run(props)
         self.partition = {"server": settings.prefix}
@@ -130,3 +138,22 @@ class PostgresCdcTask(SourceTask):
             self.heartbeat.close()
         if self.source is not None:
             self.source.close()
+
+
+def refuse_window(props: Mapping[str, str]) -> None:
+    """A backfill of a past window cannot be served from the log: say why and what to run instead.
+
+    Debezium has no windows either; re-snapshotting would not give the window's changes (only
+    today's rows, under a new offset), so the run fails before it connects.
+    """
+    window = TimeWindow.of(props)
+    if window is None:
+        return
+    raise ConfigError(
+        f"{WINDOW_START_MS_CONFIG}={window.start_ms}: PostgreSQL CDC cannot copy the past window "
+        f"[{window.start_ms}, {window.end_ms}) ms again: the replication slot released that window's "
+        f"write-ahead log once a run had copied its changes to Kafka, and no log holds it any more. "
+        f"Fix: do not backfill this DAG (or give its task group window='never'); the scheduled runs "
+        f"copy every change exactly once from the stored offset. To copy the tables' current rows "
+        f"again, run the connector under a new slot.name and topic.prefix with snapshot.mode=initial",
+        key=WINDOW_START_MS_CONFIG)
