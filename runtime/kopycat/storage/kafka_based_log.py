@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import traceback
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any, Final
@@ -138,6 +139,25 @@ class _SendTracker:
             self.future.set_exception(error)
 
 
+def _without_client_frames(exc: Exception) -> Exception:
+    """``exc`` with its traceback, and those of its causes, kept as notes only.
+
+    The traceback's frames (and the closures they ran) hold the admin client, which has no close():
+    only dropping the last reference destroys it. A caller that keeps the error (a task's failure, a
+    test's ``pytest.raises``) would otherwise keep the client's threads retrying a refused login,
+    logging each attempt, for as long as the error lives.
+    """
+    seen: set[int] = set()
+    each: BaseException | None = exc
+    while each is not None and id(each) not in seen:
+        seen.add(id(each))
+        if each.__traceback__ is not None:
+            each.add_note("".join(traceback.format_tb(each.__traceback__)).rstrip())
+            each.with_traceback(None)
+        each = each.__cause__ or each.__context__
+    return exc
+
+
 class KafkaBasedLog:
     """A compacted topic that one store reads to its end and writes to (Kafka's ``KafkaBasedLog``).
 
@@ -201,8 +221,10 @@ class KafkaBasedLog:
         log.info("Starting the log of %s on topic '%s'", self.purpose, self.topic)
         try:
             self._start()
-        except BaseException:
+        except BaseException as exc:
             self.stop()
+            if isinstance(exc, Exception):
+                raise _without_client_frames(exc)  # noqa: B904 - exc itself, its chain kept
             raise
         log.info("Read topic '%s' to its end: %s loaded", self.topic, self.purpose)
 
