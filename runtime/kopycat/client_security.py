@@ -34,6 +34,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import traceback
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -49,7 +50,7 @@ __all__ = [
     "AuthenticationWatch", "AuthorizationFailedError", "CLIENT_SECURITY_CONFIG", "explain_client_error",
     "is_security_key",
     "missing_acl",
-    "translate_security",
+    "translate_security", "without_tracebacks",
 ]
 
 log = logging.getLogger(__name__)
@@ -289,3 +290,24 @@ class AuthenticationWatch:
         after = f" after {failing_for:.0f} s" if failing_for else ""
         return AuthenticationFailedError(
             f"Cannot authenticate to the Kafka cluster at {self.servers} ({how}){after}: {detail}; {self.fix(error)}")
+
+
+def without_tracebacks(exc: BaseException) -> BaseException:
+    """``exc`` with its traceback, and those of its causes, kept as notes only; returns ``exc``.
+
+    For an error out of a client that is being dropped: the traceback's frames (and the closures they
+    ran) hold the client, and a librdkafka client that raised from its ``error_cb`` is in a reference
+    cycle with the error that the garbage collector cannot see through. Only dropping the last reference
+    destroys a client (the admin client has no ``close()``), so a caller keeping the error (a task's
+    failure, a hook's ``test_connection``, a test's ``pytest.raises``) would keep the client's threads
+    retrying a refused login and logging each attempt for as long as the process lives.
+    """
+    seen: set[int] = set()
+    each: BaseException | None = exc
+    while each is not None and id(each) not in seen:
+        seen.add(id(each))
+        if each.__traceback__ is not None:
+            each.add_note("".join(traceback.format_tb(each.__traceback__)).rstrip())
+            each.with_traceback(None)
+        each = each.__cause__ or each.__context__
+    return exc

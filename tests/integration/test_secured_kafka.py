@@ -20,6 +20,7 @@ from kopycat.client_security import AuthenticationFailedError
 from kopycat.dev.secured_kafka import RESTRICTED_USER, SecuredKafkaBroker
 from kopycat.properties import load_config_file
 from kopycat.runtime.run_once import run_connector_once
+from tests.support.secured import librdkafka_threads, wait_for_librdkafka_threads
 
 pytestmark = pytest.mark.integration
 
@@ -184,18 +185,6 @@ def test_no_log_record_of_an_in_process_run_carries_a_password(
         assert not any(secret in text for secret in secrets), f"a password reached the log ({record.name})"
 
 
-def _librdkafka_threads() -> int:
-    """librdkafka's threads in this process (``rdk:main``, ``rdk:broker<n>``, ``rdk:bg``...): each
-    live client has some, and they end only when the client is destroyed."""
-    count = 0
-    for task in Path("/proc/self/task").iterdir():
-        try:
-            count += (task / "comm").read_text().startswith("rdk:")
-        except OSError:  # the thread ended while we looked
-            continue
-    return count
-
-
 def test_a_refused_login_leaves_no_client_retrying_while_the_error_is_kept(
         tmp_path: Path, secured_kafka: SecuredKafkaBroker, topic_name: str) -> None:
     client = secured_kafka.java_sasl_settings(mechanism="SCRAM-SHA-256", password="not-the-password")
@@ -203,12 +192,8 @@ def test_a_refused_login_leaves_no_client_retrying_while_the_error_is_kept(
     worker["kopycat.auth.failure.timeout.ms"] = "2000"
     source = {"name": topic_name, "connector.class": "FileStreamSource",
               "file": str(_write(tmp_path / "in.txt", _LINES)), "topic": topic_name}
-    before = _librdkafka_threads()
+    before = librdkafka_threads()
     with pytest.raises(AuthenticationFailedError) as failed:  # kept, as a task keeps its failure
         run_connector_once(source, worker)
-    deadline = time.monotonic() + 60
-    while (left := _librdkafka_threads() - before) > 0:
-        assert time.monotonic() < deadline, f"{left} librdkafka threads outlived the refused run: a client of it " \
-                                            f"is still retrying the login"
-        time.sleep(0.2)
+    wait_for_librdkafka_threads(before, "the refused run")
     assert secured_kafka.bootstrap_servers in str(failed.value) and "SCRAM-SHA-256" in str(failed.value)

@@ -108,8 +108,14 @@ def _wait_until_serving(base: str, process: subprocess.Popen[bytes], log: Path) 
 
 def test_kopycat_rest_over_oauthbearer_stores_a_connector_and_shows_no_client_secret(
         tmp_path: Path, secured_kafka: SecuredKafkaBroker, topic_name: str) -> None:
-    client = secured_kafka.java_oauth_settings()
-    worker = write_properties(tmp_path / "worker.properties", worker_properties(client, topic_name))
+    """The JAAS line (with the client secret) comes through Kafka's FileConfigProvider, for the worker
+    and in the connector's override: ``connect-configs`` keeps the placeholder."""
+    java = secured_kafka.java_oauth_settings()
+    secrets_file = write_properties(tmp_path / "secrets.properties", {"jaas": java["sasl.jaas.config"]})
+    client = {**java, "sasl.jaas.config": f"${{file:{secrets_file}:jaas}}"}
+    worker = write_properties(tmp_path / "worker.properties", worker_properties(client, topic_name, **{
+        "config.providers": "file",
+        "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider"}))
     port, log = free_port(), tmp_path / "rest.log"
     with log.open("wb") as out:
         process = subprocess.Popen([sys.executable, "-m", "kopycat.cli", "rest", str(worker), "--port", str(port)],
@@ -135,3 +141,4 @@ def test_kopycat_rest_over_oauthbearer_stores_a_connector_and_shows_no_client_se
     assert_absent(secrets, "the REST worker's log", log.read_text().splitlines())
     stored = consume_secured(secured_kafka, f"{topic_name}-configs")
     assert any(name.encode() in (m.key() or b"") for m in stored), "the connector is not in the config topic"
+    assert_absent(secrets, "a connect-configs record", (m.value() or b"" for m in stored))

@@ -27,7 +27,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import traceback
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any, Final
@@ -44,6 +43,7 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from kopycat.api.errors import ConnectError
+from kopycat.client_security import without_tracebacks
 from kopycat.kafka import ensure_properties
 from kopycat.storage.topic_admin import (
     create_topic_if_missing,
@@ -139,25 +139,6 @@ class _SendTracker:
             self.future.set_exception(error)
 
 
-def _without_client_frames(exc: Exception) -> Exception:
-    """``exc`` with its traceback, and those of its causes, kept as notes only.
-
-    The traceback's frames (and the closures they ran) hold the admin client, which has no close():
-    only dropping the last reference destroys it. A caller that keeps the error (a task's failure, a
-    test's ``pytest.raises``) would otherwise keep the client's threads retrying a refused login,
-    logging each attempt, for as long as the error lives.
-    """
-    seen: set[int] = set()
-    each: BaseException | None = exc
-    while each is not None and id(each) not in seen:
-        seen.add(id(each))
-        if each.__traceback__ is not None:
-            each.add_note("".join(traceback.format_tb(each.__traceback__)).rstrip())
-            each.with_traceback(None)
-        each = each.__cause__ or each.__context__
-    return exc
-
-
 class KafkaBasedLog:
     """A compacted topic that one store reads to its end and writes to (Kafka's ``KafkaBasedLog``).
 
@@ -224,7 +205,7 @@ class KafkaBasedLog:
         except BaseException as exc:
             self.stop()
             if isinstance(exc, Exception):
-                raise _without_client_frames(exc)  # noqa: B904 - exc itself, its chain kept
+                raise without_tracebacks(exc)  # noqa: B904 - exc itself, its chain kept
             raise
         log.info("Read topic '%s' to its end: %s loaded", self.topic, self.purpose)
 

@@ -22,6 +22,7 @@ from kopycat.dev.secured_kafka import ADMIN_USER, SecuredKafkaBroker
 from kopycat.jaas import jaas_config
 from kopycat_airflow.hooks.kopycat import TEST_CONNECTION_TIMEOUT_S, KopycatHook
 from kopycat_airflow.local import LocalAirflow
+from tests.support.secured import librdkafka_threads, wait_for_librdkafka_threads
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
 
@@ -109,9 +110,11 @@ def test_the_hooks_test_connection_logs_in_and_says_in_one_line_when_the_passwor
     ok, message = KopycatHook("secured_good").test_connection()
     assert ok, message
 
+    before = librdkafka_threads()
     started = time.monotonic()
     ok, message = KopycatHook("secured_wrong").test_connection()
     assert time.monotonic() - started < TEST_CONNECTION_TIMEOUT_S + 10
+    wait_for_librdkafka_threads(before, "the refused test_connection")
     assert not ok and "\n" not in message
     assert secured_kafka.bootstrap_servers in message and "SCRAM-SHA-512" in message, message
     assert "wrong-pw" not in message
