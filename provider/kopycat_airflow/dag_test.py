@@ -3,7 +3,8 @@
 ``python -m kopycat_airflow.dag_test <dag_id> [--logical-date ISO] [--conf JSON]`` with Airflow's
 environment set (``AIRFLOW_HOME``, ``AIRFLOW__CORE__DAGS_FOLDER``; the metadata DB migrated).
 The last stdout line is ``{"state", "tasks": [{"task_id", "map_index", "label", "state",
-"try_number", "result"}]}``: results are the XCom return values (run summaries, the plan). Runs
+"try_number", "result", "rendered"}]}``: results are the XCom return values (run summaries, the plan),
+``rendered`` the template fields as the UI's "Rendered Template" view shows them (secrets masked). Runs
 in its own process because Airflow configures itself once per process from the environment.
 
 ``python -m kopycat_airflow.dag_test --serve --result-fd N`` runs many: one request per stdin line
@@ -36,6 +37,7 @@ def run_dag(dag_id: str, logical_date: str | None = None, conf: dict[str, Any] |
     import pendulum
     from airflow import settings
     from airflow.dag_processing.dagbag import DagBag
+    from airflow.models.renderedtifields import RenderedTaskInstanceFields
     from airflow.models.xcom import XComModel
     from airflow.utils.session import create_session
 
@@ -58,7 +60,8 @@ def run_dag(dag_id: str, logical_date: str | None = None, conf: dict[str, Any] |
                 map_indexes=ti.map_index)).first()
             tasks.append({"task_id": ti.task_id, "map_index": ti.map_index, "label": ti.rendered_map_index,
                           "state": _text(ti.state), "try_number": ti.try_number,
-                          "result": _json(result.value) if result is not None else None})
+                          "result": _json(result.value) if result is not None else None,
+                          "rendered": _json(RenderedTaskInstanceFields.get_templated_fields(ti, session=session))})
     return {"dag_id": dag_id, "run_id": run.run_id, "state": _text(run.state),
             "data_interval": [str(run.data_interval_start), str(run.data_interval_end)], "tasks": tasks}
 

@@ -86,6 +86,8 @@ def _dev_secured_kafka() -> int:
         blocks = {
             "SASL_SSL, as Kafka Connect's worker.properties (Java)": broker.java_sasl_settings(),
             "SASL_SSL, as librdkafka's settings": broker.librdkafka_sasl_settings(),
+            "OAUTHBEARER (the dev identity provider's client), as Kafka Connect's worker.properties (Java)":
+                broker.java_oauth_settings(),
             "mutual TLS, as Kafka Connect's worker.properties (Java)": broker.java_mtls_settings(),
             "mutual TLS, as librdkafka's settings": broker.librdkafka_mtls_settings(),
             f"a user without ACLs ({RESTRICTED_USER}), Java": broker.java_sasl_settings(RESTRICTED_USER, "PLAIN"),

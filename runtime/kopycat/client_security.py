@@ -25,7 +25,8 @@ librdkafka retries a refused login forever; Kafka's Java clients throw at once
 (``SaslAuthenticationException``, ``SslAuthenticationException``) and the task fails.
 :class:`AuthenticationWatch` is the ``error_cb`` that gives up after
 ``kopycat.auth.failure.timeout.ms`` of failed logins with one line naming the cluster, the mechanism
-and the likely fix; an authorization error fails at once, naming the ACL operation that is missing.
+and the likely fix; an OAUTHBEARER token the identity provider refused fails at once (librdkafka reports
+it only once), and so does an authorization error, naming the ACL operation that is missing.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import traceback
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -48,7 +50,7 @@ __all__ = [
     "AuthenticationWatch", "AuthorizationFailedError", "CLIENT_SECURITY_CONFIG", "explain_client_error",
     "is_security_key",
     "missing_acl",
-    "translate_security",
+    "translate_security", "without_tracebacks",
 ]
 
 log = logging.getLogger(__name__)
@@ -183,6 +185,10 @@ class AuthorizationFailedError(ConnectError):
 
 
 _AUTH_CODES: Final = frozenset({KafkaError._AUTHENTICATION, KafkaError._SSL})
+_TOKEN_FAILURE: Final = "Failed to acquire SASL OAUTHBEARER token"
+"""librdkafka's error when its OIDC client got no token. It reports it once (again only if the text
+changes) however often it retries, so there is no run of failures to time: the task fails at once, as
+Kafka's ``OAuthBearerLoginCallbackHandler`` fails the login once its token request is refused."""
 _EXACTLY_ONCE_ACLS: Final = ("the ACLs an exactly-once source needs (KIP-618): Write and Describe on the "
                               "TransactionalId <group.id>-<connector>-<task> (a prefixed ACL on <group.id>- "
                               "covers every task), and IdempotentWrite on the cluster")
@@ -237,6 +243,9 @@ class AuthenticationWatch:
 
     def fix(self, error: KafkaError) -> str:
         """The likely fix for ``error``, in the Java keys the user wrote."""
+        if error.code() == KafkaError._AUTHENTICATION and self.mechanism == "OAUTHBEARER":
+            return ("check clientId and clientSecret in sasl.jaas.config, sasl.oauthbearer.token.endpoint.url, "
+                    "and that the cluster accepts the identity provider's tokens (audience, issuer)")
         if error.code() == KafkaError._AUTHENTICATION:
             return (f"check the username and password in sasl.jaas.config, and that the user has "
                     f"{self.mechanism} credentials on the cluster")
@@ -261,6 +270,8 @@ class AuthenticationWatch:
         if error.code() not in _AUTH_CODES:
             log.debug("Client error from %s: %s", self.servers, error.str())
             return
+        if _TOKEN_FAILURE in error.str():
+            raise self.failure(error, 0.0)
         now = time.monotonic()
         with self._lock:
             if self._first is None or now - self._last > max(self.timeout_s, 30.0):
@@ -270,8 +281,33 @@ class AuthenticationWatch:
             self._last = now
             failing_for = now - self._first
         if failing_for >= self.timeout_s:
-            how = f"{self.protocol} {self.mechanism}".strip()
-            detail = error.str().split(": ", 1)[-1].split(" (after ")[0]
-            raise AuthenticationFailedError(
-                f"Cannot authenticate to the Kafka cluster at {self.servers} ({how}) after {failing_for:.0f} s: "
-                f"{detail}; {self.fix(error)}")
+            raise self.failure(error, failing_for)
+
+    def failure(self, error: KafkaError, failing_for: float) -> AuthenticationFailedError:
+        """The one-line error of a login refused for ``failing_for`` seconds."""
+        how = f"{self.protocol} {self.mechanism}".strip()
+        detail = error.str().split(": ", 1)[-1].split(" (after ")[0]
+        after = f" after {failing_for:.0f} s" if failing_for else ""
+        return AuthenticationFailedError(
+            f"Cannot authenticate to the Kafka cluster at {self.servers} ({how}){after}: {detail}; {self.fix(error)}")
+
+
+def without_tracebacks(exc: BaseException) -> BaseException:
+    """``exc`` with its traceback, and those of its causes, kept as notes only; returns ``exc``.
+
+    For an error out of a client that is being dropped: the traceback's frames (and the closures they
+    ran) hold the client, and a librdkafka client that raised from its ``error_cb`` is in a reference
+    cycle with the error that the garbage collector cannot see through. Only dropping the last reference
+    destroys a client (the admin client has no ``close()``), so a caller keeping the error (a task's
+    failure, a hook's ``test_connection``, a test's ``pytest.raises``) would keep the client's threads
+    retrying a refused login and logging each attempt for as long as the process lives.
+    """
+    seen: set[int] = set()
+    each: BaseException | None = exc
+    while each is not None and id(each) not in seen:
+        seen.add(id(each))
+        if each.__traceback__ is not None:
+            each.add_note("".join(traceback.format_tb(each.__traceback__)).rstrip())
+            each.with_traceback(None)
+        each = each.__cause__ or each.__context__
+    return exc

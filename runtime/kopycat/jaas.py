@@ -17,7 +17,8 @@ from typing import Final
 
 from kopycat.api.errors import ConfigError
 
-__all__ = ["LOGIN_MODULES", "JaasEntry", "jaas_config", "parse_jaas_config"]
+__all__ = ["LOGIN_MODULES", "OAUTHBEARER_LOGIN_MODULE", "JaasEntry", "jaas_config", "oauthbearer_jaas_config",
+           "parse_jaas_config"]
 
 _FLAGS: Final = frozenset({"required", "requisite", "sufficient", "optional"})
 _ESCAPES: Final = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}
@@ -26,6 +27,8 @@ LOGIN_MODULES: Final = {"PLAIN": "org.apache.kafka.common.security.plain.PlainLo
                         "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
                         "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule"}
 """The login module of each user/password SASL mechanism (``sasl.mechanism``), as Kafka's clients name them."""
+OAUTHBEARER_LOGIN_MODULE: Final = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+"""The login module of ``sasl.mechanism=OAUTHBEARER``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,3 +125,11 @@ def jaas_config(mechanism: str, username: str, password: str) -> str:
         raise ConfigError(f"sasl.mechanism={mechanism} takes no user and password; use one of "
                           f"{', '.join(LOGIN_MODULES)}", key="sasl.mechanism")
     return f"{module} required username={_quoted(username)} password={_quoted(password)};"
+
+
+def oauthbearer_jaas_config(client_id: str, client_secret: str, scope: str | None = None) -> str:
+    """The ``sasl.jaas.config`` line of an OAuth client credentials login (``OAuthBearerLoginModule`` with
+    ``clientId``/``clientSecret``/``scope``, as Kafka's ``OAuthBearerLoginCallbackHandler`` reads them)."""
+    scoped = "" if scope is None else f" scope={_quoted(scope)}"
+    return (f"{OAUTHBEARER_LOGIN_MODULE} required clientId={_quoted(client_id)} "
+            f"clientSecret={_quoted(client_secret)}{scoped};")

@@ -20,6 +20,7 @@ from kopycat.client_security import AuthenticationFailedError
 from kopycat.dev.secured_kafka import RESTRICTED_USER, SecuredKafkaBroker
 from kopycat.properties import load_config_file
 from kopycat.runtime.run_once import run_connector_once
+from tests.support.secured import librdkafka_threads, wait_for_librdkafka_threads
 
 pytestmark = pytest.mark.integration
 
@@ -182,3 +183,17 @@ def test_no_log_record_of_an_in_process_run_carries_a_password(
     for record in caplog.records:
         text = record.getMessage()
         assert not any(secret in text for secret in secrets), f"a password reached the log ({record.name})"
+
+
+def test_a_refused_login_leaves_no_client_retrying_while_the_error_is_kept(
+        tmp_path: Path, secured_kafka: SecuredKafkaBroker, topic_name: str) -> None:
+    client = secured_kafka.java_sasl_settings(mechanism="SCRAM-SHA-256", password="not-the-password")
+    worker = load_config_file(str(_worker(tmp_path, client, topic_name)))
+    worker["kopycat.auth.failure.timeout.ms"] = "2000"
+    source = {"name": topic_name, "connector.class": "FileStreamSource",
+              "file": str(_write(tmp_path / "in.txt", _LINES)), "topic": topic_name}
+    before = librdkafka_threads()
+    with pytest.raises(AuthenticationFailedError) as failed:  # kept, as a task keeps its failure
+        run_connector_once(source, worker)
+    wait_for_librdkafka_threads(before, "the refused run")
+    assert secured_kafka.bootstrap_servers in str(failed.value) and "SCRAM-SHA-256" in str(failed.value)

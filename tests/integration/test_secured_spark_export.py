@@ -29,10 +29,29 @@ SPARK_TIMEOUT_S = 1200
 
 def test_a_spark_export_over_sasl_ssl_scram_copies_the_topic_and_keeps_passwords_off_argv_and_log(
         secured_kafka: SecuredKafkaBroker, topic_name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _export_and_check(secured_kafka, secured_kafka.java_sasl_settings(mechanism="SCRAM-SHA-512"),
+                      (secured_kafka.passwords["admin"], secured_kafka.store_password), topic_name, tmp_path,
+                      monkeypatch)
+
+
+def test_a_spark_export_over_oauthbearer_logs_in_with_kafkas_login_callback_handler_and_hides_the_secret(
+        secured_kafka: SecuredKafkaBroker, topic_name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spark's Kafka source (kafka-clients' ``OAuthBearerLoginCallbackHandler``) and the job's librdkafka
+    clients (OIDC) both fetch tokens from the fixture's identity provider."""
+    issued_before = secured_kafka.identity_provider.issued
+    _export_and_check(secured_kafka, secured_kafka.java_oauth_settings(),
+                      (secured_kafka.oauth_client_secret, secured_kafka.store_password), topic_name, tmp_path,
+                      monkeypatch)
+    assert secured_kafka.identity_provider.issued >= issued_before + 2, "a client did not log in with a token"
+
+
+def _export_and_check(secured_kafka: SecuredKafkaBroker, java: dict[str, str], secrets: tuple[str, ...],
+                      topic_name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Export a topic of orders with the consumer settings ``java``; check the data, the committed
+    group, and that no secret reached argv, the options file after the job, or the job's log."""
     admin = secured_kafka.librdkafka_sasl_settings()
     count, name = 3_000, f"secured-export-{uuid.uuid4().hex[:8]}"
     ranges = produce_orders(secured_kafka.bootstrap_servers, topic_name, count, client=admin)
-    java = secured_kafka.java_sasl_settings(mechanism="SCRAM-SHA-512")
     worker = {"bootstrap.servers": java["bootstrap.servers"],
               **{f"consumer.{k}": v for k, v in java.items() if k != "bootstrap.servers"}}
     lake = tmp_path / "lake"
@@ -56,7 +75,6 @@ def test_a_spark_export_over_sasl_ssl_scram_copies_the_topic_and_keeps_passwords
     assert committed_offsets(secured_kafka.bootstrap_servers, f"connect-{name}", topic_name, PARTITIONS,
                              client=admin) == {r.partition: r.end for r in ranges}
     [(command, done)] = runs
-    secrets = (secured_kafka.passwords["admin"], secured_kafka.store_password)
     assert not any(secret in argument for argument in command for secret in secrets), "a password is in argv"
     options = Path(command[command.index("--options-file") + 1])
     assert not options.exists() and not options.parent.exists(), "the options file outlived the job"

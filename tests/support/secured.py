@@ -113,3 +113,24 @@ def consume_secured(broker: SecuredKafkaBroker, topic: str, *, committed_only: b
     """Every record of ``topic`` on the secured broker, read to the end as the admin user."""
     return consume_records(broker.bootstrap_servers, topic, committed_only=committed_only,
                            client=broker.librdkafka_sasl_settings())
+
+
+def librdkafka_threads() -> int:
+    """librdkafka's threads in this process (``rdk:main``, ``rdk:broker<n>``, ``rdk:bg``...): each
+    live client has some, and they end only when the client is destroyed."""
+    count = 0
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            count += (task / "comm").read_text().startswith("rdk:")
+        except OSError:  # the thread ended while we looked
+            continue
+    return count
+
+
+def wait_for_librdkafka_threads(before: int, what: str, timeout_s: float = 60.0) -> None:
+    """Wait until no more librdkafka threads run than ``before``; fail naming ``what`` after ``timeout_s``
+    (a client it made is still alive, retrying its login and logging each attempt)."""
+    deadline = time.monotonic() + timeout_s
+    while (left := librdkafka_threads() - before) > 0:
+        assert time.monotonic() < deadline, f"{left} librdkafka threads outlived {what}: a client of it is still alive"
+        time.sleep(0.2)

@@ -20,7 +20,7 @@ from kopycat.client_security import (
     explain_client_error,
     translate_security,
 )
-from kopycat.jaas import parse_jaas_config
+from kopycat.jaas import oauthbearer_jaas_config, parse_jaas_config
 from kopycat.kafka import client_config, worker_client_config
 
 needs_keytool = pytest.mark.skipif(shutil.which("keytool") is None, reason="needs the JDK's keytool")
@@ -171,6 +171,26 @@ def test_refused_logins_fail_after_the_timeout_with_one_line() -> None:
     message = str(caught.value)
     assert "\n" not in message
     assert "h:9093" in message and "SCRAM-SHA-512" in message and "sasl.jaas.config" in message
+
+
+def test_a_refused_oauthbearer_token_request_fails_at_once_naming_the_client_credentials() -> None:
+    watch = AuthenticationWatch({"bootstrap.servers": "h:9093", "security.protocol": "SASL_SSL",
+                                 "sasl.mechanism": "OAUTHBEARER"}, timeout_s=60.0)
+    with pytest.raises(AuthenticationFailedError) as caught:  # librdkafka reports it once: no run to time
+        watch(_Error(KafkaError._AUTHENTICATION, 'Failed to acquire SASL OAUTHBEARER token: {"error": '
+                                                 '"invalid_client"}'))
+    message = str(caught.value)
+    assert message == ('Cannot authenticate to the Kafka cluster at h:9093 (SASL_SSL OAUTHBEARER): {"error": '
+                       '"invalid_client"}; check clientId and clientSecret in sasl.jaas.config, '
+                       'sasl.oauthbearer.token.endpoint.url, and that the cluster accepts the identity '
+                       "provider's tokens (audience, issuer)")
+
+
+def test_the_oauthbearer_jaas_line_written_for_a_client_reads_back_unchanged() -> None:
+    line = oauthbearer_jaas_config("my-app", 'se"cr\\et', "kafka")
+    entry = parse_jaas_config(line)
+    assert entry.simple_name == "OAuthBearerLoginModule" and entry.flag == "required"
+    assert entry.options == {"clientId": "my-app", "clientSecret": 'se"cr\\et', "scope": "kafka"}
 
 
 def test_authorization_errors_fail_at_once_naming_the_missing_acl() -> None:

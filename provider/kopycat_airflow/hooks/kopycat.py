@@ -35,6 +35,7 @@ from airflow.sdk.log import mask_secret
 
 from kopycat.api.errors import ConnectError, NotFoundError
 from kopycat.api.window import TimeWindow
+from kopycat.client_security import without_tracebacks
 from kopycat.kafka import auth_failure_timeout_s, worker_client_config
 from kopycat.runtime.bounded_plan import PlannedTask, plan_bounded_run
 from kopycat.runtime.bounded_run import run_planned_task
@@ -138,7 +139,7 @@ class KopycatHook(BaseHook):
                         raise ConnectError(f"Cannot reach {self.bootstrap_servers} within "
                                            f"{TEST_CONNECTION_TIMEOUT_S:.0f} s: {exc}") from exc
         except Exception as exc:  # noqa: BLE001 - the UI shows the message
-            return False, _one_line(exc)
+            return False, _one_line(without_tracebacks(exc))  # so the refused client is destroyed now
         return True, f"Connected to {self.bootstrap_servers}: {len(topics)} topics"
 
     def _connection_props(self) -> dict[str, Any]:

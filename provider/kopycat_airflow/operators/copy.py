@@ -20,6 +20,7 @@ from kopycat_airflow.assets import kafka_asset
 from kopycat_airflow.connector_config import ConnectorConfigArg, StoredConnector, resolve_connector_config
 from kopycat_airflow.hooks.kopycat import KopycatHook
 from kopycat_airflow.run_metrics import send_run_metrics
+from kopycat_airflow.secret_masking import MasksConfigSecrets
 
 __all__ = ["COPY_LABEL_TEMPLATE", "CopyTaskOperator", "WINDOW_CONF_KEY", "WINDOW_MODES", "WindowMode",
            "check_window_mode", "planned_task_of", "window_of"]
@@ -32,7 +33,7 @@ WINDOW_CONF_KEY = "kopycat_window"
 """``dag_run.conf`` key: a manual run with ``{"kopycat_window": true}`` copies its data interval."""
 
 
-class CopyTaskOperator(BaseOperator):
+class CopyTaskOperator(MasksConfigSecrets, BaseOperator):
     """A bounded run of one task config (from :class:`PlanConnectorOperator`).
 
     Resumes from the stored offsets, copies until caught up (sources) or to the planned end

@@ -15,11 +15,12 @@ from kopycat.runtime.stored_connectors import publish_task_configs, report_conne
 from kopycat.storage.connector_status import State
 from kopycat_airflow.connector_config import ConnectorConfigArg, StoredConnector, resolve_connector_config
 from kopycat_airflow.hooks.kopycat import KopycatHook
+from kopycat_airflow.secret_masking import MasksConfigSecrets
 
 __all__ = ["PlanConnectorOperator"]
 
 
-class PlanConnectorOperator(BaseOperator):
+class PlanConnectorOperator(MasksConfigSecrets, BaseOperator):
     """Start the connector, take ``task_configs(tasks.max)``, stop it; return one item per task.
 
     The list (XCom ``return_value``) feeds ``CopyTaskOperator.partial(...).expand(task_config=...)``,

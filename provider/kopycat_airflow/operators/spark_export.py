@@ -37,11 +37,12 @@ from kopycat_airflow.operators.copy import (
     planned_task_of,
     window_of,
 )
+from kopycat_airflow.secret_masking import MasksConfigSecrets
 
 __all__ = ["SparkExportOperator", "planned_ends"]
 
 
-class SparkExportOperator(BaseOperator):
+class SparkExportOperator(MasksConfigSecrets, BaseOperator):
     """Copy a storage sink connector's topics to its store with Spark, exactly once.
 
     The bulk path of DESIGN.md §4 for the same connector config ``CopyTaskOperator`` runs with

@@ -16,6 +16,7 @@ from kopycat_airflow.connector_config import (
     resolve_connector_config,
 )
 from kopycat_airflow.hooks.kopycat import KopycatHook
+from kopycat_airflow.secret_masking import MasksConfigSecrets
 from kopycat_airflow.triggers.connector import (
     ConnectorLagTrigger,
     LagMode,
@@ -28,7 +29,7 @@ from kopycat_airflow.triggers.connector import (
 __all__ = ["ConnectorSensor"]
 
 
-class ConnectorSensor(BaseSensorOperator):
+class ConnectorSensor(MasksConfigSecrets, BaseSensorOperator):
     """Wait until a connector's lag on its Kafka input is 0 (``caught_up``) or above 0 (``new_data``).
 
     Lag is measured for connectors whose input is Kafka (:mod:`kopycat.runtime.lag`):

@@ -100,7 +100,7 @@ class LocalKafkaBroker(JvmService):
         # C1 only: a test broker lives for minutes, and C2 compiling at start-up costs seconds.
         base = [java_executable(), "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true",
                 f"-Dlog4j2.configurationFile={log4j}", f"-Dkopycat.broker.log={self.log_file}",
-                "-cp", f"{libs}/*"]
+                *self.jvm_options(), "-cp", f"{libs}/*"]
         self._format_storage([*base, "-Xmx256m"], config)
         self.launch([*base, f"-Xms{self.heap}", f"-Xmx{self.heap}", "-XX:+UseG1GC", "kafka.Kafka", str(config)])
         self._wait_until_ready()
@@ -122,6 +122,11 @@ class LocalKafkaBroker(JvmService):
             "inter.broker.listener.name": "PLAINTEXT",
             "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
         }
+
+    def jvm_options(self) -> list[str]:
+        """Hook: more ``-D`` options of the broker's JVM (Kafka reads some settings only as system
+        properties). Default: none."""
+        return []
 
     def storage_format_arguments(self) -> list[str]:
         """Hook: more arguments of ``kafka-storage format`` (``--add-scram ...``). Default: none."""

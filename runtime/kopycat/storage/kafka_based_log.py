@@ -43,6 +43,7 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from kopycat.api.errors import ConnectError
+from kopycat.client_security import without_tracebacks
 from kopycat.kafka import ensure_properties
 from kopycat.storage.topic_admin import (
     create_topic_if_missing,
@@ -201,8 +202,10 @@ class KafkaBasedLog:
         log.info("Starting the log of %s on topic '%s'", self.purpose, self.topic)
         try:
             self._start()
-        except BaseException:
+        except BaseException as exc:
             self.stop()
+            if isinstance(exc, Exception):
+                raise without_tracebacks(exc)  # noqa: B904 - exc itself, its chain kept
             raise
         log.info("Read topic '%s' to its end: %s loaded", self.topic, self.purpose)
 

@@ -19,8 +19,10 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 from kopycat.dev.secured_kafka import ADMIN_USER, SecuredKafkaBroker
+from kopycat.jaas import jaas_config
 from kopycat_airflow.hooks.kopycat import TEST_CONNECTION_TIMEOUT_S, KopycatHook
 from kopycat_airflow.local import LocalAirflow
+from tests.support.secured import librdkafka_threads, wait_for_librdkafka_threads
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
 
@@ -108,9 +110,53 @@ def test_the_hooks_test_connection_logs_in_and_says_in_one_line_when_the_passwor
     ok, message = KopycatHook("secured_good").test_connection()
     assert ok, message
 
+    before = librdkafka_threads()
     started = time.monotonic()
     ok, message = KopycatHook("secured_wrong").test_connection()
     assert time.monotonic() - started < TEST_CONNECTION_TIMEOUT_S + 10
+    wait_for_librdkafka_threads(before, "the refused test_connection")
     assert not ok and "\n" not in message
     assert secured_kafka.bootstrap_servers in message and "SCRAM-SHA-512" in message, message
     assert "wrong-pw" not in message
+
+
+def test_the_rendered_template_fields_of_a_connector_config_show_no_password(
+        local_airflow: LocalAirflow, secured_kafka: SecuredKafkaBroker, topic_name: str, tmp_path: Path) -> None:
+    """The JAAS line's password is in a key Airflow's masker does not know (``sasl.jaas.config``); the store
+    password comes through ``${airflow:variable:...}``. The UI's rendered fields show neither."""
+    conn_id, variable = f"secured_{uuid.uuid4().hex[:8]}", f"store_{uuid.uuid4().hex[:8]}"
+    local_airflow.extra_env[f"AIRFLOW_CONN_{conn_id.upper()}"] = _connection(secured_kafka, topic_name)
+    local_airflow.extra_env[f"AIRFLOW_VAR_{variable.upper()}"] = secured_kafka.store_password
+    source = tmp_path / "input.txt"
+    source.write_text("".join(f"{line}\n" for line in LINES))
+    password = secured_kafka.passwords[ADMIN_USER]
+    config = {"name": f"{topic_name}-src", "connector.class": "FileStreamSource", "file": str(source),
+              "topic": topic_name, "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+              "value.converter.schemas.enable": "false",
+              "producer.override.sasl.jaas.config": jaas_config("SCRAM-SHA-512", ADMIN_USER, password),
+              "producer.override.ssl.truststore.password": f"${{airflow:variable:{variable}}}"}
+    providers = {"config.providers": "airflow",
+                 "config.providers.airflow.class": "kopycat_airflow.config_provider.AirflowConfigProvider"}
+    (local_airflow.dags_folder / "t_rendered.py").write_text(f'''
+import pendulum
+from airflow.sdk import DAG
+from kopycat_airflow.task_group import connector_task_group
+
+with DAG("t_rendered", schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC"), catchup=False):
+    connector_task_group({json.dumps(config)}, kopycat_conn_id={conn_id!r}, worker_overrides={providers!r},
+                         copy_retries=0)
+''')
+
+    run = local_airflow.run_dag("t_rendered")
+
+    assert run["state"] == "success", run.get("log")
+    assert [copied["records"] for copied in run.results("copy")] == [len(LINES)]
+    assert _topic_lines(secured_kafka, topic_name) == LINES
+    [plan] = run.tasks("plan")
+    shown = plan["rendered"]["connector_config"]
+    assert shown["producer.override.sasl.jaas.config"] != config["producer.override.sasl.jaas.config"], shown
+    assert shown["name"] == config["name"]  # what is no secret is shown as it is
+    rendered = json.dumps([task["rendered"] for task in run["tasks"] if task["rendered"]])
+    assert "connector_config" in rendered and "task_config" in rendered
+    for secret in (password, secured_kafka.store_password):
+        assert secret not in rendered, "a password reached the rendered template fields"
