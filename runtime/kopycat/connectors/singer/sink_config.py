@@ -21,7 +21,8 @@ from kopycat.api import ConfigDef, ConfigType, DataError, Importance, NonEmptySt
 from kopycat.api.records import TopicPartition
 
 __all__ = [
-    "BATCH_RECORDS_CONFIG", "CONFIG", "CONFIG_FILE_CONFIG", "EXECUTABLE_CONFIG", "FINISH_TIMEOUT_MS_CONFIG",
+    "BATCH_RECORDS_CONFIG", "CONFIG", "CONFIG_FILE_CONFIG", "ECHO_TIMEOUT_MS_CONFIG", "EXECUTABLE_CONFIG",
+    "FINISH_TIMEOUT_MS_CONFIG",
     "OFFSETS_FIELD", "SETTING_PREFIX", "offsets_of", "state_value",
 ]
 
@@ -30,6 +31,7 @@ SETTING_PREFIX: Final = "singer.target.config."
 CONFIG_FILE_CONFIG: Final = "singer.target.config.file"
 BATCH_RECORDS_CONFIG: Final = "singer.batch.max.records"
 FINISH_TIMEOUT_MS_CONFIG: Final = "singer.target.finish.timeout.ms"
+ECHO_TIMEOUT_MS_CONFIG: Final = "singer.target.echo.timeout.ms"
 OFFSETS_FIELD: Final = "kopycat_offsets"
 
 CONFIG: Final = ConfigDef().define(
@@ -51,7 +53,14 @@ CONFIG: Final = ConfigDef().define(
     FINISH_TIMEOUT_MS_CONFIG, ConfigType.LONG, default=300_000, validator=Range.at_least(1),
     importance=Importance.LOW,
     doc="How long the target may take to persist what it holds and exit once its input ended: at the end "
-        "of a bounded run (kopycat run, Airflow), at each commit of one, and when the task stops.",
+        "of a bounded run (kopycat run, Airflow) and at each commit of one.",
+).define(
+    ECHO_TIMEOUT_MS_CONFIG, ConfigType.LONG, default=0, validator=Range.at_least(0), importance=Importance.MEDIUM,
+    doc="0: records are written as they come, and the group follows the target's echoes as they come. Above "
+        "0, lock-step for targets that persist at each STATE (pipelinewise targets): each batch of "
+        "singer.batch.max.records records waits up to this long for the target to echo its state, and is "
+        "committed before the next is written (the rest of a larger poll is read again), so a crash writes "
+        "again at most one batch. A target that does not echo in time fails the task.",
 )
 
 

@@ -4,8 +4,8 @@ Each topic is a Singer stream of the same name. Before a topic's first record, a
 value schema changes, the target gets a SCHEMA message (the Connect schema as JSON Schema,
 :func:`~kopycat.connectors.singer.json_schema.json_schema_of`, with the key struct's fields as
 ``key_properties``), then RECORD messages, written to its stdin in bulk. A STATE message holding
-the next offset of every partition written follows each batch put() takes, and every
-``singer.batch.max.records`` records within one.
+the next offset of every partition written follows each batch of at most
+``singer.batch.max.records`` records.
 
 The consumer group is committed behind the target (Kafka Connect's ``SinkTask.preCommit``
 contract): pre_commit returns the offsets of the last state the target echoed, the state of
@@ -16,6 +16,10 @@ targets after each flush) or only at the end of its input (Meltano SDK targets h
 ``drain_all``); so a bounded run ends the target's input at each commit and waits for it to
 persist, echo and exit, and the next batch starts a new target run, as a scheduled Meltano run
 would. A target that exits non-zero, or early, fails the task with the tail of its stderr.
+
+With ``singer.target.echo.timeout.ms`` set, put() runs in lock-step with a target that persists
+at each STATE: one batch, its echo, a commit, the next batch (the rest of the poll is delivered
+again through ``SinkTaskContext.offset``), so a crash writes again at most one batch.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from kopycat.connectors.singer.sink_config import (
     BATCH_RECORDS_CONFIG,
     CONFIG,
     CONFIG_FILE_CONFIG,
+    ECHO_TIMEOUT_MS_CONFIG,
     EXECUTABLE_CONFIG,
     FINISH_TIMEOUT_MS_CONFIG,
     SETTING_PREFIX,
@@ -80,6 +85,7 @@ class SingerSinkTask(SinkTask):
         self.executable = str(parsed[EXECUTABLE_CONFIG])
         self.batch_records = int(parsed[BATCH_RECORDS_CONFIG])
         self.finish_s = int(parsed[FINISH_TIMEOUT_MS_CONFIG]) / 1000
+        self.echo_timeout_s = int(parsed[ECHO_TIMEOUT_MS_CONFIG]) / 1000
         self.bounded = is_bounded_run(props)
         self.workdir = Path(tempfile.mkdtemp(prefix="kopycat-singer-target-"))
         settings = plugin_settings(self.executable, props, SETTING_PREFIX, CONFIG_FILE_CONFIG)
@@ -110,22 +116,39 @@ class SingerSinkTask(SinkTask):
             return
         target = self._running_target()
         target.check_alive()
+        if self.echo_timeout_s:
+            self._put_lock_step(target, records)
+            return
         lines: list[bytes] = []
-        since_state = 0
+        for start in range(0, len(records), self.batch_records):
+            lines.extend(self._batch_lines(records[start:start + self.batch_records]))
+        target.write(b"".join(lines))
+        self._take_echo(target)
+
+    def _put_lock_step(self, target: TargetProcess, records: Sequence[SinkRecord]) -> None:
+        """Write one batch, wait for its echo, and have the rest of ``records`` delivered again after the
+        commit (SinkTaskContext.offset), so no more than one batch is ever persisted and uncommitted."""
+        batch, rest = records[:self.batch_records], records[self.batch_records:]
+        target.write(b"".join(self._batch_lines(batch)))
+        target.wait_for_echo(state_value(self.written), self.echo_timeout_s)
+        self._take_echo(target)
+        rewind: dict[TopicPartition, int] = {}
+        for record in rest:
+            rewind.setdefault(TopicPartition(record.original_topic, record.original_kafka_partition),
+                              record.original_kafka_offset)
+        if rewind:
+            self.context.offset(rewind)
+
+    def _batch_lines(self, records: Sequence[SinkRecord]) -> list[bytes]:
+        """The SCHEMA and RECORD lines of ``records``, then the STATE of the offsets after them."""
+        lines: list[bytes] = []
         for record in records:
             self.written[TopicPartition(record.original_topic, record.original_kafka_partition)] = (
                 record.original_kafka_offset + 1)
-            if record.value is None:
-                continue  # a tombstone: Singer has no deletes
-            lines.extend(self._messages(record))
-            since_state += 1
-            if since_state >= self.batch_records:
-                lines.append(self._state_line())
-                since_state = 0
-        lines.append(self._state_line())
-        lines.append(b"")
-        target.write(b"\n".join(lines))
-        self._take_echo(target)
+            if record.value is not None:  # a tombstone: Singer has no deletes
+                lines.extend(self._messages(record))
+        lines.append(orjson.dumps({"type": "STATE", "value": state_value(self.written)}) + b"\n")
+        return lines
 
     def _messages(self, record: SinkRecord) -> list[bytes]:
         """The RECORD line of ``record``, after a SCHEMA line when its topic's schema is new or changed."""
@@ -138,12 +161,10 @@ class SingerSinkTask(SinkTask):
         lines = []
         if stream is None or (stream.schema is not schema and stream.schema != schema):
             stream = self.streams[record.topic] = _Stream(record.topic, schema, record.key_schema)
-            lines.append(stream.message)
-        lines.append(orjson.dumps({"type": "RECORD", "stream": record.topic, "record": stream.write(record.value)}))
+            lines.append(stream.message + b"\n")
+        lines.append(orjson.dumps({"type": "RECORD", "stream": record.topic, "record": stream.write(record.value)},
+                                  option=orjson.OPT_APPEND_NEWLINE))
         return lines
-
-    def _state_line(self) -> bytes:
-        return orjson.dumps({"type": "STATE", "value": state_value(self.written)})
 
     def _take_echo(self, target: TargetProcess) -> None:
         """Keep the offsets of a new echoed state; in a continuous run, ask for a commit of them."""

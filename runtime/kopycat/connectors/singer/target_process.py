@@ -11,10 +11,12 @@ both forms are read.
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import logging
 import subprocess
 import threading
+import time
 from collections.abc import Sequence
 from typing import IO, Any
 
@@ -36,7 +38,7 @@ class TargetProcess:
         self.argv = list(argv)
         self.name = self.argv[0]
         self._stderr: collections.deque[str] = collections.deque(maxlen=stderr_lines)
-        self._lock = threading.Lock()
+        self._echoed = threading.Condition()
         self._state: dict[str, Any] | None = None
         self.echoes = 0
         """How many states the target echoed: a changed count says a new one came."""
@@ -57,9 +59,12 @@ class TargetProcess:
         for line in stream:
             state = _state(line)
             if state is not None:
-                with self._lock:
+                with self._echoed:
                     self._state = state
                     self.echoes += 1
+                    self._echoed.notify_all()
+        with self._echoed:
+            self._echoed.notify_all()  # the target is gone: a waiting wait_for_echo() checks why
 
     def _read_stderr(self, stream: IO[bytes]) -> None:
         for raw in stream:
@@ -69,8 +74,27 @@ class TargetProcess:
 
     def latest_state(self) -> dict[str, Any] | None:
         """The last state the target echoed (what it has persisted), or None before its first."""
-        with self._lock:
+        with self._echoed:
             return self._state
+
+    def wait_for_echo(self, state: dict[str, Any], timeout_s: float) -> None:
+        """Wait until the target echoed ``state``; ConnectError when it exits or takes longer than ``timeout_s``."""
+        deadline = time.monotonic() + timeout_s
+        with self._echoed:
+            while self._state != state:
+                left = deadline - time.monotonic()
+                if not self._threads[0].is_alive():  # its stdout ended: no echo can come
+                    break
+                if left <= 0:
+                    raise ConnectError(f"Singer target {self.name!r} did not echo the state it was sent within "
+                                       f"{timeout_s:.0f} s; raise singer.target.echo.timeout.ms, or set it to 0 "
+                                       f"for a target that echoes only at the end of its input")
+                self._echoed.wait(min(left, 1.0))
+        if self._state != state:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._process.wait(5)
+            self.check_alive()
+            raise ConnectError(f"Singer target {self.name!r} closed its stdout without echoing the state it was sent")
 
     def write(self, data: bytes) -> None:
         """Hand lines to the target; ConnectError with its stderr tail when it is gone."""
