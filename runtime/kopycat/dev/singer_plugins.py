@@ -85,8 +85,13 @@ def plugin_executable(requirement: str, executable: str) -> Path:
 
 
 def main(argv: list[str]) -> int:
-    for requirement in argv:
-        print(f"{requirement}: {ensure_plugin(requirement)}")
+    """Install each ``NAME==VERSION``; one line per venv, or one error line and exit code 1."""
+    try:
+        for requirement in argv:
+            print(f"{requirement}: {ensure_plugin(requirement)}", flush=True)
+    except SingerPluginError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 
