@@ -5,7 +5,8 @@ each STATE and echoes it. Bounded runs copy a topic of JSON-with-schema orders: 
 lands once, values as the target reads them, a changed schema sends a new SCHEMA, and a second
 run adds only the new records. A target exiting non-zero fails the run with its stderr and
 commits nothing it did not echo. In lock-step (``singer.target.echo.timeout.ms``) the standalone
-worker's target is killed (-9) mid-copy: a rerun loses nothing and writes again at most one batch.
+worker's target, or the worker itself, is killed (-9) mid-copy: a rerun loses nothing and writes
+again at most one batch.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from confluent_kafka.admin import AdminClient
 
 from kopycat.api import ConnectError
 from kopycat.runtime.bounded_plan import plan_bounded_run
@@ -104,29 +106,52 @@ def _wait_for(predicate: Any, what: str, log: Path, timeout_s: float = 240) -> N
         time.sleep(0.05)
 
 
-def test_kill_9_of_the_target_in_lock_step_loses_nothing_and_repeats_at_most_one_batch(
-        bootstrap_servers: str, topic_name: str, tmp_path: Path) -> None:
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text()
+
+
+def _group_empty(bootstrap: str, group: str) -> bool:
+    """True once no member is left in ``group`` (a killed worker's leaves at its session timeout)."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    [future] = admin.describe_consumer_groups([group]).values()
+    return not future.result(timeout=30).members
+
+
+@pytest.mark.parametrize("victim", ["target", "worker"])
+def test_kill_9_in_lock_step_loses_nothing_and_repeats_at_most_one_batch(
+        victim: str, bootstrap_servers: str, topic_name: str, tmp_path: Path) -> None:
     records, batch = 6000, 100
     create_topic(bootstrap_servers, topic_name, 1)
     produce_orders(bootstrap_servers, topic_name, range(records), partitions=1)
     out = tmp_path / "out"
     worker = write_props(tmp_path / "worker.properties", {
-        "bootstrap.servers": bootstrap_servers, "offset.storage.file.filename": str(tmp_path / "offsets")})
+        "bootstrap.servers": bootstrap_servers, "offset.storage.file.filename": str(tmp_path / "offsets"),
+        "consumer.session.timeout.ms": "6000"})  # the killed worker's member leaves the group soon
     connector = write_props(tmp_path / "connector.properties", connector_props(
         tmp_path, topic_name, **{"singer.batch.max.records": str(batch), "singer.target.echo.timeout.ms": "60000"}))
     log = tmp_path / "worker.log"
     process = start_worker(worker, connector, log)
     try:
         _wait_for(lambda: len(written(out, topic_name)) >= 10 * batch, "ten batches", log)
-        os.kill(int((tmp_path / "pid").read_text()), signal.SIGKILL)
-        _wait_for(lambda: "exited early" in log.read_text() or "stopped reading" in log.read_text(),
-                  "the task to fail", log)
+        target = int((tmp_path / "pid").read_text())
+        if victim == "target":
+            os.kill(target, signal.SIGKILL)
+            _wait_for(lambda: "exited early" in log.read_text() or "stopped reading" in log.read_text(),
+                      "the task to fail", log)
+        else:
+            process.send_signal(signal.SIGKILL)
+            _wait_for(lambda: not _running(target), "the orphaned target to end at the end of its input", log)
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(60)
     before = written(out, topic_name)
     assert len(before) < records, "the kill came after the copy was done"
     committed = committed_offsets(bootstrap_servers, f"connect-singer-{topic_name}", topic_name, 1)[0]
+    _wait_for(lambda: _group_empty(bootstrap_servers, f"connect-singer-{topic_name}"), "the group to be empty", log)
     assert len(before) - batch <= committed <= len(before)  # at most the batch persisted after the last commit
 
     assert bounded_run(connector_props(tmp_path, topic_name, **{"singer.batch.max.records": str(batch)}),
@@ -135,4 +160,5 @@ def test_kill_9_of_the_target_in_lock_step_loses_nothing_and_repeats_at_most_one
     duplicates = len(ids) - len(set(ids))
     assert sorted(set(ids)) == list(range(records))
     assert duplicates == len(before) - committed <= batch
-    print(f"singer sink kill -9: {len(before)} persisted, {committed} committed, {duplicates} written twice")
+    print(f"singer sink kill -9 of the {victim}: {len(before)} persisted, {committed} committed, "
+          f"{duplicates} written twice")
