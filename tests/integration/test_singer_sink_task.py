@@ -67,6 +67,19 @@ def test_a_bounded_run_commits_what_the_target_echoed_at_the_end_of_its_input(tm
         task.stop()
 
 
+def test_a_continuous_run_ends_the_input_of_a_target_that_echoes_only_at_its_end(tmp_path: Path) -> None:
+    task, context, out = _task(tmp_path, **{"singer.target.config.persist_on_state": "false"})
+    try:
+        task.put(_records(range(0, 50)))
+        assert task.pre_commit({TP: 50}) == {TP: 50}
+        assert len(_lines(out)) == 50 and not context.commit_requested
+        task.put(_records(range(50, 60)))
+        assert task.pre_commit({TP: 60}) == {TP: 60}
+        assert [row["id"] for row in _lines(out)] == list(range(60))
+    finally:
+        task.stop()
+
+
 def test_lock_step_writes_one_batch_asks_for_its_commit_and_has_the_rest_read_again(tmp_path: Path) -> None:
     task, context, out = _task(tmp_path, **{"singer.batch.max.records": "100",
                                              "singer.target.echo.timeout.ms": "60000"})

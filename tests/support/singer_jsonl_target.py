@@ -5,7 +5,8 @@ persists in batches as pipelinewise targets do: records wait in memory until a S
 arrives, then the batch is written and fsynced and the state echoed on stdout (the SDK's
 ``drain_all``), so an echoed state always covers what is on disk and nothing after it. A kill -9
 loses what it held, which is what the sink's commit rule must survive. ``pid_file`` makes it
-write its process id (tests kill it), ``fail_after`` makes it exit non-zero after that many
+write its process id (tests kill it), ``persist_on_state=false`` makes it persist and echo only at
+the end of its input (the SDK's default for a short run), ``fail_after`` makes it exit non-zero after that many
 records with a message on stderr. Each line also carries ``_schema``, the property names of the
 SCHEMA it was written under. Run it as ``python singer_jsonl_target.py --config config.json``.
 """
@@ -55,6 +56,7 @@ class TargetJsonl(Target):
         th.Property("directory", th.StringType, required=True),
         th.Property("pid_file", th.StringType),
         th.Property("fail_after", th.IntegerType),
+        th.Property("persist_on_state", th.BooleanType, default=True),
     ).to_dict()
 
     def __init__(self, **kwargs: Any) -> None:
@@ -65,7 +67,8 @@ class TargetJsonl(Target):
     def _process_state_message(self, message_dict: dict[str, Any]) -> None:
         """Persist the batch and echo the state at each STATE, as targets that flush on state do."""
         super()._process_state_message(message_dict)
-        self.drain_all()
+        if self.config.get("persist_on_state", True):
+            self.drain_all()
 
 
 if __name__ == "__main__":

@@ -13,9 +13,10 @@ records it has persisted, never the offsets merely consumed. A new echo asks for
 once (``request_commit``), so a crash of the target or of Kopycat writes again at most the
 records persisted after the last echo committed. A target echoes when it persists (pipelinewise
 targets after each flush) or only at the end of its input (Meltano SDK targets hold state until
-``drain_all``); so a bounded run ends the target's input at each commit and waits for it to
-persist, echo and exit, and the next batch starts a new target run, as a scheduled Meltano run
-would. A target that exits non-zero, or early, fails the task with the tail of its stderr.
+``drain_all``); so a bounded run ends the target's input at each commit, and a continuous one
+at a commit when the target echoed nothing since the last, and waits for it to persist, echo
+and exit; the next batch starts a new target run, as a scheduled Meltano run would. A target
+that exits non-zero, or early, fails the task with the tail of its stderr.
 
 With ``singer.target.echo.timeout.ms`` set, put() runs in lock-step with a target that persists
 at each STATE: one batch, its echo, a commit, the next batch (the rest of the poll is delivered
@@ -93,7 +94,7 @@ class SingerSinkTask(SinkTask):
         self.streams: dict[str, _Stream] = {}
         self.written: dict[TopicPartition, int] = {}
         self.persisted: dict[TopicPartition, int] = {}
-        self.echoes_taken = 0
+        self.echoes_taken = self.echoes_at_commit = 0
 
     def _private_file(self, name: str, content: Any) -> Path:
         """A file only this user may read: the target's config may hold secrets."""
@@ -108,7 +109,7 @@ class SingerSinkTask(SinkTask):
         if self.target is None:
             self.target = TargetProcess([self.executable, "--config", str(self.config_file)])
             self.streams = {}  # a new run needs every SCHEMA again
-            self.echoes_taken = 0
+            self.echoes_taken = self.echoes_at_commit = 0
         return self.target
 
     def put(self, records: Sequence[SinkRecord]) -> None:
@@ -166,29 +167,31 @@ class SingerSinkTask(SinkTask):
                                   option=orjson.OPT_APPEND_NEWLINE))
         return lines
 
-    def _take_echo(self, target: TargetProcess) -> None:
-        """Keep the offsets of a new echoed state; in a continuous run, ask for a commit of them."""
+    def _take_echo(self, target: TargetProcess, *, ask: bool = True) -> None:
+        """Keep the offsets of a new echoed state; in a continuous run, ``ask`` for a commit of them."""
         if target.echoes == self.echoes_taken:
             return
         state = target.latest_state()
         self.echoes_taken = target.echoes
         if state is not None:
             self.persisted.update(offsets_of(state, self.executable))
-            if not self.bounded:
+            if ask and not self.bounded:
                 self.context.request_commit()
 
     def pre_commit(self, current_offsets: Mapping[TopicPartition, int]) -> Mapping[TopicPartition, int]:
         """The offsets of the last state the target echoed (what it persisted) of the partitions held.
 
-        In a bounded run the target's input ends first, so it persists everything written and
-        echoes the last state before it exits.
+        The target's input ends first (it persists everything written, echoes the last state and
+        exits) in a bounded run, and in a continuous one when it holds records and echoed nothing
+        since the last commit: a target that echoes only at the end of its input.
         """
         target = self.target
         if target is not None:
-            if self.bounded:
+            if self.bounded or (target.echoes == self.echoes_at_commit and self.written != self.persisted):
                 self.target = None
                 target.finish(self.finish_s)
-            self._take_echo(target)
+            self._take_echo(target, ask=False)
+            self.echoes_at_commit = target.echoes
         return {tp: offset for tp, offset in self.persisted.items() if tp in current_offsets}
 
     def stop(self) -> None:
