@@ -65,7 +65,8 @@ class TargetJsonl(Target):
             Path(self.config["pid_file"]).write_text(str(os.getpid()))
 
     def _process_state_message(self, message_dict: dict[str, Any]) -> None:
-        """Persist the batch and echo the state at each STATE, as targets that flush on state do."""
+        """Persist the batch and echo the state at each STATE, as targets that flush on state do
+        (singer-sdk has no public hook for it: this is the method its Target calls per STATE)."""
         super()._process_state_message(message_dict)
         if self.config.get("persist_on_state", True):
             self.drain_all()
