@@ -37,6 +37,9 @@
     kopycat dev hdfs         run a real HDFS (MiniDFSCluster: NameNode + DataNode) in the foreground,
                              printing store.url and hdfs.webhdfs.url
     kopycat dev demo         the README's demo pipeline on embedded defaults
+    kopycat dev singer-plugin NAME==VERSION ...
+                             install Singer taps/targets (Meltano's plugins) each in its own venv under
+                             ~/.cache/kopycat/singer, printing each venv
 
 Output for people goes to stdout; errors exit non-zero with one clear line.
 """
@@ -146,6 +149,12 @@ def _dev_hdfs(args: argparse.Namespace) -> int:
         print(f"store.url={hdfs.url}/data\nhdfs.webhdfs.url={hdfs.webhdfs_url}", flush=True)
         _serve_until_interrupted("HDFS", hdfs.url)
     return 0
+
+
+def _dev_singer_plugin(args: argparse.Namespace) -> int:
+    from kopycat.dev.singer_plugins import main as install_plugins
+
+    return install_plugins(args.requirements)
 
 
 def _dev_demo(args: argparse.Namespace) -> int:
@@ -372,6 +381,10 @@ def build_parser() -> argparse.ArgumentParser:
                           help="HTTPS only, with a throwaway CA; prints the schema.registry.ssl.* settings")
     registry.set_defaults(func=_dev_schema_registry)
     dev.add_parser("hdfs", help="run a real HDFS (MiniDFSCluster) with WebHDFS").set_defaults(func=_dev_hdfs)
+    singer = dev.add_parser("singer-plugin", help="install Singer plugins, each in its own venv")
+    singer.add_argument("requirements", nargs="+", metavar="NAME==VERSION",
+                        help="a pinned plugin, e.g. meltanolabs-tap-postgres==0.10.0")
+    singer.set_defaults(func=_dev_singer_plugin)
     demo = dev.add_parser("demo", help="run the demo pipeline: the shop DAGs through Airflow")
     demo.add_argument("--orders", type=int, default=5_000, help="orders in the demo shop (default 5000)")
     demo.set_defaults(func=_dev_demo)

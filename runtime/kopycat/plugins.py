@@ -60,6 +60,7 @@ _BUILTIN_CONNECTORS: Final = {
         "kopycat.connectors.mirror.heartbeat:MirrorHeartbeatConnector",
     "kopycat.connectors.singer.SingerSourceConnector":
         "kopycat.connectors.singer.source_connector:SingerSourceConnector",
+    "kopycat.connectors.singer.SingerSinkConnector": "kopycat.connectors.singer.sink_connector:SingerSinkConnector",
     "kopycat.connectors.dlt.DltSourceConnector": "kopycat.connectors.dlt.source_connector:DltSourceConnector",
 }
 """Kafka's (or Confluent's) class name -> ours, imported only when asked for."""

@@ -25,10 +25,19 @@ anything else (several types, no type, ``{}``)  STRING: a string as it is, any o
 A property is optional unless the schema lists it in ``required`` and does not allow null: a
 Singer record may leave out any property it does not require. A decimal never rounds silently:
 a value with more digits than the scale is a :class:`~kopycat.api.DataError` naming the field.
+
+The sink goes the other way (:func:`json_schema_of`, :func:`json_writer`), by the same table read
+right to left: every Connect integer type becomes ``integer``, FLOAT32/64 ``number``, Decimal
+``number`` with ``multipleOf`` 10^-scale (written as a JSON number, so a value a float cannot
+hold exactly is a DataError rather than a rounded number), BYTES a base64 ``string``
+(``contentEncoding``), an optional schema a ``["null", T]`` union and a required STRUCT field
+a ``required`` property. A schema read from a tap's SCHEMA and written back gives the same
+Connect schema again.
 """
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import decimal
 import json
@@ -37,7 +46,10 @@ from typing import Any
 
 from kopycat.api import DataError, Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp
 
-__all__ = ["StreamSchema", "ValueReader", "connect_schema", "key_schema", "stream_schema", "value_reader"]
+__all__ = [
+    "StreamSchema", "ValueReader", "connect_schema", "json_schema_of", "json_writer", "key_schema", "stream_schema",
+    "value_reader",
+]
 
 ValueReader = Callable[[Any], Any]
 """Turns one non-null JSON value of a record into its Connect value."""
@@ -45,6 +57,9 @@ ValueReader = Callable[[Any], Any]
 _SIMPLE = {"integer": SchemaBuilder.int64, "number": SchemaBuilder.float64, "boolean": SchemaBuilder.bool,
            "string": SchemaBuilder.string}
 _TEMPORAL = {"date-time": Timestamp.builder, "date": Date.builder, "time": Time.builder}
+_TEMPORAL_FORMATS = {Timestamp.LOGICAL_NAME: "date-time", Date.LOGICAL_NAME: "date", Time.LOGICAL_NAME: "time"}
+_JSON_TYPES = {"INT8": "integer", "INT16": "integer", "INT32": "integer", "INT64": "integer", "FLOAT32": "number",
+               "FLOAT64": "number", "BOOLEAN": "boolean", "STRING": "string", "BYTES": "string"}
 
 
 class StreamSchema:
@@ -224,3 +239,76 @@ def _json_text(value: Any) -> str:
 
 
 _PRIMITIVE_READERS: dict[str, ValueReader] = {"INT64": int, "FLOAT64": float, "BOOLEAN": bool}
+
+
+def json_schema_of(schema: Schema) -> dict[str, Any]:
+    """The JSON Schema of a Connect schema, as a Singer SCHEMA message carries it (the inverse of
+    :func:`connect_schema`)."""
+    node = _json_node(schema)
+    if schema.optional:
+        node["type"] = ["null", node["type"]] if isinstance(node.get("type"), str) else node["type"]
+    return node
+
+
+def _json_node(schema: Schema) -> dict[str, Any]:
+    logical = schema.name
+    if logical == Decimal.LOGICAL_NAME:
+        return {"type": "number", "multipleOf": float(decimal.Decimal(1).scaleb(-Decimal.scale(schema)))}
+    if logical in _TEMPORAL_FORMATS:
+        return {"type": "string", "format": _TEMPORAL_FORMATS[logical]}
+    kind = schema.type.name
+    if kind == "STRUCT":
+        return {"type": "object", "properties": {f.name: json_schema_of(f.schema) for f in schema.fields},
+                "required": [f.name for f in schema.fields if not f.schema.optional]}
+    if kind == "ARRAY":
+        return {"type": "array", "items": json_schema_of(schema.value_schema)}
+    if kind == "MAP":
+        return {"type": "object", "additionalProperties": json_schema_of(schema.value_schema)}
+    if kind == "BYTES":
+        return {"type": "string", "contentEncoding": "base64"}
+    return {"type": _JSON_TYPES[kind]}
+
+
+ValueWriter = Callable[[Any], Any]
+
+
+def json_writer(schema: Schema, path: str) -> ValueWriter:
+    """How a non-null Connect value of ``schema`` becomes the JSON value a RECORD carries; errors name ``path``."""
+    logical = schema.name
+    if logical == Decimal.LOGICAL_NAME:
+        return _decimal_writer(path)
+    if logical in _TEMPORAL_FORMATS:
+        return _isoformat
+    kind = schema.type.name
+    if kind == "STRUCT":
+        writers = [(f.name, json_writer(f.schema, f"{path}.{f.name}")) for f in schema.fields]
+        return lambda struct: {name: None if (item := struct.get(name)) is None else write(item)
+                               for name, write in writers}
+    if kind == "ARRAY":
+        element = json_writer(schema.value_schema, f"{path}[]")
+        return lambda items: [None if item is None else element(item) for item in items]
+    if kind == "MAP":
+        entry = json_writer(schema.value_schema, f"{path}.*")
+        return lambda items: {str(key): None if item is None else entry(item) for key, item in items.items()}
+    if kind == "BYTES":
+        return lambda data: base64.b64encode(bytes(data)).decode("ascii")
+    return _as_is
+
+
+def _decimal_writer(path: str) -> ValueWriter:
+    def write(value: decimal.Decimal) -> float:
+        number = float(value)
+        if decimal.Decimal(repr(number)) != value:
+            raise DataError(f"{path}: the decimal {value} has more digits than a JSON number a Singer target reads "
+                            f"as a float holds exactly; cast the field to a string (Cast SMT) to keep every digit")
+        return number
+
+    return write
+
+
+def _isoformat(value: dt.date | dt.time) -> str:
+    return value.isoformat()
+
+
+def _as_is(value: Any) -> Any:
+    return value

@@ -24,7 +24,7 @@ from kopycat.api import ConfigDef, ConfigError, ConfigType, ConnectError, Import
 __all__ = [
     "CATALOG_CONFIG", "CONFIG", "CONFIG_FILE_CONFIG", "DECIMAL_SCALE_CONFIG", "EXECUTABLE_CONFIG",
     "MAX_RECORDS_CONFIG", "RESTART_INTERVAL_MS_CONFIG", "SELECT_CONFIG", "SETTING_PREFIX", "TOPIC_PREFIX_CONFIG",
-    "selected_catalog", "tap_settings", "topic_for",
+    "plugin_settings", "selected_catalog", "tap_settings", "topic_for",
 ]
 
 log = logging.getLogger(__name__)
@@ -86,19 +86,24 @@ def topic_for(prefix: str, stream: str) -> str:
 
 def tap_settings(executable: str, props: Mapping[str, Any]) -> dict[str, Any]:
     """The tap's config: the file's settings, then the ``singer.tap.config.<setting>`` keys typed."""
+    return plugin_settings(executable, props, SETTING_PREFIX, CONFIG_FILE_CONFIG)
+
+
+def plugin_settings(executable: str, props: Mapping[str, Any], prefix: str, file_key: str) -> dict[str, Any]:
+    """A Singer plugin's (tap's or target's) config: ``file_key``'s JSON settings, then the
+    ``<prefix><setting>`` keys, typed as the plugin's ``--about`` declares them."""
     settings: dict[str, Any] = {}
-    path = str(props.get(CONFIG_FILE_CONFIG) or "")
+    path = str(props.get(file_key) or "")
     if path:
         try:
             settings.update(json.loads(Path(path).read_text()))
         except (OSError, ValueError) as exc:
-            raise ConfigError(f"{CONFIG_FILE_CONFIG}={path} could not be read as a JSON object: {exc}",
-                              key=CONFIG_FILE_CONFIG) from exc
-    given = {key[len(SETTING_PREFIX):]: str(value) for key, value in props.items()
-             if key.startswith(SETTING_PREFIX) and key != CONFIG_FILE_CONFIG}
+            raise ConfigError(f"{file_key}={path} could not be read as a JSON object: {exc}", key=file_key) from exc
+    given = {key[len(prefix):]: str(value) for key, value in props.items()
+             if key.startswith(prefix) and key != file_key}
     types = _declared_types(executable) if given else {}
     for name, text in given.items():
-        settings[name] = _typed(name, text, types.get(name))
+        settings[name] = _typed(prefix, name, text, types.get(name))
     return settings
 
 
@@ -121,7 +126,7 @@ def _declared_types(executable: str) -> dict[str, str]:
     return types
 
 
-def _typed(name: str, text: str, declared: str | None) -> Any:
+def _typed(prefix: str, name: str, text: str, declared: str | None) -> Any:
     if declared is None:
         return text
     try:
@@ -129,8 +134,8 @@ def _typed(name: str, text: str, declared: str | None) -> Any:
         convert = _SETTING_TYPES[declared]
         return convert(value) if convert is not None else value
     except (ValueError, TypeError) as exc:
-        raise ConfigError(f"{SETTING_PREFIX}{name}={text!r} is not a valid {declared}, the type the tap "
-                          f"declares for {name}", key=f"{SETTING_PREFIX}{name}") from exc
+        raise ConfigError(f"{prefix}{name}={text!r} is not a valid {declared}, the type the plugin "
+                          f"declares for {name}", key=f"{prefix}{name}") from exc
 
 
 def selected_catalog(executable: str, config_file: Path, catalog_file: str,
