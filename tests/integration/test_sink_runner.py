@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import uuid
 from collections import Counter
 from typing import Any
@@ -151,3 +153,29 @@ def test_a_task_seeking_in_open_starts_there(bootstrap_servers: str, topic: str)
     run(bootstrap_servers, props, Bounds(end_offsets={TopicPartition(topic, 1): 20}))
     assert [r.value for r in delivered(props["name"])] == [f"s{i}" for i in range(15, 20)]
     assert committed(bootstrap_servers, f"connect-{props['name']}", topic, 2)[1] == 20
+
+
+_DEAD_MEMBER = """
+import os, sys
+from confluent_kafka import Consumer
+consumer = Consumer({"bootstrap.servers": sys.argv[1], "group.id": sys.argv[2], "session.timeout.ms": 6000,
+                     "auto.offset.reset": "earliest"})
+consumer.subscribe([sys.argv[3]])
+while not consumer.assignment():
+    consumer.poll(0.5)
+os._exit(0)  # killed: no LeaveGroup, the member stays until its session times out
+"""
+
+
+def test_a_bounded_run_commits_after_a_killed_subscribed_member_of_its_group_expires(
+        bootstrap_servers: str, topic: str) -> None:
+    """A subscribed worker of the same connector was killed: its member blocks simple commits until its
+    session times out, so the final commit waits that out instead of failing a run whose records are put."""
+    produce(bootstrap_servers, topic, [f"v{i}".encode() for i in range(100)], partition=0)
+    props = sink_props(topic)
+    group = f"connect-{props['name']}"
+    subprocess.run([sys.executable, "-c", _DEAD_MEMBER, bootstrap_servers, group, topic], check=True, timeout=120)
+    end = {TopicPartition(topic, 0): 100, TopicPartition(topic, 1): 0, TopicPartition(topic, 2): 0}
+    summary = run(bootstrap_servers, props, Bounds(end_offsets=end))
+    assert summary.stop_reason is StopReason.END_OFFSETS and summary.records == 100
+    assert committed(bootstrap_servers, group, topic, 1) == {0: 100}

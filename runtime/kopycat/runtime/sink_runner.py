@@ -39,9 +39,9 @@ import logging
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, Final
 
-from confluent_kafka import OFFSET_INVALID, Consumer, KafkaException, Message
+from confluent_kafka import OFFSET_INVALID, Consumer, KafkaError, KafkaException, Message
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from kopycat.api.errors import ConnectError, RetriableError
@@ -382,13 +382,39 @@ class SinkTaskRunner(WorkerTask):
         to_commit = self.delivery.committable(held, self.committed)
         if to_commit:
             try:
-                self._commit_to_group(to_commit)
+                if final:
+                    self._final_commit_to_group(to_commit)
+                else:
+                    self._commit_to_group(to_commit)
             except KafkaException as exc:
                 if final:
-                    raise ConnectError(f"Task {self.id} could not commit offsets {to_commit}: {exc}") from exc
+                    raise ConnectError(f"Task {self.id} could not commit offsets {to_commit}: {exc}"
+                                       f"{_member_hint(exc, self.consumer_config)}") from exc
                 log.warning("Task %s: offset commit failed, retrying at the next commit: %s", self.id, exc)
                 return False
         return True
+
+    def _final_commit_to_group(self, offsets: Mapping[TopicPartition, int]) -> None:
+        """The last commit of the run, retried while the group refuses it for a member's sake.
+
+        An assigned run commits as a simple consumer, which the broker refuses (UNKNOWN_MEMBER_ID) while
+        the group has members: after a subscribed worker of the same group was killed, its member stays
+        until its session times out. Everything was put, so waiting out that session (plus a margin) saves
+        the rerun from copying the range again; past it the error names the member problem.
+        """
+        deadline = time.monotonic() + _session_timeout_s(self.consumer_config) + 15.0
+        backoff = 0.5
+        while True:
+            try:
+                self._commit_to_group(offsets)
+                return
+            except KafkaException as exc:
+                if not _refused_for_membership(exc) or time.monotonic() + backoff > deadline:
+                    raise
+                log.info("Task %s: the group refuses the final commit while another member is in it (%s); "
+                         "retrying until its session expires", self.id, exc.args[0])
+                time.sleep(backoff)
+                backoff = min(backoff * 2, 5.0)
 
     def _commit_to_group(self, offsets: Mapping[TopicPartition, int]) -> None:
         """Commit ``offsets`` to the consumer group, synchronously; KafkaException when it cannot."""
@@ -397,6 +423,30 @@ class SinkTaskRunner(WorkerTask):
         consumer.commit(offsets=[KafkaTopicPartition(tp.topic, tp.partition, o) for tp, o in offsets.items()],
                         asynchronous=False)
         self.committed.update(offsets)
+
+
+_MEMBERSHIP_REFUSALS: Final = frozenset({KafkaError.UNKNOWN_MEMBER_ID, KafkaError.ILLEGAL_GENERATION,
+                                         KafkaError.REBALANCE_IN_PROGRESS})
+
+
+def _refused_for_membership(exc: KafkaException) -> bool:
+    """Whether a commit was refused because of the group's members, not the offsets themselves."""
+    error = exc.args[0] if exc.args else None
+    return isinstance(error, KafkaError) and error.code() in _MEMBERSHIP_REFUSALS
+
+
+def _session_timeout_s(consumer_config: Mapping[str, Any]) -> float:
+    """The group's session timeout as this consumer asks for it (librdkafka's default, 45 s, otherwise)."""
+    return int(consumer_config.get("session.timeout.ms", 45_000)) / 1000
+
+
+def _member_hint(exc: KafkaException, consumer_config: Mapping[str, Any]) -> str:
+    """What to do when the group kept refusing the final commit for its members' sake."""
+    if not _refused_for_membership(exc):
+        return ""
+    return (f"; the consumer group {consumer_config.get('group.id')!r} still has a member after the "
+            f"{_session_timeout_s(consumer_config):.0f} s session timeout: another worker runs this connector "
+            f"continuously (stop it, or give this run its own group with consumer.override.group.id)")
 
 
 def _describe_batch(batch: SinkRecordBatch) -> str:
