@@ -66,10 +66,10 @@ def json_texts(schema: Schema, values: pa.Array, options: Options, head: str, ta
         if isinstance(texts, _Unquoted):
             pieces = [head + '"', texts.texts, '"' + tail]
     if len(pieces) == 1:  # a struct without fields: the same text for every value
-        return string_array(pieces * len(values)).cast(pa.binary())
+        return string_array(pieces * len(values)).view(pa.binary())
     joined = pc.binary_join_element_wise(*[string_scalar(p) if isinstance(p, str) else p for p in pieces],
                                          string_scalar(""))
-    return joined.cast(pa.binary())
+    return joined.view(pa.binary())  # the same layout: no kernel, no copy
 
 
 def _struct_pieces(schema: Schema, values: pa.StructArray, options: Options) -> list[Any] | None:
@@ -113,7 +113,7 @@ def _field_texts(schema: Schema, column: pa.Array, options: Options) -> pa.Array
 def _fast_texts(schema: Schema, column: pa.Array, options: Options) -> pa.Array | None:
     name = schema.name
     if name in _AS_INTEGER:
-        return pc.cast(column.cast(_AS_INTEGER[name]), pa.string())
+        return pc.cast(column.view(_AS_INTEGER[name]), pa.string())  # the integers as they are stored
     if name == Decimal.LOGICAL_NAME:
         return None if options.decimal_numeric else _decimal_texts(column)
     if name is not None:

@@ -30,10 +30,19 @@ TIMESTAMP_NOW = 0   # confluent-kafka's "no timestamp given": the producer stamp
 
 
 def byte_count(values: Any) -> int:
-    """Bytes in a binary Arrow array's values."""
-    import pyarrow.compute as pc  # only runs that take batches need pyarrow
+    """Bytes in a binary Arrow array's values: the span its offsets cover (a null spans none).
 
-    return int(pc.sum(pc.binary_length(values)).as_py() or 0)
+    Read from the offsets buffer, two numbers per batch, instead of a length kernel and a sum
+    over every value: this runs once per produced batch.
+    """
+    import numpy as np
+    import pyarrow as pa  # only runs that take batches need pyarrow
+
+    if not len(values):
+        return 0
+    large = pa.types.is_large_binary(values.type) or pa.types.is_large_string(values.type)
+    offsets = np.frombuffer(values.buffers()[1], np.int64 if large else np.int32)
+    return int(offsets[values.offset + len(values)] - offsets[values.offset])
 
 
 def produce_when_room(producer: Producer, args: tuple[Any, ...], task_id: TaskId) -> None:

@@ -126,3 +126,16 @@ def test_other_charsets_have_no_arrow_array() -> None:
     converter = StringConverter()
     converter.configure({"converter.encoding": "ISO-8859-1"})
     assert converter.to_arrow_array("t", [b"plain"]) is None
+
+
+def test_arrow_strings_encode_as_binary_equal_to_the_record_path_also_when_sliced() -> None:
+    import pyarrow as pa
+
+    converter = StringConverter()
+    converter.configure({}, is_key=False)
+    texts = pa.array(["skip", "é€", "", "𝄞 plain"]).slice(1)
+    encoded = converter.from_arrow_array("t", Schema.STRING_SCHEMA, texts)
+    assert encoded.type == pa.binary()
+    assert encoded.to_pylist() == [converter.from_connect_data("t", Schema.STRING_SCHEMA, text)
+                                   for text in texts.to_pylist()]
+    assert converter.from_arrow_array("t", Schema.STRING_SCHEMA, pa.array(["a", None])) is None
