@@ -12,7 +12,10 @@ kopycat.dev.shop_db, the reporting DB another one, the lake a local directory (t
 - ``kopycat_shop_lake_spark`` catches the lake up on a second import while the export is paused (as
   its docstring asks); the export then takes its turn, and the demo's own check still holds.
 - ``kopycat_shop_mirror`` on its defaults: the Kopycat cluster is its own primary, the copies
-  ``primary.shop_*`` beside the originals (a second cluster would need a target setting the DAG has not).
+  ``primary.shop_*`` beside the originals. Its records go to the cluster of the ``kopycat_default``
+  connection (a source connector writes to its worker's cluster, as in Kafka Connect), which is also the
+  one the import writes the shop topics to: a second broker as the target would need the DAG to run on
+  another connection (tests/integration/airflow_dags/test_mirror_dag.py mirrors from a second broker).
 """
 
 from __future__ import annotations
