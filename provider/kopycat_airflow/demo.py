@@ -23,7 +23,7 @@ from kopycat.dev.kafka_broker import LocalKafkaBroker
 from kopycat.dev.shop_db import SHOP_TABLES, add_orders, row_counts, seed_shop, touch_customers
 from kopycat_airflow.local import DagRunResult, LocalAirflow
 
-__all__ = ["DAGS_FOLDER_ENV", "demo_dags_folder", "run_demo"]
+__all__ = ["DAGS_FOLDER_ENV", "demo_dags_folder", "lake_ids", "pipeline_matches", "run_demo"]
 
 DAGS_FOLDER_ENV = "KOPYCAT_DAGS_FOLDER"
 """Environment variable naming the folder of the demo's DAGs (a checkout's ``dags/``)."""
@@ -77,10 +77,10 @@ def run_demo(orders: int = 5_000, dags_folder: Path | str | None = None) -> int:
                 _show(_timed(served, "kopycat_shop_import"))
                 _show(_timed(served, "kopycat_shop_export"))
         source, copied = row_counts(shop_url), row_counts(reporting_url)
-        lake_orders = _lake_order_ids(lake)
+        lake_orders = lake_ids(lake, "shop_orders")
         _say(f"Shop:      {_counts(source)}\nReporting: {_counts(copied)}\n"
              f"Lake:      {len(lake_orders):,} order records in {_file_count(lake)} Parquet files under {lake}")
-        ok = source == copied and sorted(lake_orders) == list(range(1, source["orders"] + 1))
+        ok = pipeline_matches(shop_url, reporting_url, lake)
         _say(("Every row arrived exactly once." if ok else "MISMATCH between shop, reporting DB and lake.") + "\n"
              "Open the same DAGs in the Airflow UI: `AIRFLOW__CORE__DAGS_FOLDER=$PWD/dags "
              ".venv/bin/airflow standalone`, with `.venv/bin/kopycat dev kafka` running and "
@@ -89,11 +89,20 @@ def run_demo(orders: int = 5_000, dags_folder: Path | str | None = None) -> int:
         return 0 if ok else 1
 
 
-def _lake_order_ids(lake: Path) -> list[int]:
-    """Order ids in the lake's Parquet files (orders are only inserted: each id once)."""
+def pipeline_matches(shop_url: str, reporting_url: str, lake: Path) -> bool:
+    """The demo's check ("Every row arrived exactly once"): the reporting DB has as many rows as the
+    shop in each table, and the lake holds every order id once (orders are only inserted)."""
+    source = row_counts(shop_url)
+    return (source == row_counts(reporting_url)
+            and sorted(lake_ids(lake, "shop_orders")) == list(range(1, source["orders"] + 1)))
+
+
+def lake_ids(lake: Path, topic: str) -> list[int]:
+    """The ``id`` of every record version in the lake's committed Parquet files of ``topic`` (temp files
+    under ``+tmp`` are not committed), in no particular order."""
     import pyarrow.parquet as pq
 
-    files = [path for path in (lake / "topics" / "shop_orders").rglob("*.parquet") if "+tmp" not in path.parts]
+    files = [path for path in (lake / "topics" / topic).rglob("*.parquet") if "+tmp" not in path.parts]
     return [i for path in files for i in pq.read_table(path, columns=["id"]).column("id").to_pylist()]
 
 
