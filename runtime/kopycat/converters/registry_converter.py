@@ -41,6 +41,7 @@ from kopycat.api.config import CaseInsensitiveValidString, ConfigDef, ConfigType
 from kopycat.api.converter import Converter, SchemaAndValue
 from kopycat.api.data import Schema
 from kopycat.api.errors import ConfigError, DataError
+from kopycat.converters.registry_bearer import REGISTRY_BEARER_CONFIG, bearer_headers
 from kopycat.converters.registry_tls import REGISTRY_TLS_CONFIG, registry_ssl_context
 from kopycat.converters.schema_registry import SchemaRegistryClient, SchemaRegistryError
 
@@ -54,7 +55,6 @@ log = logging.getLogger(__name__)
 SCHEMA_REGISTRY_URL_CONFIG: Final = "schema.registry.url"
 BASIC_AUTH_CREDENTIALS_SOURCE_CONFIG: Final = "basic.auth.credentials.source"
 USER_INFO_CONFIG: Final = "basic.auth.user.info"
-BEARER_AUTH_TOKEN_CONFIG: Final = "bearer.auth.token"
 KEY_SUBJECT_NAME_STRATEGY_CONFIG: Final = "key.subject.name.strategy"
 VALUE_SUBJECT_NAME_STRATEGY_CONFIG: Final = "value.subject.name.strategy"
 AUTO_REGISTER_SCHEMAS_CONFIG: Final = "auto.register.schemas"
@@ -87,8 +87,6 @@ REGISTRY_CONFIG: Final = (
                 "schema.registry.url) or USER_INFO (basic.auth.user.info).")
     .define(USER_INFO_CONFIG, ConfigType.PASSWORD, default="", importance=Importance.MEDIUM,
             doc="Specify the user info for Basic Auth in the form of {username}:{password}.")
-    .define(BEARER_AUTH_TOKEN_CONFIG, ConfigType.PASSWORD, default="", importance=Importance.MEDIUM,
-            doc="A static bearer token sent as 'Authorization: Bearer <token>' (used when no basic auth is set).")
     .define(KEY_SUBJECT_NAME_STRATEGY_CONFIG, ConfigType.STRING, default=TOPIC_NAME_STRATEGY,
             importance=Importance.MEDIUM, doc=_STRATEGY_DOC)
     .define(VALUE_SUBJECT_NAME_STRATEGY_CONFIG, ConfigType.STRING, default=TOPIC_NAME_STRATEGY,
@@ -113,7 +111,7 @@ REGISTRY_CONFIG: Final = (
     .define(SCHEMAS_CACHE_SIZE_CONFIG, ConfigType.INT, default=1000, importance=Importance.LOW,
             doc="Size of the converted schemas cache: how many Connect schemas (writing) and schema ids "
                 "(reading) keep their converted form; the least recently used is dropped first (at least 1).")
-).merge(REGISTRY_TLS_CONFIG)
+).merge(REGISTRY_TLS_CONFIG).merge(REGISTRY_BEARER_CONFIG)
 """The keys every registry converter takes; a format's CONFIG adds its own to a copy."""
 
 _MAGIC_BYTE: Final = 0
@@ -459,7 +457,7 @@ def registry_client(parsed: Mapping[str, Any]) -> SchemaRegistryClient:
             basic_auth = f"{urllib.parse.unquote(split.username)}:{urllib.parse.unquote(split.password or '')}"
         urls = [_without_user_info(url) for url in urls]
     return SchemaRegistryClient(
-        urls, basic_auth=basic_auth, bearer_token=_secret(parsed[BEARER_AUTH_TOKEN_CONFIG]) or None,
+        urls, basic_auth=basic_auth, bearer_headers=None if basic_auth else bearer_headers(parsed),
         max_retries=parsed[MAX_RETRIES_CONFIG], retry_backoff_s=parsed[RETRIES_WAIT_MS_CONFIG] / 1000,
         retry_backoff_max_s=parsed[RETRIES_MAX_WAIT_MS_CONFIG] / 1000, ssl_context=registry_ssl_context(parsed))
 
