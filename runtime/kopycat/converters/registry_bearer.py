@@ -40,7 +40,7 @@ from kopycat.api.config import CaseInsensitiveValidString, ConfigDef, ConfigType
 from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.jaas import OAUTHBEARER_LOGIN_MODULE, parse_jaas_config
 
-__all__ = ["BEARER_AUTH_TOKEN_CONFIG", "REGISTRY_BEARER_CONFIG", "OAuthTokenSource", "bearer_headers"]
+__all__ = ["BEARER_AUTH_TOKEN_CONFIG", "REGISTRY_BEARER_CONFIG", "OAuthTokenSource", "TokenGrant", "bearer_headers"]
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +108,7 @@ REGISTRY_BEARER_CONFIG: Final = (
 
 
 @dataclass(frozen=True)
-class _Grant:
+class TokenGrant:
     """What a client credentials token request needs, and the keys that supplied each part."""
 
     url: str
@@ -121,7 +121,7 @@ class _Grant:
 class OAuthTokenSource:
     """An access token for ``grant``, fetched when missing or due, shared by the converter's threads."""
 
-    def __init__(self, grant: _Grant, *, sub_claim: str = "sub", scope_claim: str = "scope",
+    def __init__(self, grant: TokenGrant, *, sub_claim: str = "sub", scope_claim: str = "scope",
                  expiry_buffer_s: float = 300, timeout_s: float = 30.0) -> None:
         self.grant = grant
         self.sub_claim = sub_claim
@@ -234,18 +234,18 @@ def bearer_headers(parsed: Mapping[str, Any]) -> Callable[[], dict[str, str]] | 
     return lambda: {**fixed, "Authorization": "Bearer " + tokens.token()}
 
 
-def _oauth_grant(parsed: Mapping[str, Any]) -> _Grant:
+def _oauth_grant(parsed: Mapping[str, Any]) -> TokenGrant:
     """``OAUTHBEARER``: every part from the ``bearer.auth.*`` keys."""
     for key in (ISSUER_ENDPOINT_URL_CONFIG, CLIENT_ID_CONFIG, CLIENT_SECRET_CONFIG):
         if not _secret(parsed[key]):
             raise ConfigError.for_key(key, "", f"set it: {CREDENTIALS_SOURCE_CONFIG}={OAUTHBEARER} needs "
                                                f"{ISSUER_ENDPOINT_URL_CONFIG}, {CLIENT_ID_CONFIG} and "
                                                f"{CLIENT_SECRET_CONFIG}")
-    return _Grant(_url(parsed[ISSUER_ENDPOINT_URL_CONFIG], ISSUER_ENDPOINT_URL_CONFIG), parsed[CLIENT_ID_CONFIG],
+    return TokenGrant(_url(parsed[ISSUER_ENDPOINT_URL_CONFIG], ISSUER_ENDPOINT_URL_CONFIG), parsed[CLIENT_ID_CONFIG],
                   _secret(parsed[CLIENT_SECRET_CONFIG]), parsed[SCOPE_CONFIG])
 
 
-def _inherited_grant(parsed: Mapping[str, Any], headers: dict[str, str]) -> _Grant:
+def _inherited_grant(parsed: Mapping[str, Any], headers: dict[str, str]) -> TokenGrant:
     """``SASL_OAUTHBEARER_INHERIT``: the Kafka client's JAAS options, under any ``bearer.auth.*`` key set."""
     jaas = _secret(parsed[SASL_JAAS_CONFIG])
     if not jaas:
@@ -266,7 +266,7 @@ def _inherited_grant(parsed: Mapping[str, Any], headers: dict[str, str]) -> _Gra
     if not client_id or not secret:
         raise ConfigError(f"{SASL_JAAS_CONFIG} has no clientId or no clientSecret option, and {CLIENT_ID_CONFIG}/"
                           f"{CLIENT_SECRET_CONFIG} are not set", key=SASL_JAAS_CONFIG)
-    return _Grant(_url(parsed[url_key], url_key), client_id, secret,
+    return TokenGrant(_url(parsed[url_key], url_key), client_id, secret,
                   parsed[SCOPE_CONFIG] or options.get("scope"), secret_key)
 
 
