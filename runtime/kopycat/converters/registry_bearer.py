@@ -10,7 +10,8 @@ Follows Confluent's ``BearerAuthCredentialProvider`` family (``bearer.auth.crede
 - ``SASL_OAUTHBEARER_INHERIT`` (``SaslOauthCredentialProvider``): the same grant with the Kafka client's
   OAUTHBEARER settings given to the converter: ``sasl.jaas.config`` (``OAuthBearerLoginModule`` with
   ``clientId``, ``clientSecret``, ``scope``, ``extension_identityPoolId``) and
-  ``sasl.oauthbearer.token.endpoint.url``; a ``bearer.auth.*`` key that is set wins over them.
+  ``sasl.oauthbearer.token.endpoint.url`` (and ``sasl.oauthbearer.scope/sub.claim.name``, which win over
+  the ``bearer.auth.*`` claim names); any other ``bearer.auth.*`` key that is set wins over them.
 
 The token is checked as Kafka's ``LoginAccessTokenValidator`` checks it (a JWT whose payload has ``exp``
 and the ``bearer.auth.sub.claim.name`` claim; the signature is the registry's to check) and cached as
@@ -40,7 +41,8 @@ from kopycat.api.config import CaseInsensitiveValidString, ConfigDef, ConfigType
 from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.jaas import OAUTHBEARER_LOGIN_MODULE, parse_jaas_config
 
-__all__ = ["BEARER_AUTH_TOKEN_CONFIG", "REGISTRY_BEARER_CONFIG", "OAuthTokenSource", "TokenGrant", "bearer_headers"]
+__all__ = ["BEARER_AUTH_TOKEN_CONFIG", "CREDENTIALS_SOURCE_CONFIG", "REGISTRY_BEARER_CONFIG", "STATIC_TOKEN",
+           "OAuthTokenSource", "TokenGrant", "bearer_headers"]
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +59,8 @@ LOGICAL_CLUSTER_CONFIG: Final = "bearer.auth.logical.cluster"
 IDENTITY_POOL_ID_CONFIG: Final = "bearer.auth.identity.pool.id"
 SASL_JAAS_CONFIG: Final = "sasl.jaas.config"
 SASL_TOKEN_ENDPOINT_URL_CONFIG: Final = "sasl.oauthbearer.token.endpoint.url"
+SASL_SCOPE_CLAIM_NAME_CONFIG: Final = "sasl.oauthbearer.scope.claim.name"
+SASL_SUB_CLAIM_NAME_CONFIG: Final = "sasl.oauthbearer.sub.claim.name"
 
 STATIC_TOKEN: Final = "STATIC_TOKEN"
 OAUTHBEARER: Final = "OAUTHBEARER"
@@ -103,6 +107,12 @@ REGISTRY_BEARER_CONFIG: Final = (
     .define(SASL_TOKEN_ENDPOINT_URL_CONFIG, ConfigType.STRING, default=None, importance=Importance.LOW,
             doc="SASL_OAUTHBEARER_INHERIT: the Kafka client's token endpoint URL (when "
                 "bearer.auth.issuer.endpoint.url is unset).")
+    .define(SASL_SCOPE_CLAIM_NAME_CONFIG, ConfigType.STRING, default=None, importance=Importance.LOW,
+            doc="SASL_OAUTHBEARER_INHERIT: the Kafka client's scope claim name; set, it wins over "
+                "bearer.auth.scope.claim.name.")
+    .define(SASL_SUB_CLAIM_NAME_CONFIG, ConfigType.STRING, default=None, importance=Importance.LOW,
+            doc="SASL_OAUTHBEARER_INHERIT: the Kafka client's subject claim name; set, it wins over "
+                "bearer.auth.sub.claim.name.")
 )
 """The bearer keys every registry converter takes (merged into its REGISTRY_CONFIG)."""
 
@@ -227,10 +237,12 @@ def bearer_headers(parsed: Mapping[str, Any]) -> Callable[[], dict[str, str]] | 
     if source == STATIC_TOKEN:
         token = _secret(parsed[BEARER_AUTH_TOKEN_CONFIG])
         return (lambda: {**fixed, "Authorization": "Bearer " + token}) if token else None
-    grant = _oauth_grant(parsed) if source == OAUTHBEARER else _inherited_grant(parsed, fixed)
-    tokens = OAuthTokenSource(grant, sub_claim=parsed[SUB_CLAIM_NAME_CONFIG],
-                              scope_claim=parsed[SCOPE_CLAIM_NAME_CONFIG],
-                              expiry_buffer_s=parsed[CACHE_EXPIRY_BUFFER_CONFIG])
+    inherit = source == SASL_OAUTHBEARER_INHERIT
+    grant = _inherited_grant(parsed, fixed) if inherit else _oauth_grant(parsed)
+    tokens = OAuthTokenSource(
+        grant, sub_claim=inherit and parsed[SASL_SUB_CLAIM_NAME_CONFIG] or parsed[SUB_CLAIM_NAME_CONFIG],
+        scope_claim=inherit and parsed[SASL_SCOPE_CLAIM_NAME_CONFIG] or parsed[SCOPE_CLAIM_NAME_CONFIG],
+        expiry_buffer_s=parsed[CACHE_EXPIRY_BUFFER_CONFIG])
     return lambda: {**fixed, "Authorization": "Bearer " + tokens.token()}
 
 

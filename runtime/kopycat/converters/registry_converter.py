@@ -41,7 +41,12 @@ from kopycat.api.config import CaseInsensitiveValidString, ConfigDef, ConfigType
 from kopycat.api.converter import Converter, SchemaAndValue
 from kopycat.api.data import Schema
 from kopycat.api.errors import ConfigError, DataError
-from kopycat.converters.registry_bearer import REGISTRY_BEARER_CONFIG, bearer_headers
+from kopycat.converters.registry_bearer import (
+    CREDENTIALS_SOURCE_CONFIG,
+    REGISTRY_BEARER_CONFIG,
+    STATIC_TOKEN,
+    bearer_headers,
+)
 from kopycat.converters.registry_tls import REGISTRY_TLS_CONFIG, registry_ssl_context
 from kopycat.converters.schema_registry import SchemaRegistryClient, SchemaRegistryError
 
@@ -456,6 +461,10 @@ def registry_client(parsed: Mapping[str, Any]) -> SchemaRegistryClient:
         if split.username is not None:
             basic_auth = f"{urllib.parse.unquote(split.username)}:{urllib.parse.unquote(split.password or '')}"
         urls = [_without_user_info(url) for url in urls]
+    if basic_auth and parsed[CREDENTIALS_SOURCE_CONFIG].upper() != STATIC_TOKEN:
+        raise ConfigError.for_key(CREDENTIALS_SOURCE_CONFIG, parsed[CREDENTIALS_SOURCE_CONFIG],
+                                  "basic auth credentials are set too; give the registry either basic auth "
+                                  "or a bearer token, as Confluent's client allows only one")
     return SchemaRegistryClient(
         urls, basic_auth=basic_auth, bearer_headers=None if basic_auth else bearer_headers(parsed),
         max_retries=parsed[MAX_RETRIES_CONFIG], retry_backoff_s=parsed[RETRIES_WAIT_MS_CONFIG] / 1000,

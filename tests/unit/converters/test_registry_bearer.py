@@ -19,7 +19,7 @@ from typing import Any
 import jwt
 import pytest
 
-from kopycat.api.errors import ConfigError
+from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.converters import registry_bearer
 from kopycat.converters.registry_converter import REGISTRY_CONFIG, registry_client
 from kopycat.dev.oidc_provider import LocalOidcProvider
@@ -159,3 +159,21 @@ def test_inherit_refuses_a_login_module_that_is_not_oauthbearer(registry: _Recor
         _client(registry, **{"bearer.auth.credentials.source": "SASL_OAUTHBEARER_INHERIT", "sasl.jaas.config": plain})
     assert bad.value.key == "sasl.jaas.config" and "PlainLoginModule" in str(bad.value)
     assert '"p"' not in str(bad.value)
+
+
+def test_inherit_takes_the_kafka_clients_sub_claim_name_over_the_registrys(
+        registry: _Recorder, provider: LocalOidcProvider, secret: str) -> None:
+    client = _client(registry, **{
+        "bearer.auth.credentials.source": "SASL_OAUTHBEARER_INHERIT",
+        "sasl.jaas.config": oauthbearer_jaas_config(CLIENT, secret), "sasl.oauthbearer.token.endpoint.url":
+        provider.token_url, "sasl.oauthbearer.sub.claim.name": "azp", "bearer.auth.sub.claim.name": "sub"})
+    with pytest.raises(ConnectError, match="no 'azp' claim"):  # the provider's tokens have sub, not azp
+        client.latest("s")
+    assert registry.headers == [] and provider.issued == 1
+
+
+def test_basic_auth_beside_an_oauth_source_is_refused_naming_the_source_key(registry: _Recorder) -> None:
+    with pytest.raises(ConfigError) as both:
+        _client(registry, **{"basic.auth.credentials.source": "USER_INFO", "basic.auth.user.info": "u:pw",
+                             "bearer.auth.credentials.source": "OAUTHBEARER"})
+    assert both.value.key == "bearer.auth.credentials.source" and "pw" not in str(both.value)
