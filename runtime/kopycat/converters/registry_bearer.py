@@ -42,7 +42,7 @@ from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.jaas import OAUTHBEARER_LOGIN_MODULE, parse_jaas_config
 
 __all__ = ["BEARER_AUTH_TOKEN_CONFIG", "CREDENTIALS_SOURCE_CONFIG", "REGISTRY_BEARER_CONFIG", "STATIC_TOKEN",
-           "OAuthTokenSource", "TokenGrant", "bearer_headers"]
+           "OAuthTokenSource", "TokenGrant", "bearer_headers", "secret_text"]
 
 log = logging.getLogger(__name__)
 
@@ -235,7 +235,7 @@ def bearer_headers(parsed: Mapping[str, Any]) -> Callable[[], dict[str, str]] | 
     fixed = {name: parsed[key] for key, name in ((LOGICAL_CLUSTER_CONFIG, LOGICAL_CLUSTER_HEADER),
                                                    (IDENTITY_POOL_ID_CONFIG, IDENTITY_POOL_HEADER)) if parsed[key]}
     if source == STATIC_TOKEN:
-        token = _secret(parsed[BEARER_AUTH_TOKEN_CONFIG])
+        token = secret_text(parsed[BEARER_AUTH_TOKEN_CONFIG])
         return (lambda: {**fixed, "Authorization": "Bearer " + token}) if token else None
     inherit = source == SASL_OAUTHBEARER_INHERIT
     grant = _inherited_grant(parsed, fixed) if inherit else _oauth_grant(parsed)
@@ -249,17 +249,17 @@ def bearer_headers(parsed: Mapping[str, Any]) -> Callable[[], dict[str, str]] | 
 def _oauth_grant(parsed: Mapping[str, Any]) -> TokenGrant:
     """``OAUTHBEARER``: every part from the ``bearer.auth.*`` keys."""
     for key in (ISSUER_ENDPOINT_URL_CONFIG, CLIENT_ID_CONFIG, CLIENT_SECRET_CONFIG):
-        if not _secret(parsed[key]):
+        if not secret_text(parsed[key]):
             raise ConfigError.for_key(key, "", f"set it: {CREDENTIALS_SOURCE_CONFIG}={OAUTHBEARER} needs "
                                                f"{ISSUER_ENDPOINT_URL_CONFIG}, {CLIENT_ID_CONFIG} and "
                                                f"{CLIENT_SECRET_CONFIG}")
     return TokenGrant(_url(parsed[ISSUER_ENDPOINT_URL_CONFIG], ISSUER_ENDPOINT_URL_CONFIG), parsed[CLIENT_ID_CONFIG],
-                  _secret(parsed[CLIENT_SECRET_CONFIG]), parsed[SCOPE_CONFIG])
+                  secret_text(parsed[CLIENT_SECRET_CONFIG]), parsed[SCOPE_CONFIG])
 
 
 def _inherited_grant(parsed: Mapping[str, Any], headers: dict[str, str]) -> TokenGrant:
     """``SASL_OAUTHBEARER_INHERIT``: the Kafka client's JAAS options, under any ``bearer.auth.*`` key set."""
-    jaas = _secret(parsed[SASL_JAAS_CONFIG])
+    jaas = secret_text(parsed[SASL_JAAS_CONFIG])
     if not jaas:
         raise ConfigError.for_key(SASL_JAAS_CONFIG, "", f"give the converter the Kafka client's OAuthBearerLoginModule "
                                                         f"line: {CREDENTIALS_SOURCE_CONFIG}={SASL_OAUTHBEARER_INHERIT} "
@@ -273,8 +273,8 @@ def _inherited_grant(parsed: Mapping[str, Any], headers: dict[str, str]) -> Toke
         headers[IDENTITY_POOL_HEADER] = options["extension_identityPoolId"]
     url_key = ISSUER_ENDPOINT_URL_CONFIG if parsed[ISSUER_ENDPOINT_URL_CONFIG] else SASL_TOKEN_ENDPOINT_URL_CONFIG
     client_id = parsed[CLIENT_ID_CONFIG] or options.get("clientId")
-    secret_key = CLIENT_SECRET_CONFIG if _secret(parsed[CLIENT_SECRET_CONFIG]) else SASL_JAAS_CONFIG
-    secret = _secret(parsed[CLIENT_SECRET_CONFIG]) or options.get("clientSecret", "")
+    secret_key = CLIENT_SECRET_CONFIG if secret_text(parsed[CLIENT_SECRET_CONFIG]) else SASL_JAAS_CONFIG
+    secret = secret_text(parsed[CLIENT_SECRET_CONFIG]) or options.get("clientSecret", "")
     if not client_id or not secret:
         raise ConfigError(f"{SASL_JAAS_CONFIG} has no clientId or no clientSecret option, and {CLIENT_ID_CONFIG}/"
                           f"{CLIENT_SECRET_CONFIG} are not set", key=SASL_JAAS_CONFIG)
@@ -288,7 +288,7 @@ def _url(value: str | None, key: str) -> str:
     return value
 
 
-def _secret(value: Any) -> str:
+def secret_text(value: Any) -> str:
     """A PASSWORD key's text (Kopycat's ``Password`` hides it everywhere else)."""
     if value is None:
         return ""

@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from itertools import accumulate, repeat
 from typing import Any, ClassVar, Final
 
-from kopycat.api.config import CaseInsensitiveValidString, ConfigDef, ConfigType, Importance, Password, Range
+from kopycat.api.config import CaseInsensitiveValidString, ConfigDef, ConfigType, Importance, Range
 from kopycat.api.converter import Converter, SchemaAndValue
 from kopycat.api.data import Schema
 from kopycat.api.errors import ConfigError, DataError
@@ -46,6 +46,7 @@ from kopycat.converters.registry_bearer import (
     REGISTRY_BEARER_CONFIG,
     STATIC_TOKEN,
     bearer_headers,
+    secret_text,
 )
 from kopycat.converters.registry_tls import REGISTRY_TLS_CONFIG, registry_ssl_context
 from kopycat.converters.schema_registry import SchemaRegistryClient, SchemaRegistryError
@@ -455,7 +456,7 @@ def registry_client(parsed: Mapping[str, Any]) -> SchemaRegistryClient:
         raise ConfigError.for_key(SCHEMA_REGISTRY_URL_CONFIG, "", "name at least one Schema Registry URL")
     basic_auth = None
     if parsed[BASIC_AUTH_CREDENTIALS_SOURCE_CONFIG].upper() == "USER_INFO":
-        basic_auth = _secret(parsed[USER_INFO_CONFIG]) or None
+        basic_auth = secret_text(parsed[USER_INFO_CONFIG]) or None
     else:
         split = urllib.parse.urlsplit(urls[0])
         if split.username is not None:
@@ -475,10 +476,3 @@ def _without_user_info(url: str) -> str:
     split = urllib.parse.urlsplit(url)
     return split._replace(netloc=split.hostname + (f":{split.port}" if split.port else "")).geturl() \
         if split.username is not None and split.hostname else url
-
-
-def _secret(value: Any) -> str:
-    """A PASSWORD key's text (Kopycat's ``Password`` hides it everywhere else)."""
-    if value is None:
-        return ""
-    return value.value() if isinstance(value, Password) else str(value)
