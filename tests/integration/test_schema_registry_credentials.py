@@ -1,25 +1,20 @@
 """Registry credentials from a config provider: ``basic.auth.user.info=${file:...}`` in a real run.
 
-Apicurio's own authentication needs an OIDC server, so a basic-auth gate on loopback stands in
-front of the session's Apicurio: it refuses (401) a request without the right ``Authorization``
-header and forwards the others. ``kopycat run`` copies a PostgreSQL table to an Avro topic with
-the value converter's password in a secrets file; Confluent's deserializer (straight to Apicurio)
-reads the rows; the password is in no log line and no output. A wrong password fails the run
-with the registry's 401, the password again in no message.
+A basic-auth gate (:mod:`tests.integration.registry_gate`) stands in front of the session's
+Apicurio: it refuses (401) a request without the right ``Authorization`` header and forwards the
+others. ``kopycat run`` copies a PostgreSQL table to an Avro topic with the value converter's
+password in a secrets file; Confluent's deserializer (straight to Apicurio) reads the rows; the
+password is in no log line and no output. A wrong password fails the run with the registry's 401,
+the password again in no message.
 """
 
 from __future__ import annotations
 
 import base64
 import logging
-import threading
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient as ConfluentRegistryClient
@@ -27,7 +22,7 @@ from confluent_kafka.schema_registry.avro import AvroDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from kopycat.cli import main
-from kopycat.dev.schema_registry import CCOMPAT_PATH
+from tests.integration.registry_gate import RegistryGate, registry_gate
 from tests.integration.test_config_providers import KAFKA, properties
 from tests.integration.test_jdbc_source import CONNECTOR_CLASS, consume, create_table
 
@@ -37,70 +32,20 @@ ROWS = 12
 USER = "connect"
 
 
-class _Gate(ThreadingHTTPServer):
-    """Basic auth in front of a registry: counts what it let through and what it refused."""
-
-    def __init__(self, upstream: str, user_info: str) -> None:
-        super().__init__(("127.0.0.1", 0), _GateHandler)
-        self.upstream = upstream
-        self.expected = "Basic " + base64.b64encode(user_info.encode()).decode()
-        self.passed = 0
-        self.refused = 0
-
-    @property
-    def url(self) -> str:
-        """Confluent's API through the gate."""
-        return f"http://127.0.0.1:{self.server_address[1]}{CCOMPAT_PATH}"
-
-
-class _GateHandler(BaseHTTPRequestHandler):
-    server: _Gate
-
-    def _forward(self) -> None:
-        if self.headers.get("Authorization") != self.server.expected:
-            self.server.refused += 1
-            self._reply(401, b'{"error_code": 401, "message": "Unauthorized"}')
-            return
-        self.server.passed += 1
-        length = int(self.headers.get("Content-Length") or 0)
-        request = urllib.request.Request(self.server.upstream + self.path, data=self.rfile.read(length) or None,
-                                         method=self.command, headers={"Content-Type": self.headers["Content-Type"]
-                                                                       or "application/json"})
-        try:
-            with urllib.request.urlopen(request, timeout=60) as answer:
-                self._reply(answer.status, answer.read())
-        except urllib.error.HTTPError as exc:
-            self._reply(exc.code, exc.read())
-
-    def _reply(self, status: int, data: bytes) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", "application/vnd.schemaregistry.v1+json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    do_GET = do_POST = _forward
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet."""
-
-
 @pytest.fixture
 def secret() -> str:
     return f"pw-{uuid.uuid4().hex}"
 
 
 @pytest.fixture
-def gate(schema_registry: str, secret: str) -> Iterator[_Gate]:
-    server = _Gate(schema_registry.removesuffix(CCOMPAT_PATH), f"{USER}:{secret}")
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+def gate(schema_registry: str, secret: str) -> Iterator[RegistryGate]:
+    expected = "Basic " + base64.b64encode(f"{USER}:{secret}".encode()).decode()
+    with registry_gate(schema_registry, lambda headers: headers.get("Authorization") == expected) as server:
+        yield server
 
 
-def _run(tmp_path: Path, name: str, gate: _Gate, password: str, postgres_url: str, bootstrap_servers: str) -> int:
+def _run(tmp_path: Path, name: str, gate: RegistryGate, password: str, postgres_url: str,
+         bootstrap_servers: str) -> int:
     """``kopycat run`` of a JDBC source to Avro, the converter's user info from a secrets file; its exit code."""
     secrets = tmp_path / f"secrets-{name}"
     secrets.mkdir()
@@ -122,7 +67,8 @@ def _run(tmp_path: Path, name: str, gate: _Gate, password: str, postgres_url: st
 
 
 def test_user_info_from_a_file_provider_reaches_the_registry_and_no_log(
-        tmp_path: Path, gate: _Gate, secret: str, postgres_url: str, bootstrap_servers: str, schema_registry: str,
+        tmp_path: Path, gate: RegistryGate, secret: str, postgres_url: str, bootstrap_servers: str,
+        schema_registry: str,
         caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]) -> None:
     create_table(postgres_url, "orders", ROWS)
     name = f"auth-{uuid.uuid4().hex[:8]}"
@@ -141,7 +87,7 @@ def test_user_info_from_a_file_provider_reaches_the_registry_and_no_log(
 
 
 def test_a_wrong_password_fails_the_run_with_the_registrys_401_and_shows_no_password(
-        tmp_path: Path, gate: _Gate, postgres_url: str, bootstrap_servers: str,
+        tmp_path: Path, gate: RegistryGate, postgres_url: str, bootstrap_servers: str,
         caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]) -> None:
     create_table(postgres_url, "orders", ROWS)
     wrong = f"wrong-{uuid.uuid4().hex}"

@@ -76,7 +76,8 @@ class KopycatHook(BaseHook):
     def get_ui_field_behaviour(cls) -> dict[str, Any]:
         return {
             "hidden_fields": ["schema"],
-            "relabeling": {"host": "Bootstrap host", "login": "SASL user", "password": "SASL password",
+            "relabeling": {"host": "Bootstrap host", "login": "SASL user or OAuth client id",
+                           "password": "SASL password or OAuth client secret",
                            "extra": "Worker properties (JSON)"},
             "placeholders": {"host": "127.0.0.1", "port": "9092",
                              "extra": json.dumps({"group.id": "kopycat", "offset.storage.topic": "connect-offsets"})},

@@ -37,10 +37,17 @@ from collections.abc import Callable, Mapping, Sequence
 from itertools import accumulate, repeat
 from typing import Any, ClassVar, Final
 
-from kopycat.api.config import CaseInsensitiveValidString, ConfigDef, ConfigType, Importance, Password, Range
+from kopycat.api.config import CaseInsensitiveValidString, ConfigDef, ConfigType, Importance, Range
 from kopycat.api.converter import Converter, SchemaAndValue
 from kopycat.api.data import Schema
 from kopycat.api.errors import ConfigError, DataError
+from kopycat.converters.registry_bearer import (
+    CREDENTIALS_SOURCE_CONFIG,
+    REGISTRY_BEARER_CONFIG,
+    STATIC_TOKEN,
+    bearer_headers,
+    secret_text,
+)
 from kopycat.converters.registry_tls import REGISTRY_TLS_CONFIG, registry_ssl_context
 from kopycat.converters.schema_registry import SchemaRegistryClient, SchemaRegistryError
 
@@ -54,7 +61,6 @@ log = logging.getLogger(__name__)
 SCHEMA_REGISTRY_URL_CONFIG: Final = "schema.registry.url"
 BASIC_AUTH_CREDENTIALS_SOURCE_CONFIG: Final = "basic.auth.credentials.source"
 USER_INFO_CONFIG: Final = "basic.auth.user.info"
-BEARER_AUTH_TOKEN_CONFIG: Final = "bearer.auth.token"
 KEY_SUBJECT_NAME_STRATEGY_CONFIG: Final = "key.subject.name.strategy"
 VALUE_SUBJECT_NAME_STRATEGY_CONFIG: Final = "value.subject.name.strategy"
 AUTO_REGISTER_SCHEMAS_CONFIG: Final = "auto.register.schemas"
@@ -87,8 +93,6 @@ REGISTRY_CONFIG: Final = (
                 "schema.registry.url) or USER_INFO (basic.auth.user.info).")
     .define(USER_INFO_CONFIG, ConfigType.PASSWORD, default="", importance=Importance.MEDIUM,
             doc="Specify the user info for Basic Auth in the form of {username}:{password}.")
-    .define(BEARER_AUTH_TOKEN_CONFIG, ConfigType.PASSWORD, default="", importance=Importance.MEDIUM,
-            doc="A static bearer token sent as 'Authorization: Bearer <token>' (used when no basic auth is set).")
     .define(KEY_SUBJECT_NAME_STRATEGY_CONFIG, ConfigType.STRING, default=TOPIC_NAME_STRATEGY,
             importance=Importance.MEDIUM, doc=_STRATEGY_DOC)
     .define(VALUE_SUBJECT_NAME_STRATEGY_CONFIG, ConfigType.STRING, default=TOPIC_NAME_STRATEGY,
@@ -113,7 +117,7 @@ REGISTRY_CONFIG: Final = (
     .define(SCHEMAS_CACHE_SIZE_CONFIG, ConfigType.INT, default=1000, importance=Importance.LOW,
             doc="Size of the converted schemas cache: how many Connect schemas (writing) and schema ids "
                 "(reading) keep their converted form; the least recently used is dropped first (at least 1).")
-).merge(REGISTRY_TLS_CONFIG)
+).merge(REGISTRY_TLS_CONFIG).merge(REGISTRY_BEARER_CONFIG)
 """The keys every registry converter takes; a format's CONFIG adds its own to a copy."""
 
 _MAGIC_BYTE: Final = 0
@@ -452,14 +456,18 @@ def registry_client(parsed: Mapping[str, Any]) -> SchemaRegistryClient:
         raise ConfigError.for_key(SCHEMA_REGISTRY_URL_CONFIG, "", "name at least one Schema Registry URL")
     basic_auth = None
     if parsed[BASIC_AUTH_CREDENTIALS_SOURCE_CONFIG].upper() == "USER_INFO":
-        basic_auth = _secret(parsed[USER_INFO_CONFIG]) or None
+        basic_auth = secret_text(parsed[USER_INFO_CONFIG]) or None
     else:
         split = urllib.parse.urlsplit(urls[0])
         if split.username is not None:
             basic_auth = f"{urllib.parse.unquote(split.username)}:{urllib.parse.unquote(split.password or '')}"
         urls = [_without_user_info(url) for url in urls]
+    if basic_auth and parsed[CREDENTIALS_SOURCE_CONFIG].upper() != STATIC_TOKEN:
+        raise ConfigError.for_key(CREDENTIALS_SOURCE_CONFIG, parsed[CREDENTIALS_SOURCE_CONFIG],
+                                  "basic auth credentials are set too; give the registry either basic auth "
+                                  "or a bearer token, as Confluent's client allows only one")
     return SchemaRegistryClient(
-        urls, basic_auth=basic_auth, bearer_token=_secret(parsed[BEARER_AUTH_TOKEN_CONFIG]) or None,
+        urls, basic_auth=basic_auth, bearer_headers=None if basic_auth else bearer_headers(parsed),
         max_retries=parsed[MAX_RETRIES_CONFIG], retry_backoff_s=parsed[RETRIES_WAIT_MS_CONFIG] / 1000,
         retry_backoff_max_s=parsed[RETRIES_MAX_WAIT_MS_CONFIG] / 1000, ssl_context=registry_ssl_context(parsed))
 
@@ -468,10 +476,3 @@ def _without_user_info(url: str) -> str:
     split = urllib.parse.urlsplit(url)
     return split._replace(netloc=split.hostname + (f":{split.port}" if split.port else "")).geturl() \
         if split.username is not None and split.hostname else url
-
-
-def _secret(value: Any) -> str:
-    """A PASSWORD key's text (Kopycat's ``Password`` hides it everywhere else)."""
-    if value is None:
-        return ""
-    return value.value() if isinstance(value, Password) else str(value)

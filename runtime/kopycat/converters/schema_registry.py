@@ -14,7 +14,8 @@ several URLs: a request that cannot be sent, or that answers 5xx, moves to the n
 a round over all of them waits (doubling from ``retry_backoff_s``, capped) until ``max_retries``
 rounds are spent; then :class:`SchemaRegistryError` says what failed. 4xx answers are not retried:
 they carry Confluent's ``error_code`` (40401 subject not found, 40403 schema not found, ...).
-Authentication: HTTP basic (``basic.auth.credentials.source`` USER_INFO or URL) or a bearer token.
+Authentication: HTTP basic (``basic.auth.credentials.source`` USER_INFO or URL) or bearer headers
+asked for on every request (a static or OAuth token: :mod:`kopycat.converters.registry_bearer`).
 HTTPS takes an ``ssl.SSLContext`` (built from ``schema.registry.ssl.*`` by
 :mod:`kopycat.converters.registry_tls`); a TLS failure (an untrusted certificate, a refused client
 certificate) is not retried: it will not heal, and its error names the URL and the keys to set.
@@ -37,7 +38,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -90,13 +91,14 @@ class RegisteredSchema:
 class SchemaRegistryClient:
     """One registry (one or more URLs for it), with caches: id -> schema, (subject, schema) -> id.
 
-    ``basic_auth`` is ``"user:password"``; ``bearer_token`` a token sent as ``Authorization: Bearer``;
+    ``basic_auth`` is ``"user:password"``; ``bearer_headers`` answers the bearer headers of each request
+    (``Authorization: Bearer`` and Confluent's cluster headers; ignored with ``basic_auth``);
     ``ssl_context`` is used for ``https://`` URLs (None: the system's CAs).
     """
 
     def __init__(self, urls: str | Sequence[str], *, basic_auth: str | None = None,
-                 bearer_token: str | None = None, max_retries: int = 3, retry_backoff_s: float = 0.5,
-                 retry_backoff_max_s: float = 5.0, timeout_s: float = 30.0,
+                 bearer_headers: Callable[[], Mapping[str, str]] | None = None, max_retries: int = 3,
+                 retry_backoff_s: float = 0.5, retry_backoff_max_s: float = 5.0, timeout_s: float = 30.0,
                  ssl_context: ssl.SSLContext | None = None) -> None:
         if isinstance(urls, str):
             urls = [u.strip() for u in urls.split(",")]
@@ -109,10 +111,9 @@ class SchemaRegistryClient:
         self.timeout_s = timeout_s
         self.ssl_context = ssl_context
         self._headers = {"Accept": _CONTENT_TYPE, "Content-Type": _CONTENT_TYPE}
+        self._bearer_headers = None if basic_auth else bearer_headers
         if basic_auth:
             self._headers["Authorization"] = "Basic " + base64.b64encode(basic_auth.encode()).decode()
-        elif bearer_token:
-            self._headers["Authorization"] = "Bearer " + bearer_token
         self._by_id: dict[int, str] = {}
         self._ids: dict[tuple[str, str, bool], int] = {}
         self._versions: dict[tuple[str, str], RegisteredSchema] = {}
@@ -217,7 +218,8 @@ class SchemaRegistryClient:
                                   f"schema.registry.url is right and the registry is up")
 
     def _send(self, method: str, url: str, data: bytes | None) -> Any:
-        request = urllib.request.Request(url, data=data, method=method, headers=self._headers)
+        headers = self._headers if self._bearer_headers is None else {**self._headers, **self._bearer_headers()}
+        request = urllib.request.Request(url, data=data, method=method, headers=headers)
         try:
             with urllib.request.urlopen(request, timeout=self.timeout_s, context=self.ssl_context) as response:
                 text = response.read()

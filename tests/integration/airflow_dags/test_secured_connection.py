@@ -1,9 +1,11 @@
 """A DAG copying to the secured broker through an Airflow connection, as Airflow users keep secrets.
 
-The connection (``AIRFLOW_CONN_<ID>`` JSON, as a secrets backend hands it) holds the SCRAM user in
-its login, the password in its password field and the rest as Java keys in its extra. A
-FileStreamSource copies a file to a topic over SASL_SSL in a ``dag.test`` run: the topic must hold
-the file's lines exactly, and neither password may reach the run's log, any task log file or XCom.
+The connection (``AIRFLOW_CONN_<ID>`` JSON, as a secrets backend hands it) holds the SCRAM user (or
+the OAuth client id) in its login, the password (or the OAuth client secret) in its password field
+and the rest as Java keys in its extra. A FileStreamSource copies a file to a topic over SASL_SSL
+(SCRAM-SHA-512 or OAUTHBEARER) in a ``dag.test`` run: the topic must hold the file's lines exactly,
+and no password nor client secret may reach the run's log, any task log file, XCom or a rendered
+template field.
 The hook's ``test_connection`` answers for a good and a wrong password.
 """
 
@@ -18,7 +20,7 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from kopycat.dev.secured_kafka import ADMIN_USER, SecuredKafkaBroker
+from kopycat.dev.secured_kafka import ADMIN_USER, OAUTH_CLIENT, SecuredKafkaBroker
 from kopycat.jaas import jaas_config
 from kopycat_airflow.hooks.kopycat import TEST_CONNECTION_TIMEOUT_S, KopycatHook
 from kopycat_airflow.local import LocalAirflow
@@ -30,16 +32,21 @@ LINES = [f"line-{i}" for i in range(200)]
 
 
 def _connection(broker: SecuredKafkaBroker, topic: str, *, password: str | None = None,
-                conn_type: str = "kopycat") -> str:
-    """The connection as ``AIRFLOW_CONN_*`` JSON: login/password fields, Java keys in the extra."""
-    java = broker.java_sasl_settings(ADMIN_USER, "SCRAM-SHA-512")
+                conn_type: str = "kopycat", mechanism: str = "SCRAM-SHA-512") -> str:
+    """The connection as ``AIRFLOW_CONN_*`` JSON: login/password fields (for OAUTHBEARER the OAuth client
+    id and secret), Java keys in the extra."""
+    if mechanism == "OAUTHBEARER":
+        java = {**broker.java_oauth_settings(), "sasl.oauthbearer.scope": "kafka"}
+        login, known = OAUTH_CLIENT, broker.oauth_client_secret
+    else:
+        java, login, known = broker.java_sasl_settings(ADMIN_USER, mechanism), ADMIN_USER, broker.passwords[ADMIN_USER]
     extra = {key: value for key, value in java.items() if key != "sasl.jaas.config"}
     extra.update({"offset.storage.topic": f"{topic}-offsets", "offset.storage.partitions": "1",
                   "offset.storage.replication.factor": "1", "kopycat.auth.failure.timeout.ms": "5000"})
     if conn_type == "kafka":
         extra = {"config": extra}
-    return json.dumps({"conn_type": conn_type, "login": ADMIN_USER,
-                       "password": broker.passwords[ADMIN_USER] if password is None else password, "extra": extra})
+    return json.dumps({"conn_type": conn_type, "login": login,
+                       "password": known if password is None else password, "extra": extra})
 
 
 def _topic_lines(broker: SecuredKafkaBroker, topic: str) -> list[str]:
@@ -67,13 +74,15 @@ def _texts(home: Path, run: dict[str, Any]) -> list[tuple[str, str]]:
     return [(str(p), p.read_text(encoding="utf-8", errors="replace")) for p in paths if p.exists()]
 
 
-@pytest.mark.parametrize("conn_type", ["kopycat", "kafka"])
+@pytest.mark.parametrize(("conn_type", "mechanism"), [
+    ("kopycat", "SCRAM-SHA-512"), ("kafka", "SCRAM-SHA-512"), ("kopycat", "OAUTHBEARER")])
 def test_a_dag_copies_a_file_over_sasl_ssl_through_a_connection_and_no_password_reaches_logs_or_xcom(
         local_airflow: LocalAirflow, secured_kafka: SecuredKafkaBroker, topic_name: str, tmp_path: Path,
-        conn_type: str) -> None:
+        conn_type: str, mechanism: str) -> None:
     conn_id = f"secured_{uuid.uuid4().hex[:8]}"
     local_airflow.extra_env[f"AIRFLOW_CONN_{conn_id.upper()}"] = _connection(secured_kafka, topic_name,
-                                                                             conn_type=conn_type)
+                                                                             conn_type=conn_type, mechanism=mechanism)
+    issued_before = secured_kafka.identity_provider.issued
     source = tmp_path / "input.txt"
     source.write_text("".join(f"{line}\n" for line in LINES))
     config = {"name": f"{topic_name}-src", "connector.class": "FileStreamSource", "file": str(source),
@@ -93,9 +102,14 @@ with DAG("t_secured", schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz
     assert run["state"] == "success", run.get("log")
     assert [copied["records"] for copied in run.results("copy")] == [len(LINES)]
     assert _topic_lines(secured_kafka, topic_name) == LINES
-    secrets = (secured_kafka.passwords[ADMIN_USER], secured_kafka.store_password)
+    if mechanism == "OAUTHBEARER":
+        assert secured_kafka.identity_provider.issued > issued_before, "no token was fetched: OAUTHBEARER unused"
+    secrets = (secured_kafka.passwords[ADMIN_USER], secured_kafka.store_password, secured_kafka.oauth_client_secret)
     xcom = json.dumps([task["result"] for task in run["tasks"]])
     assert not any(secret in xcom for secret in secrets), "a password reached XCom"
+    rendered = json.dumps([task["rendered"] for task in run["tasks"] if task["rendered"]])
+    assert "connector_config" in rendered
+    assert not any(secret in rendered for secret in secrets), "a password reached the rendered template fields"
     texts = _texts(local_airflow.home, run)
     assert texts
     for name, text in texts:

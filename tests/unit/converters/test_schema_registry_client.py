@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from kopycat.api.errors import DataError
+from kopycat.converters.registry_converter import REGISTRY_CONFIG, registry_client
 from kopycat.converters.schema_registry import SchemaReference, SchemaRegistryClient, SchemaRegistryError
 
 
@@ -108,7 +109,7 @@ def test_an_unreachable_url_fails_over_to_the_next_and_ids_are_cached_per_subjec
 
 def test_a_bearer_token_is_sent_and_latest_is_not_cached(server: _Scripted) -> None:
     server.script = [(200, {"subject": "s", "version": v, "id": v, "schema": '"int"'}) for v in (1, 2)]
-    client = SchemaRegistryClient(server.url, bearer_token="t0k")
+    client = registry_client(REGISTRY_CONFIG.parse({"schema.registry.url": server.url, "bearer.auth.token": "t0k"}))
     assert [client.latest("s").version for _ in range(2)] == [1, 2]
     assert {auth for _, _, _, auth in server.seen} == {"Bearer t0k"}
 

@@ -49,12 +49,29 @@ def test_without_a_password_the_extra_is_taken_as_it_is_and_spread_to_the_client
     assert props["producer.ssl.keystore.location"] == "/k.jks" and "sasl.jaas.config" not in props
 
 
+def test_oauthbearer_login_and_password_are_the_client_credentials_of_kafkas_login_module() -> None:
+    oauth = {**EXTRA, "sasl.mechanism": "OAUTHBEARER", "sasl.oauthbearer.scope": "kafka",
+             "sasl.oauthbearer.token.endpoint.url": "https://idp.example/token"}
+    props = connection_worker_props(oauth, "connect-client", "client-s3cret")
+
+    entry = parse_jaas_config(props["producer.sasl.jaas.config"])
+    assert entry.simple_name == "OAuthBearerLoginModule"
+    assert entry.options == {"clientId": "connect-client", "clientSecret": "client-s3cret", "scope": "kafka"}
+    assert "sasl.oauthbearer.scope" not in props  # carried by the JAAS line, as Kafka reads it
+    config = client_config(props, {}, "producer")
+    assert (config["sasl.oauthbearer.method"], config["sasl.oauthbearer.client.id"],
+            config["sasl.oauthbearer.client.secret"], config["sasl.oauthbearer.scope"]) == (
+        "oidc", "connect-client", "client-s3cret", "kafka")
+    assert config["sasl.oauthbearer.token.endpoint.url"] == "https://idp.example/token"
+
+
 @pytest.mark.parametrize(("extra", "login", "key"), [
     ({"security.protocol": "SSL"}, "alice", "security.protocol"),
     ({**EXTRA, "sasl.jaas.config": "x required;"}, "alice", "sasl.jaas.config"),
-    ({**EXTRA, "sasl.mechanism": "OAUTHBEARER"}, "alice", "sasl.mechanism"),
+    ({**EXTRA, "sasl.mechanism": "GSSAPI"}, "alice", "sasl.mechanism"),
     (EXTRA, None, "login"),
-], ids=["no-sasl-protocol", "jaas-beside-password", "oauth", "no-login"])
+    ({**EXTRA, "sasl.mechanism": "OAUTHBEARER"}, None, "login"),
+], ids=["no-sasl-protocol", "jaas-beside-password", "kerberos", "no-login", "oauth-no-client-id"])
 def test_a_password_the_settings_cannot_use_is_a_config_error_naming_the_field(
         extra: dict[str, str], login: str | None, key: str) -> None:
     with pytest.raises(ConfigError, match=key) as caught:
