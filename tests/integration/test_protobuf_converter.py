@@ -14,6 +14,7 @@ import decimal
 from typing import Any
 
 import pytest
+from confluent_kafka.schema_registry import Schema as ConfluentSchema
 from confluent_kafka.schema_registry import SchemaRegistryClient as ConfluentRegistryClient
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
@@ -207,3 +208,19 @@ def test_no_magic_byte_an_unknown_id_and_bad_bytes_are_data_errors(schema_regist
         converter.from_connect_data(topic_name, SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT32_SCHEMA).build(),
                                     {"x": 1})
     assert converter_class("io.confluent.connect.protobuf.ProtobufConverter") is ProtobufConverter
+
+
+def test_use_latest_version_with_another_latest_schema_is_refused_not_written_under_its_id(
+        schema_registry: str, topic_name: str) -> None:
+    """Protobuf bytes follow the .proto's field numbers: written under another schema's id they would be
+    misread, so a lenient latest check still refuses (naming the fix) instead of writing them."""
+    other = 'syntax = "proto3";\npackage com.example;\n\nmessage Other {\n  string label = 1;\n}\n'
+    ConfluentRegistryClient({"url": schema_registry}).register_schema(
+        f"{topic_name}-value", ConfluentSchema(other, "PROTOBUF"))
+    lenient = _converter(schema_registry, **{"use.latest.version": "true", "auto.register.schemas": "false",
+                                             "latest.compatibility.strict": "false"})
+    with pytest.raises(DataError, match="use.latest.version=false, auto.register.schemas=true"):
+        lenient.from_connect_data(topic_name, ORDER, _order(1))
+    strict = _converter(schema_registry, **{"use.latest.version": "true", "auto.register.schemas": "false"})
+    with pytest.raises(DataError, match="latest.compatibility.strict=false"):
+        strict.from_connect_data(topic_name, ORDER, _order(1))

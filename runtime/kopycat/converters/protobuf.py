@@ -136,6 +136,16 @@ class _Writer(SchemaWriter):
         return [self.indexes + from_connect_message(self.message_class(), self.schema, value).SerializeToString()
                 for value in values]
 
+    def with_schema(self, latest: str) -> SchemaWriter:
+        """Refused: Protobuf's bytes follow the schema's field numbers and message indexes, so this
+        writer's bytes under another schema's id would be misread, and Kopycat does not re-encode a value
+        for another .proto (Confluent's ProtobufData does)."""
+        raise DataError("use.latest.version: the subject's latest Protobuf schema differs from the Connect "
+                        "schema's, and the Protobuf converter writes only with the Connect schema's own "
+                        "message (its bytes under the latest id would be misread). Register the Connect "
+                        "schema instead (use.latest.version=false, auto.register.schemas=true), or make it "
+                        "the subject's latest version")
+
 
 class _Reader(SchemaReader):
     def __init__(self, compiled: CompiledProto, version: Callable[[str], int | None],
