@@ -39,6 +39,7 @@ import tempfile
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -344,9 +345,8 @@ def measure(setup: Setup, rounds: int) -> tuple[list[Pair], Measure]:
     movers = [lambda: tap_to_devnull(setup.tap, setup.config, err, rows),
               kopycat("Kopycat SingerSource tap-orders", lambda p: singer_props(setup.tap, setup.config, p))]
     for backend in BACKENDS:
-        movers += [lambda b=backend: dlt_own(setup.url, b, rows),  # type: ignore[misc]
-                   kopycat(f"Kopycat DltSource sql_database {backend}",
-                           lambda p, b=backend: dlt_props(setup.url, b, p))]  # type: ignore[misc]
+        movers += [partial(dlt_own, setup.url, backend, rows),
+                   kopycat(f"Kopycat DltSource sql_database {backend}", partial(dlt_props, setup.url, backend))]
     movers.append(kopycat("Kopycat JdbcSource incrementing", lambda p: jdbc_props(setup.url, p)))
     tap, singer, dlt_alchemy_own, dlt_alchemy, dlt_arrow_own, dlt_arrow, jdbc = median_rounds(movers, rounds)
     return [Pair("singer", singer, tap), Pair("dlt_sqlalchemy", dlt_alchemy, dlt_alchemy_own),
@@ -368,8 +368,8 @@ def profile(setup: Setup) -> str:
     worker = {"bootstrap.servers": bootstrap, **WORKER}
     runs = [("Kopycat SingerSource tap-orders", SingerSourceConnector(),
              lambda p: singer_props(setup.tap, setup.config, p))]
-    runs += [(f"Kopycat DltSource sql_database {backend}", DltSourceConnector(),
-              lambda p, b=backend: dlt_props(setup.url, b, p)) for backend in BACKENDS]  # type: ignore[misc]
+    runs += [(f"Kopycat DltSource sql_database {backend}", DltSourceConnector(), partial(dlt_props, setup.url, backend))
+             for backend in BACKENDS]
     reports = []
     for label, connector, props_for in runs:
         prefix = f"bench-py-profile-{uuid.uuid4().hex[:8]}-"
