@@ -82,7 +82,7 @@ def test_a_decimal_with_more_places_than_its_scale_fails_instead_of_rounding() -
 
 def test_a_missing_required_property_or_an_unknown_one_is_a_data_error() -> None:
     orders = stream_schema("orders", ORDERS, ["id"], decimal_scale=9)
-    with pytest.raises(DataError):
+    with pytest.raises(DataError, match="required field id, schema type: INT64"):
         orders.value({"updated_at": "2026-01-01T00:00:00Z"})
     with pytest.raises(DataError, match="surprise"):
         orders.value({"id": 1, "updated_at": "2026-01-01T00:00:00Z", "surprise": 1})
