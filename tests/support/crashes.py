@@ -1,0 +1,99 @@
+"""A ``kopycat standalone`` worker under a fault of the services it uses (a crashed broker, a terminated
+database backend): run to the end of its copy, rerun once if it failed on the fault, checked for a clear error."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from confluent_kafka import Consumer, TopicPartition
+
+from tests.support.standalone import start_worker
+
+__all__ = ["STALL_S", "Worker", "standalone_workers", "topic_size"]
+
+STALL_S = 240.0  # a loaded machine is slow; a worker that copies nothing for this long is stuck
+
+
+class Worker:
+    """One ``kopycat standalone`` run and its log; a rerun when the first one failed on the outage."""
+
+    def __init__(self, worker: Path, connector: Path, log: Path) -> None:
+        self.worker, self.connector, self.log = worker, connector, log
+        self.processes: list[subprocess.Popen[bytes]] = []
+        self.failures: list[str] = []
+
+    def start(self) -> subprocess.Popen[bytes]:
+        self.processes.append(start_worker(self.worker, self.connector, self.log))
+        return self.processes[-1]
+
+    def tail(self) -> str:
+        return self.log.read_text(errors="replace")[-4000:] if self.log.exists() else "(no log)"
+
+    def run_to(self, progress: Callable[[], int], total: int) -> None:
+        """Until ``progress()`` reaches ``total``: a worker that exited is rerun once, after its
+        log is checked for the error naming what failed; then stopped cleanly (exit 0)."""
+        process = self.processes[-1]
+        last, stalled_since = -1, time.monotonic()
+        while (done := progress()) < total:
+            if process.poll() is not None:
+                assert not self.failures, f"the rerun failed too: {self.tail()}"
+                self.failures.append(self.tail())
+                assert "Error" in self.failures[-1], f"the worker exited without an error: {self.failures[-1]}"
+                process = self.start()
+            if done != last:
+                last, stalled_since = done, time.monotonic()
+            assert time.monotonic() - stalled_since < STALL_S, f"stalled at {done} of {total}: {self.tail()}"
+            time.sleep(0.3)
+        self.wait_running(process)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(120) == 0, self.tail()
+
+    def wait_running(self, process: subprocess.Popen[bytes]) -> None:
+        """SIGTERM is handled only once the worker runs (before, Python's default ends it)."""
+        deadline = time.monotonic() + 180
+        while b"standalone worker running" not in self.log.read_bytes():
+            assert process.poll() is None, f"worker exited early: {self.tail()}"
+            assert time.monotonic() < deadline, f"the worker did not start: {self.tail()}"
+            time.sleep(0.1)
+
+    def kill_leftovers(self) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait(30)
+
+
+def topic_size(bootstrap: str, topic: str, *, committed_only: bool = False) -> int:
+    """The records written to ``topic``: the sum of its high watermarks, or with ``committed_only`` of its
+    last stable offsets (a read_committed consumer's end: records of open transactions are past it)."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4().hex}",
+                         "isolation.level": "read_committed" if committed_only else "read_uncommitted"})
+    try:
+        metadata = consumer.list_topics(topic, timeout=30)
+        return sum(consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1]
+                   for p in metadata.topics[topic].partitions)
+    finally:
+        consumer.close()
+
+
+@contextmanager
+def standalone_workers() -> Iterator[Callable[[Path, Path, Path], Worker]]:
+    """``make(worker_properties, connector_properties, log)``: Workers whose processes a failed test
+    does not leave behind."""
+    made: list[Worker] = []
+
+    def make(worker: Path, connector: Path, log: Path) -> Worker:
+        made.append(Worker(worker, connector, log))
+        return made[-1]
+
+    try:
+        yield make
+    finally:
+        for each in made:
+            each.kill_leftovers()
