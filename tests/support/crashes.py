@@ -15,52 +15,70 @@ from confluent_kafka import Consumer, TopicPartition
 
 from tests.support.standalone import start_worker
 
-__all__ = ["STALL_S", "Worker", "standalone_workers", "topic_size"]
+__all__ = ["FAILED", "STALL_S", "Worker", "standalone_workers", "topic_size"]
 
 STALL_S = 240.0  # a loaded machine is slow; a worker that copies nothing for this long is stuck
 
 
+FAILED = (b" ERROR kopycat.runtime.worker: Task ", b" ERROR kopycat.runtime.worker: Connector ")
+"""How the standalone worker logs a task or connector that failed: it stays FAILED, as in Kafka Connect, until
+the operator restarts the worker."""
+
+
 class Worker:
-    """One ``kopycat standalone`` run and its log; a rerun when the first one failed on the outage."""
+    """One ``kopycat standalone`` run and its log; a rerun when the first one failed on the fault."""
 
     def __init__(self, worker: Path, connector: Path, log: Path) -> None:
         self.worker, self.connector, self.log = worker, connector, log
         self.processes: list[subprocess.Popen[bytes]] = []
         self.failures: list[str] = []
+        self._log_from = 0
 
     def start(self) -> subprocess.Popen[bytes]:
+        self._log_from = self.log.stat().st_size if self.log.exists() else 0
         self.processes.append(start_worker(self.worker, self.connector, self.log))
         return self.processes[-1]
 
     def tail(self) -> str:
         return self.log.read_text(errors="replace")[-4000:] if self.log.exists() else "(no log)"
 
+    def failure(self) -> str | None:
+        """The error of this run's failed task or connector (its log line and trace), or the log's end
+        when the process exited; None while it runs without one."""
+        text = self.log.read_bytes()[self._log_from:] if self.log.exists() else b""
+        found = [text.find(marker) for marker in FAILED if marker in text]
+        if found:
+            return text[min(found):][:4000].decode(errors="replace")
+        return None if self.processes[-1].poll() is None else self.tail()
+
     def run_to(self, progress: Callable[[], int], total: int) -> None:
-        """Until ``progress()`` reaches ``total``: a worker that exited is rerun once, after its
-        log is checked for the error naming what failed; then stopped cleanly (exit 0)."""
-        process = self.processes[-1]
+        """Until ``progress()`` reaches ``total``; then stopped cleanly (exit 0). A run that failed
+        (a task FAILED, or the process exited) must say why with an error; it is stopped and rerun, once."""
         last, stalled_since = -1, time.monotonic()
         while (done := progress()) < total:
-            if process.poll() is not None:
-                assert not self.failures, f"the rerun failed too: {self.tail()}"
-                self.failures.append(self.tail())
-                assert "Error" in self.failures[-1], f"the worker exited without an error: {self.failures[-1]}"
-                process = self.start()
+            if (error := self.failure()) is not None:
+                assert not self.failures, f"the rerun failed too: {error}"
+                assert "Error" in error, f"the worker failed without an error: {error}"
+                self.failures.append(error)
+                self.stop(check=False)
+                self.start()
             if done != last:
                 last, stalled_since = done, time.monotonic()
             assert time.monotonic() - stalled_since < STALL_S, f"stalled at {done} of {total}: {self.tail()}"
             time.sleep(0.3)
-        self.wait_running(process)
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(120) == 0, self.tail()
+        self.stop(check=True)
 
-    def wait_running(self, process: subprocess.Popen[bytes]) -> None:
-        """SIGTERM is handled only once the worker runs (before, Python's default ends it)."""
+    def stop(self, *, check: bool) -> None:
+        """SIGTERM once the worker runs (before, Python's default handler ends it); ``check``: exit 0."""
+        process = self.processes[-1]
         deadline = time.monotonic() + 180
-        while b"standalone worker running" not in self.log.read_bytes():
-            assert process.poll() is None, f"worker exited early: {self.tail()}"
+        while b"standalone worker running" not in self.log.read_bytes()[self._log_from:] and process.poll() is None:
             assert time.monotonic() < deadline, f"the worker did not start: {self.tail()}"
             time.sleep(0.1)
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+        code = process.wait(120)
+        assert code == 0 or not check, self.tail()
 
     def kill_leftovers(self) -> None:
         for process in self.processes:
