@@ -56,7 +56,11 @@ def crash_when(broker: LocalKafkaBroker, worker: Worker, copied: Callable[[], in
     """SIGKILL the broker once ``copied()`` and ``uncommitted()`` (records of open transactions, for an
     exactly-once copy) are above 0, restart it on the same port and data; both counts at the kill."""
     deadline = time.monotonic() + 300
-    while (seen := copied()) == 0 or (open_records := uncommitted()) == 0:
+    while True:
+        open_records = uncommitted()
+        seen = copied()  # read second: the records of open transactions are among these
+        if seen > 0 and open_records > 0:
+            break
         assert worker.processes[-1].poll() is None, f"worker exited before copying: {worker.tail()}"
         assert time.monotonic() < deadline, f"nothing copied (in a transaction): {worker.tail()}"
         time.sleep(0.02)

@@ -111,6 +111,7 @@ def test_a_jdbc_source_whose_backend_is_terminated_mid_read_loses_no_row(
     ids = Counter(orjson.loads(m.key())["id"] for m in consume_records(bootstrap_servers, topic))
     assert 0 < at_kill < ROWS, f"the termination did not land mid-copy: {at_kill} of {ROWS} rows in the topic"
     assert set(ids) == set(range(1, ROWS + 1)), f"{ROWS - len(ids)} rows lost"
+    assert worker.saw_error("closed the connection", "terminating connection"), "the task never lost its connection"
     print(f"JDBC source, {ended} backend(s) terminated: {at_kill} of {ROWS} rows in the topic at the "
           f"termination; 0 lost, {sum(ids.values()) - ROWS} duplicates; worker reruns: {len(worker.failures)}")
 
@@ -149,5 +150,6 @@ def test_a_jdbc_sink_whose_backend_is_terminated_inside_its_transaction_writes_e
     assert 0 < at_kill < ROWS, f"the termination did not land mid-copy: {at_kill} of {ROWS} rows in the table"
     assert (total, distinct, low, high) == (ROWS, ROWS, 0, ROWS - 1)
     assert query_rows(postgres_url, "SELECT sum(\"offset\") FROM kopycat_offsets")[0][0] == ROWS
+    assert worker.saw_error("closed the connection", "terminating connection"), "the task never lost its connection"
     print(f"JDBC sink, {ended} backend(s) terminated inside a transaction: {at_kill} of {ROWS} rows committed "
           f"at the termination; 0 lost, 0 duplicates; worker reruns: {len(worker.failures)}")

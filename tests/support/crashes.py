@@ -42,6 +42,12 @@ class Worker:
     def tail(self) -> str:
         return self.log.read_text(errors="replace")[-4000:] if self.log.exists() else "(no log)"
 
+    def saw_error(self, *phrases: str) -> bool:
+        """Whether any run logged one of ``phrases`` in a retried or failed step: the fault reached the task."""
+        text = self.log.read_text(errors="replace") if self.log.exists() else ""
+        return any(phrase in line for line in text.splitlines() if "WARNING" in line or "ERROR" in line
+                   for phrase in phrases)
+
     def failure(self) -> str | None:
         """The error of this run's failed task or connector (its log line and trace), or the log's end
         when the process exited; None while it runs without one."""
