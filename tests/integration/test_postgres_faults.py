@@ -19,12 +19,13 @@ from pathlib import Path
 import orjson
 import pytest
 import sqlalchemy as sa
+from confluent_kafka import Consumer, TopicPartition
 
 from kopycat.api.data import Schema, SchemaBuilder, Struct
 from kopycat.converters.json import JsonConverter
 from kopycat.storage.file_offset_store import loads_offsets
 from kopycat.storage.offset_codec import decode_value
-from tests.support.crashes import Worker, standalone_workers, topic_size
+from tests.support.crashes import Worker, standalone_workers
 from tests.support.kafka import consume_records, create_topic, produce
 from tests.support.sql import query_rows
 from tests.support.standalone import write_props
@@ -45,27 +46,34 @@ def workers() -> Iterator[Callable[[Path, Path, Path], Worker]]:
         yield make
 
 
-def terminate_when(url: str, worker: Worker, landed: Callable[[], int], in_transaction: bool) -> tuple[int, int]:
-    """Once ``landed()`` is above 0, terminate the connector's backends on the test database (every
-    client but this one; with ``in_transaction`` only those inside a transaction). ``landed()`` at the
-    termination and the number of backends terminated."""
-    engine = sa.create_engine(url)
-    wanted = "AND xact_start IS NOT NULL" if in_transaction else "AND state <> 'idle'"
+def terminate_when(url: str, worker: Worker, landed: Callable[[], int], total: int, table: str,
+                   in_transaction: bool) -> tuple[int, int]:
+    """Terminate the connector's backends on the test database whose statement names ``table`` and
+    that are busy (a read running, or a transaction left open), or with ``in_transaction`` inside a
+    transaction (a write), as soon as one is found while ``landed()`` is above 0. ``landed()`` just
+    after the termination and the number of backends terminated."""
+    wanted = "xact_start IS NOT NULL" if in_transaction else "state <> 'idle'"
+    busy = sa.text("SELECT array_agg(pid) FROM pg_stat_activity WHERE datname = current_database() "
+                   "AND pid <> pg_backend_pid() AND backend_type = 'client backend' "
+                   f"AND query ILIKE '%{table}%' AND {wanted}")
+    terminate = sa.text("SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM unnest(:pids) AS pid")
     deadline = time.monotonic() + 300
+    engine = sa.create_engine(url, isolation_level="AUTOCOMMIT")
     try:
         with engine.connect() as connection:
+            # a tight loop on one connection: a sink's transaction lasts a fraction of a second, and the
+            # source's read about a second
+            attempts = 0
             while True:
-                assert worker.processes[-1].poll() is None, f"worker exited: {worker.tail()}"
-                assert time.monotonic() < deadline, f"no backend to terminate mid-copy: {worker.tail()}"
-                seen = landed()
-                if seen > 0:
-                    ended = connection.execute(sa.text(
-                        "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity "
-                        "WHERE datname = current_database() AND pid <> pg_backend_pid() "
-                        f"AND backend_type = 'client backend' {wanted}")).scalar_one()
-                    if ended:
-                        return seen, ended
-                time.sleep(0.02)
+                pids = connection.execute(busy).scalar_one()
+                if pids and landed() > 0 and (ended := connection.execute(terminate, {"pids": pids}).scalar_one()):
+                    return landed(), ended
+                attempts += 1
+                if attempts % 200 == 0:
+                    assert worker.processes[-1].poll() is None, f"worker exited: {worker.tail()}"
+                    assert landed() < total, "the copy ended before a termination landed in it"
+                    assert time.monotonic() < deadline, f"no backend to terminate mid-copy: {worker.tail()}"
+                time.sleep(0.002)
     finally:
         engine.dispose()
 
@@ -77,7 +85,10 @@ def test_a_jdbc_source_whose_backend_is_terminated_mid_read_loses_no_row(
     engine = sa.create_engine(postgres_url)
     with engine.begin() as connection:
         connection.execute(sa.text("CREATE TABLE items (id BIGSERIAL PRIMARY KEY, label TEXT NOT NULL)"))
-        connection.execute(sa.text(f"INSERT INTO items (label) SELECT 'item ' || n FROM generate_series(1, {ROWS}) n"))
+        # rows of 300 bytes: the result is far larger than the socket's buffers, so the backend is
+        # still sending it while the first rows reach the topic
+        connection.execute(sa.text(f"INSERT INTO items (label) SELECT 'item ' || n || repeat('x', 300) "
+                                   f"FROM generate_series(1, {ROWS}) n"))
     engine.dispose()
     topic, offsets = f"pg{run}-items", tmp_path / "connect.offsets"
     worker = workers(
@@ -98,21 +109,23 @@ def test_a_jdbc_source_whose_backend_is_terminated_mid_read_loses_no_row(
         stored = loads_offsets(offsets.read_bytes(), str(offsets)).values()
         return max((decode_value(v).get("incrementing", 0) for v in stored if v is not None), default=0)
 
-    def copied() -> int:
-        try:
-            return topic_size(bootstrap_servers, topic)
-        except KeyError:  # the topic is not made yet
-            return 0
+    watermarks = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": f"check-{run}"})
+
+    def copied() -> int:  # one consumer kept open: a few milliseconds a call, so the read is caught running
+        return watermarks.get_watermark_offsets(TopicPartition(topic, 0), timeout=30)[1]
 
     create_topic(bootstrap_servers, topic, 1)
     worker.start()
-    at_kill, ended = terminate_when(postgres_url, worker, copied, in_transaction=False)
+    try:
+        at_kill, ended = terminate_when(postgres_url, worker, copied, ROWS, "", in_transaction=False)
+    finally:
+        watermarks.close()
     worker.run_to(committed_id, ROWS)
     ids = Counter(orjson.loads(m.key())["id"] for m in consume_records(bootstrap_servers, topic))
     assert 0 < at_kill < ROWS, f"the termination did not land mid-copy: {at_kill} of {ROWS} rows in the topic"
     assert set(ids) == set(range(1, ROWS + 1)), f"{ROWS - len(ids)} rows lost"
     assert worker.saw_error("closed the connection", "terminating connection"), "the task never lost its connection"
-    print(f"JDBC source, {ended} backend(s) terminated: {at_kill} of {ROWS} rows in the topic at the "
+    print(f"JDBC source, {ended} backend(s) terminated: {at_kill} of {ROWS} rows in the topic just after the "
           f"termination; 0 lost, {sum(ids.values()) - ROWS} duplicates; worker reruns: {len(worker.failures)}")
 
 
@@ -143,7 +156,7 @@ def test_a_jdbc_sink_whose_backend_is_terminated_inside_its_transaction_writes_e
             return 0
 
     worker.start()
-    at_kill, ended = terminate_when(postgres_url, worker, count, in_transaction=True)
+    at_kill, ended = terminate_when(postgres_url, worker, count, ROWS, "events", in_transaction=True)
     worker.run_to(count, ROWS)
     total, distinct, low, high = query_rows(
         postgres_url, "SELECT count(*), count(DISTINCT event_id), min(event_id), max(event_id) FROM events")[0]
