@@ -61,8 +61,9 @@ def cluster_id() -> str:
 class LocalKafkaBroker(JvmService):
     """One Apache Kafka broker process, started and stopped by this object.
 
-    Use as a context manager, or call start()/stop(). `bootstrap_servers` is the PLAINTEXT
-    listener on 127.0.0.1. Not thread-safe: one owner starts and stops it.
+    Use as a context manager, or call start()/stop(); fault tests kill() it (SIGKILL) and restart() it
+    on the same address and data. `bootstrap_servers` is the PLAINTEXT listener on 127.0.0.1.
+    Not thread-safe: one owner starts and stops it.
     """
 
     kind = "broker"
@@ -90,19 +91,35 @@ class LocalKafkaBroker(JvmService):
 
     def start(self) -> None:
         """Format a fresh log dir, launch the broker and wait until it answers metadata."""
-        libs = ensure_jars("kafka")
         self.workdir = Path(tempfile.mkdtemp(prefix=f"kopycat-{self.name}-"))
         self.port, self.controller_port = free_port(), free_port()
         self.prepare(self.workdir)
         config = self._write_config()
+        (self.workdir / "log4j2.properties").write_text(LOG4J2_PROPERTIES)
+        self._format_storage([*self._java_base(), "-Xmx256m"], config)
+        self._launch_broker()
+
+    def restart(self) -> None:
+        """Launch the broker again on the same ports, config and log dirs, after :meth:`kill`.
+
+        What a crashed broker's restart does: the log recovery of an unclean shutdown, then the same
+        cluster, topics, records and transaction state on the same address, so clients reconnect.
+        """
+        assert self.workdir is not None and self._process is None, "restart() follows kill() of a started broker"
+        self._launch_broker()
+
+    def _java_base(self) -> list[str]:
+        assert self.workdir is not None
         log4j = self.workdir / "log4j2.properties"
-        log4j.write_text(LOG4J2_PROPERTIES)
         # C1 only: a test broker lives for minutes, and C2 compiling at start-up costs seconds.
-        base = [java_executable(), "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true",
+        return [java_executable(), "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true",
                 f"-Dlog4j2.configurationFile={log4j}", f"-Dkopycat.broker.log={self.log_file}",
-                *self.jvm_options(), "-cp", f"{libs}/*"]
-        self._format_storage([*base, "-Xmx256m"], config)
-        self.launch([*base, f"-Xms{self.heap}", f"-Xmx{self.heap}", "-XX:+UseG1GC", "kafka.Kafka", str(config)])
+                *self.jvm_options(), "-cp", f"{ensure_jars('kafka')}/*"]
+
+    def _launch_broker(self) -> None:
+        assert self.workdir is not None
+        self.launch([*self._java_base(), f"-Xms{self.heap}", f"-Xmx{self.heap}", "-XX:+UseG1GC", "kafka.Kafka",
+                     str(self.workdir / "server.properties")])
         self._wait_until_ready()
 
     # ------------------------------------------------------------------ hooks a variant declares

@@ -87,11 +87,12 @@ class JvmService(LocalService):
         return None if self._process is None else self._process.pid
 
     def launch(self, command: Sequence[str], env: Mapping[str, str] | None = None) -> None:
-        """Start ``command`` in a session of its own, stdout and stderr to
+        """Start ``command`` in a session of its own, stdout and stderr appended to
         ``workdir/stdout.log``, with ``env`` added to this process's environment; the child dies
         with this process."""
         assert self.workdir is not None, f"{self.kind} has no work dir yet"
-        stdout = open(self.workdir / "stdout.log", "wb")  # noqa: SIM115 - owned by the process
+        # appended: a service relaunched in the same work dir after a crash keeps the first run's output
+        stdout = open(self.workdir / "stdout.log", "ab")  # noqa: SIM115 - owned by the process
         self._process = subprocess.Popen(
             list(command), stdout=stdout, stderr=subprocess.STDOUT, start_new_session=True,
             env=None if env is None else {**os.environ, **env},
@@ -114,6 +115,14 @@ class JvmService(LocalService):
                 parts.append(f"--- {path} ---\n" + "\n".join(
                     path.read_text(errors="replace").splitlines()[-lines:]))
         return "\n".join(parts) or f"(the {self.kind} wrote no log)"
+
+    def kill(self) -> None:
+        """SIGKILL the process group and keep ``workdir``: a crash, as fault tests stage it (no shutdown
+        hook runs, nothing is flushed); the service's own ``restart`` brings it back on the same files."""
+        process, self._process = self._process, None
+        if process is not None and process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=60)
 
     def stop(self, timeout_s: float | None = None) -> None:
         """Stop the process group (SIGTERM, then SIGKILL after ``timeout_s``, default

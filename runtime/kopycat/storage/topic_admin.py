@@ -27,11 +27,13 @@ log = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
 
-# Errors a broker answers while leadership of a new (or moving) partition settles.
+# Errors a broker answers while leadership of a new (or moving) partition settles; and librdkafka's _NOENT
+# ("Failed to query partition leaders: No leaders found"), what list_offsets says while the only broker
+# is down or restarting (Kafka's admin client retries LEADER_NOT_AVAILABLE there).
 _TRANSIENT: Final = frozenset({
     KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError.UNKNOWN_LEADER_EPOCH,
     KafkaError.FENCED_LEADER_EPOCH, KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError.REQUEST_TIMED_OUT,
-    KafkaError.NOT_CONTROLLER, KafkaError._TIMED_OUT, KafkaError._TRANSPORT,
+    KafkaError.NOT_CONTROLLER, KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._NOENT,
 })
 
 

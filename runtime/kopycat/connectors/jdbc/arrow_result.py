@@ -22,6 +22,7 @@ per run of the query and closed when the result is exhausted.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -37,7 +38,8 @@ from kopycat.api.data import Date, Decimal, Schema, Timestamp, Type
 from kopycat.connectors.jdbc.source_columns import values_and_keys
 from kopycat.connectors.jdbc.source_schema import RowMapping, to_bytes, to_decimal
 
-__all__ = ["ArrowResult", "ArrowRows", "adopt_columns", "arrow_readable", "column_values", "literal_sql"]
+__all__ = ["ArrowResult", "ArrowRows", "adopt_columns", "arrow_readable", "column_values", "connection_lost",
+           "literal_sql"]
 
 log = logging.getLogger(__name__)
 
@@ -187,8 +189,25 @@ def column_values(rows: Sequence[Sequence[Any]], index: int) -> list[Any]:
     return [row[index] for row in rows]
 
 
+_CONNECTION_LOST: Final = re.compile(
+    r"server closed the connection|terminating connection|no connection to the server|"
+    r"could not receive data from server|could not send data to server|connection to server .* failed")
+"""libpq's words for a connection that ended mid-result (``pg_terminate_backend``, a restarted server)."""
+
+
+def connection_lost(error: BaseException) -> bool:
+    """Whether ``error``, raised by pyarrow's reader of an ADBC result (an ``OSError`` carrying libpq's
+    message), says the connection ended: worth reading again on a new one, unlike an error of the query."""
+    return isinstance(error, OSError) and _CONNECTION_LOST.search(str(error)) is not None
+
+
 class _Translated:
-    """ADBC's errors as SQLAlchemy's, which the task already retries (OperationalError) or reports."""
+    """ADBC's errors as SQLAlchemy's, which the task already retries (OperationalError) or reports.
+
+    A failure while the result streams comes through pyarrow's reader as an ``OSError`` carrying libpq's
+    message: a lost connection is an OperationalError too (the next poll reads again on a new connection),
+    anything else stays what it is.
+    """
 
     def __init__(self, sql: str, errors: type[Exception]) -> None:
         self.sql, self.errors = sql, errors
@@ -197,6 +216,8 @@ class _Translated:
         return None
 
     def __exit__(self, kind: Any, error: BaseException | None, traceback: Any) -> None:
+        if error is not None and connection_lost(error):
+            raise OperationalError(self.sql, None, error) from error  # type: ignore[arg-type]
         if error is None or not isinstance(error, self.errors):
             return
         lost = type(error).__name__ == "OperationalError"

@@ -133,8 +133,11 @@ class TableQuerier:
         self.last_update = now
 
     def abandon(self) -> None:
-        """Forget the open result after a failed read (the caller rolled back); rerun when due."""
-        self._result = self._connection = None
+        """Forget the open result after a failed read (the caller rolled back); rerun when due. An Arrow
+        result is closed: its ADBC connection is its own, which no rollback ends."""
+        result, self._result, self._connection = self._result, None, None
+        if isinstance(result, ArrowResult):
+            result.close()
 
     def _infer(self, names: list[str], rows: Sequence[Any]) -> RowMapping:
         return infer_query_mapping(names, rows, None)
