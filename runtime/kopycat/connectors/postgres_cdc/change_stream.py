@@ -57,7 +57,19 @@ class ChangeStream:
         held: list[_Change] = []
         for lsn, _xid, data in messages:
             message = decode(data)
-            if isinstance(message, Relation):
+            if message.__class__ in _CHANGES:  # most messages: tested first
+                if begin is None or skip:
+                    continue
+                table = self.tables.get(message.relation_oid)  # type: ignore[union-attr]
+                if table is None or (begin.xid == self.resume_tx and lsn <= self.resume_lsn):
+                    continue
+                if self.transactions is None:
+                    held.append(self._change(table, message, lsn, begin, None))  # type: ignore[arg-type]
+                else:
+                    block = self.transactions.event(table.collection, lsn)
+                    offset = self.transactions.store(self._offset(lsn, None, begin))
+                    yield from self._records(self._change(table, message, lsn, begin, block), offset)  # type: ignore[arg-type]
+            elif isinstance(message, Relation):
                 self.tables[message.oid] = self.lookup(message)
             elif isinstance(message, Begin):
                 begin, held = message, []
@@ -72,16 +84,6 @@ class ChangeStream:
                 if begin is not None and not skip:
                     yield from self._commit(begin, message, held)
                 begin, held = None, []
-            elif begin is not None and not skip and isinstance(message, Insert | Update | Delete):
-                table = self.tables.get(message.relation_oid)
-                if table is None or (begin.xid == self.resume_tx and lsn <= self.resume_lsn):
-                    continue
-                if self.transactions is None:
-                    held.append(self._change(table, message, lsn, begin, None))
-                else:
-                    block = self.transactions.event(table.collection, lsn)
-                    offset = self.transactions.store(self._offset(lsn, None, begin))
-                    yield from self._records(self._change(table, message, lsn, begin, block), offset)
 
     def _commit(self, begin: Begin, commit: Commit, held: list[_Change]) -> Iterator[SourceRecord]:
         """Held changes (the last one with the commit's offset), a due heartbeat, then the END record."""
@@ -158,6 +160,7 @@ class _Change(NamedTuple):
 
 
 _MESSAGE_TYPES: Final = {"c": "INSERT", "u": "UPDATE", "d": "DELETE"}
+_CHANGES: Final = frozenset({Insert, Update, Delete})
 
 
 def _present(record: SourceRecord | None) -> Iterator[SourceRecord]:
