@@ -90,6 +90,14 @@ def _null_replacer(schema: Schema, encode: Encoder | None, options: Options, nam
     return fail
 
 
+def _null_constant(schema: Schema, encode: Encoder | None, options: Options) -> tuple[bool, Any]:
+    """(True, what a null of ``schema`` becomes) when :func:`_null_replacer` gives a fixed value;
+    (False, None) when a null is an error."""
+    if schema.default is not None and options.replace_null_with_default:
+        return True, schema.default if encode is None else encode(schema.default)
+    return schema.optional, None
+
+
 def _decimal_encoder(schema: Schema, options: Options) -> Encoder:
     if options.decimal_numeric:
         def numeric(value: decimal.Decimal) -> Any:
@@ -204,7 +212,8 @@ def _struct_encoder(schema: Schema, options: Options) -> Encoder:
             raise DataError("Mismatching schema.")
         return {name: on_null[i]() if value is None else value if encode is None else encode(value)
                 for i, (name, encode, value) in enumerate(zip(names, encoders, struct._values, strict=True))}
-    return compile_struct_encoder(schema, encoders, encode_any_struct)
+    nulls = [_null_constant(f.schema, e, options) for f, e in zip(fields, encoders, strict=True)]
+    return compile_struct_encoder(schema, encoders, encode_any_struct, nulls)
 
 
 def encode_schemaless(value: Any) -> Any:

@@ -23,22 +23,37 @@ Decoder = Callable[[Any, str], Any]
 _DIRECT_KINDS = {Type.BOOLEAN: "bool", Type.STRING: "str", Type.FLOAT64: "float"}
 
 
-def compile_struct_encoder(schema: Schema, field_encoders: list[Encoder | None], slow: Encoder) -> Encoder:
-    """``struct -> dict`` for structs whose fields are all set; others go to ``slow``."""
+def compile_struct_encoder(schema: Schema, field_encoders: list[Encoder | None], slow: Encoder,
+                           nulls: list[tuple[bool, Any]] | None = None) -> Encoder:
+    """``struct -> dict`` for structs whose unset fields all have a fixed JSON form; others go to ``slow``.
+
+    ``nulls`` says per field whether a null becomes a fixed value (True and the encoded default,
+    or None for an optional field) or an error (False): a Debezium envelope always has a null
+    ``before`` or ``after``, so nulls with a fixed form are written inline, and only a null in a
+    required field without a default goes to ``slow`` for its error.
+    """
+    nulls = nulls or [(False, None)] * len(field_encoders)
     namespace: dict[str, Any] = {"schema": schema, "slow": slow, "DataError": DataError}
-    items = []
-    for field, encode in zip(schema.fields, field_encoders, strict=True):
+    items, required = [], []
+    for field, encode, (fixed, null) in zip(schema.fields, field_encoders, nulls, strict=True):
         value = f"v[{field.index}]"
         if encode is not None:
             namespace[f"e{field.index}"] = encode
             value = f"e{field.index}({value})"
+        if fixed:
+            namespace[f"n{field.index}"] = null
+            value = f"n{field.index} if v[{field.index}] is None else {value}"
+        else:
+            required.append(f"v[{field.index}]")
         items.append(f"{field.name!r}: {value}")
+    check = ("    if None in v:\n" if len(required) == len(items) else
+             f"    if None in ({', '.join(required)},):\n" if required else "    if False:\n")
     source = (
         "def encode_struct(struct):\n"
         "    if struct.schema is not schema and struct.schema != schema:\n"
         "        raise DataError('Mismatching schema.')\n"
         "    v = struct._values\n"
-        "    if None in v:\n"
+        f"{check}"
         "        return slow(struct)\n"
         f"    return {{{', '.join(items)}}}\n"
     )

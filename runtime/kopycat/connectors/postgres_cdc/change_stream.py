@@ -14,7 +14,7 @@ the transaction in flight, the changes at or before the stored ``lsn``, as that 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, Final, NamedTuple
 
 from kopycat.api.data import Struct
 from kopycat.api.records import SourceRecord
@@ -54,10 +54,22 @@ class ChangeStream:
         """The change records of ``messages`` (lsn, xid, pgoutput bytes), in commit order."""
         begin: Begin | None = None
         skip = False
-        held: list[tuple[int, Callable[[dict[str, Any]], list[SourceRecord]]]] = []
+        held: list[_Change] = []
         for lsn, _xid, data in messages:
             message = decode(data)
-            if isinstance(message, Relation):
+            if message.__class__ in _CHANGES:  # most messages: tested first
+                if begin is None or skip:
+                    continue
+                table = self.tables.get(message.relation_oid)  # type: ignore[union-attr]
+                if table is None or (begin.xid == self.resume_tx and lsn <= self.resume_lsn):
+                    continue
+                if self.transactions is None:
+                    held.append(self._change(table, message, lsn, begin, None))  # type: ignore[arg-type]
+                else:
+                    block = self.transactions.event(table.collection, lsn)
+                    offset = self.transactions.store(self._offset(lsn, None, begin))
+                    yield from self._records(self._change(table, message, lsn, begin, block), offset)  # type: ignore[arg-type]
+            elif isinstance(message, Relation):
                 self.tables[message.oid] = self.lookup(message)
             elif isinstance(message, Begin):
                 begin, held = message, []
@@ -72,23 +84,13 @@ class ChangeStream:
                 if begin is not None and not skip:
                     yield from self._commit(begin, message, held)
                 begin, held = None, []
-            elif begin is not None and not skip and isinstance(message, Insert | Update | Delete):
-                table = self.tables.get(message.relation_oid)
-                if table is None or (begin.xid == self.resume_tx and lsn <= self.resume_lsn):
-                    continue
-                if self.transactions is None:
-                    held.append((lsn, self._change(table, message, lsn, begin, None)))
-                else:
-                    block = self.transactions.event(table.collection, lsn)
-                    offset = self.transactions.store(self._offset(lsn, None, begin))
-                    yield from self._change(table, message, lsn, begin, block)(offset)
 
-    def _commit(self, begin: Begin, commit: Commit,
-                held: list[tuple[int, Callable[[dict[str, Any]], list[SourceRecord]]]]) -> Iterator[SourceRecord]:
+    def _commit(self, begin: Begin, commit: Commit, held: list[_Change]) -> Iterator[SourceRecord]:
         """Held changes (the last one with the commit's offset), a due heartbeat, then the END record."""
         commit_offset = self._offset(commit.end_lsn, commit.end_lsn, begin, "COMMIT")
-        for index, (lsn, make) in enumerate(held):
-            yield from make(commit_offset if index == len(held) - 1 else self._offset(lsn, None, begin))
+        last = len(held) - 1
+        for index, change in enumerate(held):
+            yield from self._records(change, commit_offset if index == last else self._offset(change.lsn, None, begin))
         self.last_commit, self.last_offset = commit.end_lsn, commit_offset
         in_flight = commit_offset if self.transactions is None else self.transactions.store(dict(commit_offset))
         if self.heartbeat is not None and self.heartbeat.due():  # Debezium's commitMessage beats before the END
@@ -123,30 +125,42 @@ class ChangeStream:
         return offset
 
     def _change(self, table: TableEvents, message: Insert | Update | Delete, lsn: int, begin: Begin,
-                block: Struct | None) -> Callable[[dict[str, Any]], list[SourceRecord]]:
+                block: Struct | None) -> _Change:
         where = SourcePosition(begin.commit_ts_us, begin.xid, lsn, self.last_commit)
-        if isinstance(message, Insert):
-            op, before, after = "c", None, table.row(message.new)
-        elif isinstance(message, Update):
+        if isinstance(message, Update):
             op, after = "u", table.row(message.new)
             before = None if message.old is None or message.old_is_key_only else table.row(message.old)
+        elif isinstance(message, Insert):
+            op, before, after = "c", None, table.row(message.new)
         else:
             op, before, after = "d", table.row(message.old), None
-        kind = {"c": "INSERT", "u": "UPDATE", "d": "DELETE"}[op]
-        key = table.key(after if after is not None else before)
-        value = table.envelope(op, before, after, where, block)
-        partition, tombstones = self.partition, self.tombstones
+        return _Change(lsn, table, op, table.key(after if after is not None else before),
+                       table.envelope(op, before, after, where, block))
 
-        def make(offset: dict[str, Any]) -> list[SourceRecord]:
-            offset = {"messageType": kind, **offset}  # a transaction's last change keeps COMMIT
-            out = [SourceRecord(source_partition=partition, source_offset=offset, topic=table.topic,
-                                key_schema=table.key_schema, key=key, value_schema=table.envelope_schema,
-                                value=value)]
-            if op == "d" and tombstones:
-                out.append(SourceRecord(source_partition=partition, source_offset=offset, topic=table.topic,
-                                        key_schema=table.key_schema, key=key))
-            return out
-        return make
+    def _records(self, change: _Change, offset: dict[str, Any]) -> list[SourceRecord]:
+        """The change's record (and a delete's tombstone) at ``offset``."""
+        table, op, key = change.table, change.op, change.key
+        offset = {"messageType": _MESSAGE_TYPES[op], **offset}  # a transaction's last change keeps COMMIT
+        record = SourceRecord.of(self.partition, offset, table.topic, None, table.key_schema, key,
+                                 table.envelope_schema, change.value)
+        if op == "d" and self.tombstones:
+            return [record, SourceRecord.of(self.partition, offset, table.topic, None, table.key_schema, key,
+                                            None, None)]
+        return [record]
+
+
+class _Change(NamedTuple):
+    """A change event built, waiting for its offset (the last of a transaction gets the commit's)."""
+
+    lsn: int
+    table: TableEvents
+    op: str
+    key: Struct | None
+    value: Struct
+
+
+_MESSAGE_TYPES: Final = {"c": "INSERT", "u": "UPDATE", "d": "DELETE"}
+_CHANGES: Final = frozenset({Insert, Update, Delete})
 
 
 def _present(record: SourceRecord | None) -> Iterator[SourceRecord]:

@@ -16,7 +16,7 @@ import decimal
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from kopycat.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type
 from kopycat.connectors.postgres_cdc.config import DEBEZIUM_VERSION
@@ -64,9 +64,11 @@ class ColumnInfo:
     default: str | None = None  # the DEFAULT expression, pg_get_expr(adbin, adrelid)
 
 
-@dataclass(frozen=True)
-class SourcePosition:
-    """Where an event comes from: the source block's changing fields (Debezium's ``SourceInfo``)."""
+class SourcePosition(NamedTuple):
+    """Where an event comes from: the source block's changing fields (Debezium's ``SourceInfo``).
+
+    A named tuple: one is made per change, and a tuple is the cheapest immutable record to build.
+    """
 
     ts_us: int  # commit time (streaming) or snapshot time, Unix epoch microseconds
     tx_id: int | None
@@ -129,9 +131,9 @@ class TableEvents:
         return Struct.of_values(self.key_schema, [values[i] for i in self.key_index])
 
     def source(self, where: SourcePosition) -> Struct:
-        ts_us = where.ts_us
-        values = [DEBEZIUM_VERSION, "postgresql", self.prefix, ts_us // 1000, where.snapshot, self.dbname,
-                  _sequence(where), ts_us, ts_us * 1000, self.schema_name, self.table, where.tx_id, where.lsn,
+        ts_us, tx_id, lsn, last_commit, snapshot = where
+        values = [DEBEZIUM_VERSION, "postgresql", self.prefix, ts_us // 1000, snapshot, self.dbname,
+                  _sequence(last_commit, lsn), ts_us, ts_us * 1000, self.schema_name, self.table, tx_id, lsn,
                   None, None, None]
         return Struct.of_values(SOURCE_SCHEMA, values)
 
@@ -174,7 +176,8 @@ def _field(kind: ColumnType, column: ColumnInfo) -> Schema:
     return builder.build()
 
 
-def _sequence(where: SourcePosition) -> str:
+def _sequence(last_commit: int | None, lsn: int | None) -> str:
     """Debezium's ``sequence``: ``["<last commit lsn>","<lsn>"]``, JSON with nulls."""
-    parts = [None if p is None else f'"{p}"' for p in (where.last_commit_lsn, where.lsn)]
-    return "[" + ",".join("null" if p is None else p for p in parts) + "]"
+    first = "null" if last_commit is None else f'"{last_commit}"'
+    second = "null" if lsn is None else f'"{lsn}"'
+    return f"[{first},{second}]"

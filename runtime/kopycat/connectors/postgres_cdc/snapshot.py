@@ -77,6 +77,5 @@ def _record(table: TableEvents, values: list[Any], mark: str, partition: dict[st
     where = SourcePosition(ts_us, tx_id, slot_lsn, None, mark)
     offset = {"last_snapshot_record": last, "lsn": slot_lsn, "txId": tx_id, "ts_usec": ts_us,
               "snapshot": "INITIAL", "snapshot_completed": last}
-    return SourceRecord(source_partition=partition, source_offset=offset, topic=table.topic,
-                        key_schema=table.key_schema, key=table.key(values), value_schema=table.envelope_schema,
-                        value=table.envelope("r", None, values, where))
+    return SourceRecord.of(partition, offset, table.topic, None, table.key_schema, table.key(values),
+                           table.envelope_schema, table.envelope("r", None, values, where))

@@ -28,6 +28,7 @@ FLOAT4, FLOAT8, BPCHAR, VARCHAR, DATE, TIME, TIMESTAMP, TIMESTAMPTZ = 700, 701, 
 NUMERIC, UUID, JSONB = 1700, 2950, 3802
 
 _EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_NAIVE_EPOCH: Final = dt.datetime(1970, 1, 1)  # a TIMESTAMP's text has no zone: UTC, no tzinfo to attach
 _EPOCH_DAY: Final = dt.date(1970, 1, 1).toordinal()
 PRECISION_PARAMETER: Final = "connect.decimal.precision"
 
@@ -54,9 +55,7 @@ class ColumnType:
 
 def _timestamp_us(text: str) -> int:
     value = dt.datetime.fromisoformat(text)
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=dt.UTC)
-    delta = value - _EPOCH
+    delta = value - (_NAIVE_EPOCH if value.tzinfo is None else _EPOCH)
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 

@@ -10,7 +10,9 @@ from kopycat.connectors.postgres_cdc.pgoutput import (
     Commit,
     Delete,
     Insert,
+    Other,
     Relation,
+    Truncate,
     Update,
     decode,
     format_lsn,
@@ -62,3 +64,14 @@ def test_changes_keep_text_values_nulls_and_unchanged_toast_apart() -> None:
     assert update == Update(7, ("1", "a"), ("1", UNCHANGED_TOAST), False)
     assert decode(b"U" + oid + b"N" + tuple_data("2", "b")) == Update(7, None, ("2", "b"), False)
     assert decode(b"D" + oid + b"K" + tuple_data("1", None)) == Delete(7, ("1", None), True)
+
+
+def test_a_key_change_binary_values_truncate_and_other_kinds_decode_from_any_buffer() -> None:
+    oid = struct.pack("!I", 7)
+    key_change = memoryview(b"U" + oid + b"K" + tuple_data("1", None) + b"N" + tuple_data("2", "é"))
+    assert decode(key_change) == Update(7, ("1", None), ("2", "é"), True)
+    binary = struct.pack("!h", 1) + b"b" + struct.pack("!i", 3) + b"\x00\xff\x01"
+    assert decode(b"I" + oid + b"N" + binary) == Insert(7, (b"\x00\xff\x01",))
+    assert decode(b"D" + oid + b"O" + tuple_data("", "x")) == Delete(7, ("", "x"), False)
+    assert decode(b"T" + struct.pack("!ib", 2, 3) + struct.pack("!II", 7, 9)) == Truncate((7, 9), True, True)
+    assert decode(b"O" + struct.pack("!q", 5) + b"origin\0") == Other("O", struct.pack("!q", 5) + b"origin\0")
