@@ -27,7 +27,7 @@ from tests.support.standalone import start_worker, write_props
 
 pytestmark = pytest.mark.timeout(2400)  # ten restarts of a Python worker; slow on a loaded machine
 
-LINES = 1_500_000  # enough that ten runs of up to ~0.7 s each end mid-file on a fast machine
+LINES = 4_000_000  # enough that at least half of ten runs end mid-file: an unloaded run copies ~400k lines
 WIDTH = len("line-0000000\n")
 KILLS = 10
 

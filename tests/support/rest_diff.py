@@ -288,7 +288,8 @@ this list shrinks with them)."""
 KOPYCAT_ONLY_PLUGINS: Final = frozenset({
     "io.confluent.connect.hdfs.HdfsSinkConnector", "io.confluent.connect.jdbc.JdbcSinkConnector",
     "io.confluent.connect.jdbc.JdbcSourceConnector", "io.debezium.connector.postgresql.PostgresConnector",
-    "kopycat.connectors.singer.SingerSourceConnector", "io.confluent.connect.avro.AvroConverter",
+    "kopycat.connectors.singer.SingerSourceConnector", "kopycat.connectors.singer.SingerSinkConnector",
+    "kopycat.connectors.dlt.DltSourceConnector", "io.confluent.connect.avro.AvroConverter",
     "io.confluent.connect.json.JsonSchemaConverter", "io.confluent.connect.protobuf.ProtobufConverter",
 })
 """Plugins Kopycat ships that the Kafka worker's class path (include/jars/connect-runtime) lacks."""
