@@ -97,8 +97,10 @@ def first_runs(shop: Shop) -> tuple[dict[str, Any], dict[str, Any]]:
     return imported, exported
 
 
-@pytest.mark.skip(reason="Flaky, under investigation (issue #31): in 1 of 3 full runs the reporting DB had no "
-                  "products table when the asset-triggered export finished; skipped rather than fail CI at random")
+@pytest.mark.skip(reason="Known race, not a missing service (issue #31): in 1 of 3 full runs the asset-triggered "
+                  "export run succeeded while its JDBC sink had not created the 8-row products table; the lake sink "
+                  "had it. Each sink's data path is asserted in test_jdbc_import_dag.py and test_file_sink.py "
+                  "until the race in the export plan is found")
 def test_the_scheduler_runs_the_import_and_the_export_from_its_topic_asset(shop: Shop, first_runs: Any) -> None:
     imported, exported = first_runs
     assert imported["run_type"] == "scheduled"
@@ -121,8 +123,10 @@ def test_the_scheduler_runs_the_import_and_the_export_from_its_topic_asset(shop:
     assert pipeline_matches(shop.shop_url, shop.reporting_url, shop.lake)  # the demo's own check
 
 
-@pytest.mark.skip(reason="Flaky, under investigation (issue #31): in 1 of 3 full runs the reporting DB had no "
-                  "products table when the asset-triggered export finished; skipped rather than fail CI at random")
+@pytest.mark.skip(reason="Known race, not a missing service (issue #31): in 1 of 3 full runs the asset-triggered "
+                  "export run succeeded while its JDBC sink had not created the 8-row products table; the lake sink "
+                  "had it. Each sink's data path is asserted in test_jdbc_import_dag.py and test_file_sink.py "
+                  "until the race in the export plan is found")
 def test_the_spark_lake_dag_catches_the_lake_up_and_the_export_takes_its_turn_after(
         shop: Shop, first_runs: Any) -> None:
     airflow = shop.airflow
