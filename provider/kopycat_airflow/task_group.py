@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from airflow.sdk import TaskGroup, XComArg, task
+from airflow.sdk import AssetAlias, TaskGroup, XComArg, get_current_context, task
 
-from kopycat_airflow.assets import connector_alias
+from kopycat_airflow.assets import connector_alias, kafka_asset
 from kopycat_airflow.connector_config import ConnectorConfigArg, connector_name
 from kopycat_airflow.hooks.kopycat import KopycatHook
 from kopycat_airflow.operators.copy import COPY_LABEL_TEMPLATE, CopyTaskOperator, WindowMode
@@ -36,17 +36,19 @@ def connector_task_group(connector_config: ConnectorConfigArg, *,
                          **copy_kwargs: Any) -> TaskGroup:
     """A task group ``<connector name>``: ``plan`` -> ``copy`` (one mapped task per task config) -> ``summary``.
 
-    The copy tasks retry ``copy_retries`` times (each retry resumes from the committed offsets),
-    declare the ``kopycat:<connector>`` asset alias as outlet (events name the topics written),
-    and ``summary`` logs and returns the totals of the run.
+    The copy tasks retry ``copy_retries`` times (each retry resumes from the committed offsets);
+    ``summary`` logs and returns the totals of the run and, once every copy task succeeded, attaches
+    the topics the run wrote to the ``kopycat:<connector>`` asset alias. Emitting from ``summary``
+    rather than from each copy task means a DAG scheduled on one of those topics starts after the
+    whole run: its sinks plan end offsets that include every table of the import, not only the
+    tables whose copy task finished first.
     """
     name = connector_name(connector_config)
-    outlets = [connector_alias(name)] if name else []
     return _planned_group(connector_config, group_id, kopycat_conn_id, worker_overrides,
                           lambda common, planned: CopyTaskOperator.partial(
         task_id="copy", window=window, idle_ms=idle_ms, max_records=max_records, max_seconds=max_seconds,
-        retries=copy_retries, outlets=outlets, map_index_template=COPY_LABEL_TEMPLATE, **common, **copy_kwargs,
-    ).expand(task_config=planned))
+        retries=copy_retries, map_index_template=COPY_LABEL_TEMPLATE, **common, **copy_kwargs,
+    ).expand(task_config=planned), outlets=[connector_alias(name)] if name else [])
 
 
 def spark_export_task_group(connector_config: ConnectorConfigArg, *, group_id: str | None = None,
@@ -76,24 +78,29 @@ def spark_export_task_group(connector_config: ConnectorConfigArg, *, group_id: s
 
 def _planned_group(connector_config: ConnectorConfigArg, group_id: str | None, kopycat_conn_id: str,
                    worker_overrides: Mapping[str, Any] | None,
-                   mapped: Callable[[dict[str, Any], XComArg], MappedOperator]) -> TaskGroup:
+                   mapped: Callable[[dict[str, Any], XComArg], MappedOperator],
+                   outlets: list[AssetAlias] | None = None) -> TaskGroup:
     """``plan`` -> ``mapped(common, plan.output)`` -> ``summary``: the shape both kinds of run share.
 
-    ``common`` holds the keyword arguments the plan and every mapped task take alike.
+    ``common`` holds the keyword arguments the plan and every mapped task take alike; ``outlets``
+    are the asset aliases ``summary`` attaches the run's written topics to.
     """
     common = {"connector_config": connector_config, "kopycat_conn_id": kopycat_conn_id,
               "worker_overrides": worker_overrides}
     with TaskGroup(group_id=group_id or connector_name(connector_config) or "kopycat") as group:
         plan = PlanConnectorOperator(task_id="plan", **common)
-        summarize_run.override(task_id="summary")(mapped(common, plan.output).output)
+        summarize_run.override(task_id="summary", outlets=outlets or [])(
+            mapped(common, plan.output).output, kopycat_conn_id=kopycat_conn_id, worker_overrides=worker_overrides)
     return group
 
 
 @task
-def summarize_run(summaries: list[dict[str, Any]]) -> dict[str, Any]:
+def summarize_run(summaries: list[dict[str, Any]], kopycat_conn_id: str = KopycatHook.default_conn_name,
+                  worker_overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Totals over the mapped copy or Spark export tasks of this run (what moved, per task).
 
     A Spark export's summary has no ``skipped`` or ``bytes`` (the job counts neither), so they add 0.
+    The topics written go to the task's asset aliases (``kafka://<cluster>/<topic>`` events).
     """
     summaries = list(summaries)
     total = {"tasks": len(summaries), "records": sum(s["records"] for s in summaries),
@@ -102,5 +109,20 @@ def summarize_run(summaries: list[dict[str, Any]]) -> dict[str, Any]:
              "topics": sorted({t for s in summaries for t in s.get("topics", [])})}
     print(f"Kopycat run: {total['records']:,} records over {total['tasks']} task(s)"  # noqa: T201 - task log
           f"{', topics ' + ', '.join(total['topics']) if total['topics'] else ''}")
+    _emit_topic_assets(total, kopycat_conn_id, worker_overrides)
     return total
+
+
+def _emit_topic_assets(total: Mapping[str, Any], kopycat_conn_id: str,
+                       worker_overrides: Mapping[str, Any] | None) -> None:
+    """One asset event per written topic on each alias the summary task declares."""
+    context = get_current_context()
+    aliases = [o for o in context["task"].outlets if isinstance(o, AssetAlias)]
+    if not aliases or not total["topics"]:
+        return
+    cluster = KopycatHook(kopycat_conn_id, worker_overrides).cluster
+    for alias in aliases:
+        for topic in total["topics"]:
+            context["outlet_events"][alias].add(kafka_asset(cluster, topic),
+                                                extra={"records": total["records"], "tasks": total["tasks"]})
 

@@ -144,6 +144,16 @@ class AirflowProcesses(ABC):
                           " WHERE dag_id = :dag_id AND run_id = :run_id ORDER BY task_id, map_index",
                           dag_id=dag_id, run_id=run_id)
 
+    def run_report(self, dag_id: str, run_id: str, lines: int = 40) -> str:
+        """The run's task instances and the log tail of each failed try: what a failed assertion prints."""
+        tasks = self.task_instances(dag_id, run_id)
+        report = [f"{t['task_id']}[{t['map_index']}] {t['state']} try {t['try_number']}" for t in tasks]
+        run_logs = self.airflow.home / "logs" / f"dag_id={dag_id}" / f"run_id={run_id}"
+        for task in (t for t in tasks if t["state"] == "failed"):
+            for log in sorted((run_logs / f"task_id={task['task_id']}").rglob("attempt=*.log")):
+                report.append(f"--- {log}\n" + "\n".join(log.read_text(errors="replace").splitlines()[-lines:]))
+        return "\n".join(report)
+
     def query(self, sql: str, **params: Any) -> list[dict[str, Any]]:
         """Rows of ``sql`` (``:name`` parameters) on the metadata DB, as dicts."""
         if self._engine is None:

@@ -7,8 +7,9 @@ KOPYCAT_BOOTSTRAP_SERVERS, KOPYCAT_SHOP_DB_URL, KOPYCAT_REPORTING_DB_URL, KOPYCA
 kopycat.dev.shop_db, the reporting DB another one, the lake a local directory (the demo's ``file://``).
 
 - The scheduler starts ``kopycat_shop_import`` once it is unpaused, and starts ``kopycat_shop_export``
-  itself from the asset event the import's copy tasks emit on ``kafka://<cluster>/shop_orders``: an
-  ``asset_triggered`` run whose triggering events name the import's run (data-aware scheduling).
+  itself from the asset event the import run emits on ``kafka://<cluster>/shop_orders``: an
+  ``asset_triggered`` run whose triggering events name the import's run (data-aware scheduling). The
+  events come from the run's summary task, after every copy task: the export sees all three tables.
 - ``kopycat_shop_lake_spark`` catches the lake up on a second import while the export is paused (as
   its docstring asks); the export then takes its turn, and the demo's own check still holds.
 - ``kopycat_shop_mirror`` on its defaults: the Kopycat cluster is its own primary, the copies
@@ -91,16 +92,12 @@ def first_runs(shop: Shop) -> tuple[dict[str, Any], dict[str, Any]]:
     shop.airflow.cli("dags", "unpause", EXPORT)
     shop.airflow.cli("dags", "unpause", IMPORT)
     imported = shop.airflow.wait_for(lambda: _finished(shop.airflow, IMPORT), RUN_TIMEOUT_S, "a finished import")
-    assert imported["state"] == "success", _tasks(shop.airflow, imported)
+    assert imported["state"] == "success", shop.airflow.run_report(IMPORT, imported["run_id"])
     exported = shop.airflow.wait_for(lambda: _finished(shop.airflow, EXPORT), RUN_TIMEOUT_S, "a finished export")
-    assert exported["state"] == "success", _tasks(shop.airflow, exported)
+    assert exported["state"] == "success", shop.airflow.run_report(EXPORT, exported["run_id"])
     return imported, exported
 
 
-@pytest.mark.skip(reason="Known race, not a missing service (issue #31): in 1 of 3 full runs the asset-triggered "
-                  "export run succeeded while its JDBC sink had not created the 8-row products table; the lake sink "
-                  "had it. Each sink's data path is asserted in test_jdbc_sink.py and the DAG test_avro_dag.py "
-                  "until the race in the export plan is found")
 def test_the_scheduler_runs_the_import_and_the_export_from_its_topic_asset(shop: Shop, first_runs: Any) -> None:
     imported, exported = first_runs
     assert imported["run_type"] == "scheduled"
@@ -112,6 +109,8 @@ def test_the_scheduler_runs_the_import_and_the_export_from_its_topic_asset(shop:
     assert orders_asset in {e["uri"] for e in triggers}, triggers
     assert {(e["source_dag_id"], e["source_run_id"]) for e in triggers if e["uri"] == orders_asset} == {
         (IMPORT, imported["run_id"])}
+    # From the run's summary, after all three copy tasks: the export's sinks plan every table's end offset.
+    assert {e["source_task_id"] for e in triggers} == {"shop-jdbc-source.summary"}, triggers
 
     rows = row_counts(shop.shop_url)
     assert (rows["customers"], rows["orders"]) == (200, ORDERS) and rows["products"] > 0
@@ -123,10 +122,6 @@ def test_the_scheduler_runs_the_import_and_the_export_from_its_topic_asset(shop:
     assert pipeline_matches(shop.shop_url, shop.reporting_url, shop.lake)  # the demo's own check
 
 
-@pytest.mark.skip(reason="Known race, not a missing service (issue #31): in 1 of 3 full runs the asset-triggered "
-                  "export run succeeded while its JDBC sink had not created the 8-row products table; the lake sink "
-                  "had it. Each sink's data path is asserted in test_jdbc_sink.py and the DAG test_avro_dag.py "
-                  "until the race in the export plan is found")
 def test_the_spark_lake_dag_catches_the_lake_up_and_the_export_takes_its_turn_after(
         shop: Shop, first_runs: Any) -> None:
     airflow = shop.airflow
@@ -137,7 +132,7 @@ def test_the_spark_lake_dag_catches_the_lake_up_and_the_export_takes_its_turn_af
     before = {r["run_id"] for r in airflow.dag_runs(IMPORT)}
     airflow.cli("dags", "trigger", IMPORT)
     imported = airflow.wait_for(lambda: _finished(airflow, IMPORT, before), RUN_TIMEOUT_S, "the second import")
-    assert imported["state"] == "success", _tasks(airflow, imported)
+    assert imported["state"] == "success", airflow.run_report(IMPORT, imported["run_id"])
     rows = row_counts(shop.shop_url)
     assert rows["orders"] == ORDERS + NEW_ORDERS
     customers = _topic_ids(shop.bootstrap, "shop_customers")
@@ -147,7 +142,7 @@ def test_the_spark_lake_dag_catches_the_lake_up_and_the_export_takes_its_turn_af
     airflow.cli("dags", "unpause", LAKE_SPARK)
     airflow.cli("dags", "trigger", LAKE_SPARK)
     lake_run = airflow.wait_for(lambda: _finished(airflow, LAKE_SPARK), RUN_TIMEOUT_S, "a finished Spark lake run")
-    assert lake_run["state"] == "success", _tasks(airflow, lake_run)
+    assert lake_run["state"] == "success", airflow.run_report(LAKE_SPARK, lake_run["run_id"])
     assert Counter(t["task_id"].rsplit(".", 1)[-1] for t in _tasks(airflow, lake_run))["export"] == 2  # tasks.max=2
     assert sorted(lake_ids(shop.lake, "shop_orders")) == list(range(1, rows["orders"] + 1))
     assert sorted(lake_ids(shop.lake, "shop_customers")) == sorted(customers)
@@ -157,7 +152,7 @@ def test_the_spark_lake_dag_catches_the_lake_up_and_the_export_takes_its_turn_af
     airflow.cli("dags", "unpause", EXPORT)
     airflow.cli("dags", "trigger", EXPORT)
     exported = airflow.wait_for(lambda: _finished(airflow, EXPORT, before), RUN_TIMEOUT_S, "the export's turn")
-    assert exported["state"] == "success", _tasks(airflow, exported)
+    assert exported["state"] == "success", airflow.run_report(EXPORT, exported["run_id"])
     assert row_counts(shop.reporting_url) == rows
     assert pipeline_matches(shop.shop_url, shop.reporting_url, shop.lake)  # the Python sink started behind Spark
 
@@ -165,7 +160,7 @@ def test_the_spark_lake_dag_catches_the_lake_up_and_the_export_takes_its_turn_af
 def test_the_mirror_dag_copies_every_shop_topic_record_once(shop: Shop, first_runs: Any) -> None:
     shop.airflow.cli("dags", "unpause", MIRROR)  # hourly, no catchup: the scheduler starts the latest interval
     mirrored = shop.airflow.wait_for(lambda: _finished(shop.airflow, MIRROR), RUN_TIMEOUT_S, "a finished mirror")
-    assert mirrored["state"] == "success", _tasks(shop.airflow, mirrored)
+    assert mirrored["state"] == "success", shop.airflow.run_report(MIRROR, mirrored["run_id"])
     for table in SHOP_TABLES:
         source = _by_partition(shop.bootstrap, f"shop_{table}")
         assert _by_partition(shop.bootstrap, f"primary.shop_{table}") == source, table
