@@ -40,6 +40,7 @@ from tests.support.secured import (
     assert_no_secret_in_run,
     consume_secured,
     kopycat,
+    wait_until_serving,
     worker_properties,
     write_lines,
     write_properties,
@@ -182,19 +183,6 @@ def _provided_secrets(tmp_path: Path, broker: SecuredKafkaBroker) -> tuple[Path,
                           "ssl.truststore.password": f"${{file:{secrets_file}:truststore.password}}"}
 
 
-def _wait_until_serving(base: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 120
-    while True:
-        assert process.poll() is None, log.read_text()[-3000:]
-        assert time.monotonic() < deadline, log.read_text()[-3000:]
-        try:
-            if httpx.get(f"{base}/", timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.3)
-
-
 def test_kopycat_rest_on_the_secured_cluster_stores_connectors_and_shows_no_password(
         tmp_path: Path, secured_kafka: SecuredKafkaBroker, topic_name: str) -> None:
     secrets_file, client = _provided_secrets(tmp_path, secured_kafka)
@@ -212,7 +200,7 @@ def test_kopycat_rest_on_the_secured_cluster_stores_connectors_and_shows_no_pass
               "producer.override.ssl.truststore.password": client["ssl.truststore.password"],
               "producer.override.ssl.key.password": decoy}
     try:
-        _wait_until_serving(base, process, log)
+        wait_until_serving(base, process, log)
         created = httpx.post(f"{base}/connectors", json={"name": name, "config": config}, timeout=60)
         assert created.status_code == 201, created.text
         responses = [created]

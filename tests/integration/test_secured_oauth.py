@@ -26,6 +26,7 @@ from tests.support.secured import (
     assert_no_secret_in_run,
     consume_secured,
     kopycat,
+    wait_until_serving,
     worker_properties,
     write_lines,
     write_properties,
@@ -93,19 +94,6 @@ def test_a_wrong_client_secret_fails_within_the_bound_with_one_line_naming_the_t
     assert_no_secret_in_run(failed, wrong, secured_kafka.oauth_client_secret, secured_kafka.store_password)
 
 
-def _wait_until_serving(base: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 120
-    while True:
-        assert process.poll() is None, log.read_text()[-3000:]
-        assert time.monotonic() < deadline, log.read_text()[-3000:]
-        try:
-            if httpx.get(f"{base}/", timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.3)
-
-
 def test_kopycat_rest_over_oauthbearer_stores_a_connector_and_shows_no_client_secret(
         tmp_path: Path, secured_kafka: SecuredKafkaBroker, topic_name: str) -> None:
     """The JAAS line (with the client secret) comes through Kafka's FileConfigProvider, for the worker
@@ -125,7 +113,7 @@ def test_kopycat_rest_over_oauthbearer_stores_a_connector_and_shows_no_client_se
               "producer.override.sasl.jaas.config": client["sasl.jaas.config"]}
     secrets = (secured_kafka.oauth_client_secret, secured_kafka.store_password)
     try:
-        _wait_until_serving(base, process, log)
+        wait_until_serving(base, process, log)
         created = httpx.post(f"{base}/connectors", json={"name": name, "config": config}, timeout=60)
         assert created.status_code == 201, created.text
         responses = [created, *(httpx.get(f"{base}{path}", timeout=60) for path in (

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 import psutil
 from confluent_kafka import Message
 
@@ -134,3 +135,17 @@ def wait_for_librdkafka_threads(before: int, what: str, timeout_s: float = 60.0)
     while (left := librdkafka_threads() - before) > 0:
         assert time.monotonic() < deadline, f"{left} librdkafka threads outlived {what}: a client of it is still alive"
         time.sleep(0.2)
+
+
+def wait_until_serving(base: str, process: subprocess.Popen[bytes], log: Path, timeout_s: float = 120) -> None:
+    """Until ``kopycat rest`` at ``base`` answers ``GET /``; fails with its log tail if it exits or times out."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        assert process.poll() is None, log.read_text()[-3000:]
+        assert time.monotonic() < deadline, log.read_text()[-3000:]
+        try:
+            if httpx.get(f"{base}/", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.3)
