@@ -11,7 +11,7 @@ DESIGN.md §4's shape, so a DAG is a few lines::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import AssetAlias, TaskGroup, XComArg, get_current_context, task
@@ -25,7 +25,7 @@ from kopycat_airflow.operators.plan import PlanConnectorOperator
 if TYPE_CHECKING:
     from airflow.sdk.definitions.mappedoperator import MappedOperator
 
-__all__ = ["connector_task_group", "spark_export_task_group"]
+__all__ = ["connector_task_group", "run_totals", "spark_export_task_group"]
 
 
 def connector_task_group(connector_config: ConnectorConfigArg, *,
@@ -97,20 +97,25 @@ def _planned_group(connector_config: ConnectorConfigArg, group_id: str | None, k
 @task
 def summarize_run(summaries: list[dict[str, Any]], kopycat_conn_id: str = KopycatHook.default_conn_name,
                   worker_overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Totals over the mapped copy or Spark export tasks of this run (what moved, per task).
-
-    A Spark export's summary has no ``skipped`` or ``bytes`` (the job counts neither), so they add 0.
-    The topics written go to the task's asset aliases (``kafka://<cluster>/<topic>`` events).
-    """
-    summaries = list(summaries)
-    total = {"tasks": len(summaries), "records": sum(s["records"] for s in summaries),
-             "skipped": sum(s.get("skipped", 0) for s in summaries),
-             "bytes": sum(s.get("bytes", 0) for s in summaries),
-             "topics": sorted({t for s in summaries for t in s.get("topics", [])})}
+    """Logs and returns :func:`run_totals`; the topics written go to the task's asset aliases
+    (``kafka://<cluster>/<topic>`` events)."""
+    total = run_totals(summaries)
     print(f"Kopycat run: {total['records']:,} records over {total['tasks']} task(s)"  # noqa: T201 - task log
           f"{', topics ' + ', '.join(total['topics']) if total['topics'] else ''}")
     _emit_topic_assets(total, kopycat_conn_id, worker_overrides)
     return total
+
+
+def run_totals(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Totals over the mapped copy or Spark export tasks of this run (what moved, per task).
+
+    A Spark export's summary has no ``skipped`` or ``bytes`` (the job counts neither), so they add 0.
+    """
+    summaries = list(summaries)
+    return {"tasks": len(summaries), "records": sum(s["records"] for s in summaries),
+            "skipped": sum(s.get("skipped", 0) for s in summaries),
+            "bytes": sum(s.get("bytes", 0) for s in summaries),
+            "topics": sorted({t for s in summaries for t in s.get("topics", [])})}
 
 
 def _emit_topic_assets(total: Mapping[str, Any], kopycat_conn_id: str,

@@ -63,7 +63,15 @@ class Shop:
 
 
 @pytest.fixture(scope="module")
-def shop(tmp_path_factory: pytest.TempPathFactory, kafka_broker: LocalKafkaBroker,
+def shop_broker() -> Iterator[LocalKafkaBroker]:
+    """A broker of the module's own: the demo's topic and group names are fixed (shop_*, connect-shop-*), and
+    the session broker holds other modules' runs of the same connectors (test_mirror_dag.py's mirror)."""
+    with LocalKafkaBroker(name="kafka-demo-dags") as broker:
+        yield broker
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory: pytest.TempPathFactory, shop_broker: LocalKafkaBroker,
          postgres_server: LocalPostgres) -> Iterator[Shop]:
     """The seeded shop and the deployment, every demo DAG parsed (and paused, as Airflow creates them)."""
     tmp = tmp_path_factory.mktemp("demo-dags")
@@ -71,13 +79,11 @@ def shop(tmp_path_factory: pytest.TempPathFactory, kafka_broker: LocalKafkaBroke
     shop_url = postgres_server.create_database(f"shop_{run}")
     reporting_url = postgres_server.create_database(f"reporting_{run}")
     db = seed_shop(shop_url, orders=ORDERS)
-    bootstrap = kafka_broker.bootstrap_servers
+    bootstrap = shop_broker.bootstrap_servers
     home = LocalAirflow(tmp / "airflow", DAGS, env={
         "KOPYCAT_BOOTSTRAP_SERVERS": bootstrap, "KOPYCAT_SHOP_DB_URL": shop_url,
         "KOPYCAT_REPORTING_DB_URL": reporting_url, "KOPYCAT_LAKE_URL": f"file://{tmp / 'lake'}",
-        "AIRFLOW_CONN_SPARK_DEFAULT": "spark://local%5B2%5D",
-        # The session's broker holds other tests' groups: the mirror translates only the demo's.
-        "KOPYCAT_MIRROR_GROUPS": "connect-shop-.*"})
+        "AIRFLOW_CONN_SPARK_DEFAULT": "spark://local%5B2%5D"})
     try:
         with AirflowDeployment(home, parallelism=3) as airflow:
             airflow.wait_for(lambda: _parsed(airflow), 600, "the demo's four DAGs parsed")

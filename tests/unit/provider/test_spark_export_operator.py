@@ -16,7 +16,7 @@ from kopycat.connectors.files.spark_export import ExportedFile, ExportResult, Of
 from kopycat.runtime.bounded_plan import PlannedTask
 from kopycat_airflow.operators import spark_export
 from kopycat_airflow.operators.spark_export import SparkExportOperator
-from kopycat_airflow.task_group import summarize_run
+from kopycat_airflow.task_group import run_totals
 
 SINK = {"name": "lake", "connector.class": "io.confluent.connect.s3.S3SinkConnector", "topics": "orders",
         "store.url": "file:///lake", "format.class": "parquet", "flush.size": "1000", "tasks.max": "2"}
@@ -123,7 +123,7 @@ def test_an_item_that_is_not_a_plan_item_fails_saying_what_to_map_over(monkeypat
 def test_the_run_summary_totals_spark_exports_and_copies_alike() -> None:
     spark = {"task": 0, "records": 70, "read": [], "files": [], "offsets": {}, "topics": ["orders"]}
     copy = {"task": 1, "records": 30, "skipped": 2, "bytes": 900, "topics": ["refunds"]}
-    assert summarize_run.function([spark, copy]) == {"tasks": 2, "records": 100, "skipped": 2, "bytes": 900,
+    assert run_totals([spark, copy]) == {"tasks": 2, "records": 100, "skipped": 2, "bytes": 900,
                                                      "topics": ["orders", "refunds"]}
 
 
