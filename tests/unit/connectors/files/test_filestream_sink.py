@@ -62,8 +62,36 @@ def test_the_file_is_appended_to_across_restarts(tmp_path: Path) -> None:
         sink = FileStreamSinkTask()
         sink.start({"file": str(path)})
         sink.put(records(value))
-        sink.stop()  # close writes the buffer out, as Kafka's close()
+        sink.stop()
     assert path.read_text() == "kept\none\ntwo\n"
+
+
+def test_each_put_is_in_the_file_before_it_returns_so_a_killed_worker_keeps_it(tmp_path: Path) -> None:
+    """No user-space buffer: SIGKILL after put() returns loses nothing of that batch (at-most-once loses
+    only the batch in flight), and a batch of texts never reaches the file without its last newline."""
+    path = tmp_path / "out.txt"
+    sink = FileStreamSinkTask()
+    sink.start({"file": str(path)})
+    sink.put(records("one", "two"))
+    assert path.read_bytes() == b"one\ntwo\n"
+    texts = StringConverter().to_arrow_array("in", [b"three", b"four"])
+    assert texts is not None
+    sink.put_batch(SinkRecordBatch("in", 0, texts.schema, texts.value, [2, 3], [None] * 2))
+    assert path.read_bytes() == b"one\ntwo\nthree\nfour\n"
+    sink.stop()
+
+
+def test_a_short_write_is_completed(task: FileStreamSinkTask, tmp_path: Path,
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """writev may write less than asked (a nearly full disk); the rest follows, in order."""
+    real_writev = os.writev
+
+    def short_writev(fd: int, pieces: list[bytes]) -> int:
+        return real_writev(fd, [bytes(pieces[0])[:3]])
+
+    monkeypatch.setattr(os, "writev", short_writev)
+    task.put(records("abcdef", "gh"))
+    assert (tmp_path / "out.txt").read_bytes() == b"abcdef\ngh\n"
 
 
 def test_put_after_stop_fails_naming_the_file(task: FileStreamSinkTask) -> None:
