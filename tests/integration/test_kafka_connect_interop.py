@@ -202,3 +202,53 @@ def test_kafka_connect_copies_only_the_lines_added_after_kopycat_stopped(
         (ours[0].partition, offset_key(name, path))}
     assert ours[-1].value == f'{{"position":{first_size}}}'.encode()
     assert java_offsets[-1].value == f'{{"position":{full_size}}}'.encode()
+
+
+SMT_PROPS: dict[str, str] = {
+    "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+    "header.converter": "org.apache.kafka.connect.storage.SimpleHeaderConverter",
+    "transforms": "hoist,meta,copy,count,when,drop",
+    "transforms.hoist.type": "org.apache.kafka.connect.transforms.HoistField$Value",
+    "transforms.hoist.field": "line",
+    "transforms.meta.type": "org.apache.kafka.connect.transforms.SetSchemaMetadata$Value",
+    "transforms.meta.schema.name": "kopycat.Line",
+    "transforms.meta.schema.version": "3",
+    "transforms.copy.type": "org.apache.kafka.connect.transforms.HeaderFrom$Value",
+    "transforms.copy.fields": "line",
+    "transforms.copy.headers": "copied",
+    "transforms.copy.operation": "copy",
+    "transforms.count.type": "org.apache.kafka.connect.transforms.InsertHeader",
+    "transforms.count.header": "count",
+    "transforms.count.value.literal": "42",
+    "transforms.when.type": "org.apache.kafka.connect.transforms.InsertHeader",
+    "transforms.when.header": "when",
+    "transforms.when.value.literal": "2019-08-23T14:34:54.346Z",
+    "transforms.drop.type": "org.apache.kafka.connect.transforms.DropHeaders",
+    "transforms.drop.headers": "absent",
+}
+
+
+def test_kafkas_smts_and_simple_header_converter_write_the_same_bytes_in_both_workers(
+        kafka_connect: LocalKafkaConnect, bootstrap_servers: str, topic_name: str,
+        tmp_path: Path) -> None:
+    """One FileStreamSource config with HoistField, SetSchemaMetadata, HeaderFrom, InsertHeader and
+    DropHeaders, JsonConverter values and SimpleHeaderConverter headers: each worker writes its own
+    topic, and the records (values and header bytes) are identical."""
+    java_topic = create_topic(bootstrap_servers, f"{topic_name}-java", 1)
+    our_topic = create_topic(bootstrap_servers, f"{topic_name}-kopycat", 1)
+    path = tmp_path / "input.txt"
+    size = append_lines(path, 0, 20)
+    java_name, our_name = f"smt-java-{uuid.uuid4().hex[:8]}", f"smt-kopycat-{uuid.uuid4().hex[:8]}"
+
+    kafka_connect.create_connector(java_name, {**connector_props(path, java_topic), **SMT_PROPS})
+    kafka_connect.wait_for_task_state(java_name, "RUNNING", timeout_s=120)
+    wait_for_java_position(kafka_connect, java_name, path, size)
+    stop_and_delete(kafka_connect, java_name)
+    summary = run_kopycat(kafka_connect, our_name, {**connector_props(path, our_topic), **SMT_PROPS})
+
+    theirs, ours = read_topic(bootstrap_servers, java_topic), read_topic(bootstrap_servers, our_topic)
+    assert summary.records == 20 and len(theirs) == 20
+    assert ours == theirs
+    assert theirs[0].headers == (("copied", line(0).encode()), ("count", b"42"),
+                                 ("when", b"2019-08-23T14:34:54.346Z"))
+    assert json.loads(theirs[0].value)["schema"]["name"] == "kopycat.Line"
