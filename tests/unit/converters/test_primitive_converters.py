@@ -143,3 +143,30 @@ def test_kafkas_converter_names_resolve_and_are_listed_like_kafka_lists_them():
     assert ("org.apache.kafka.connect.storage.SimpleHeaderConverter", "converter") not in listed
     with pytest.raises(Exception, match="SimpleHeaderConverter"):
         converter_class("org.apache.kafka.connect.storage.SimpleHeaderConverter")
+
+
+def test_parse_string_reads_arrays_and_maps_with_their_common_element_schema():
+    # ValuesTest.shouldParseStringListWithMultipleElementTypes / shouldParseStringsWithEscapedDelimiters /
+    # shouldParseStringOfMapWithShortValuesWithWhitespaceAsMap / shouldNotParseAsArrayWithoutCommas ...
+    ints = parse_string("[1, 2, 3]")
+    assert ints == (SchemaBuilder.array(Schema.INT8_SCHEMA).build(), [1, 2, 3])
+    widened = parse_string("[1, 300, 2.5]")
+    assert widened.schema.value_schema == Schema.FLOAT32_SCHEMA and widened.value == [1.0, 300.0, 2.5]
+    mixed = parse_string('["x", 1]')
+    assert (mixed.schema.type.name, mixed.schema.value_schema, mixed.value) == ("ARRAY", None, ["x", 1])
+    keyed = parse_string('{ "a" : 1, "b" : 2 }')
+    assert keyed == (SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT8_SCHEMA).build(), {"a": 1, "b": 2})
+    nested = parse_string('{"k": [1, 2], "n": null}')
+    assert nested.value == {"k": [1, 2], "n": None}
+    assert parse_string('{"k": null}').schema.key_schema == Schema.STRING_SCHEMA
+    assert parse_string("[]").value == [] and parse_string("{}").value == {}
+    for broken in ("[1,,2]", "[1 2]", "[1,2", '{"a"}', '{"a":1', "{:1}"):
+        assert parse_string(broken) == (Schema.STRING_SCHEMA, broken)
+
+
+def test_simple_header_converter_round_trips_arrays_and_maps():
+    converter = SimpleHeaderConverter()
+    schema = SchemaBuilder.map(Schema.STRING_SCHEMA, SchemaBuilder.array(Schema.INT8_SCHEMA).build()).build()
+    raw = converter.from_connect_header("t", "h", schema, {"a": [1, 2], "b": []})
+    assert raw == b'{"a":[1,2],"b":[]}'
+    assert converter.to_connect_header("t", "h", raw).value == {"a": [1, 2], "b": []}
