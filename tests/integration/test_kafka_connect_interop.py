@@ -8,7 +8,9 @@ so the records either side produces are byte for byte the same.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import struct
 import time
 import uuid
 from pathlib import Path
@@ -252,3 +254,62 @@ def test_kafkas_smts_and_simple_header_converter_write_the_same_bytes_in_both_wo
     assert theirs[0].headers == (("copied", line(0).encode()), ("count", b"42"),
                                  ("when", b"2019-08-23T14:34:54.346Z"))
     assert json.loads(theirs[0].value)["schema"]["name"] == "kopycat.Line"
+
+
+def timestamp_line(i: int) -> str:
+    return f"2024-{i % 12 + 1:02d}-{i % 28 + 1:02d} {i % 24:02d}:15:{i % 60:02d}"
+
+
+_TS: dict[str, str] = {"transforms.ts.type": "org.apache.kafka.connect.transforms.TimestampConverter$Value",
+                       "transforms.ts.format": "yyyy-MM-dd HH:mm:ss"}
+CONVERTER_CASES: dict[str, dict[str, str]] = {
+    "unix_seconds_as_long": {
+        **_TS, "transforms": "ts", "transforms.ts.target.type": "unix", "transforms.ts.unix.precision": "seconds",
+        "value.converter": "org.apache.kafka.connect.converters.LongConverter"},
+    "timestamp_flattened_as_json": {
+        **_TS, "transforms": "ts,inner,outer,flat", "transforms.ts.target.type": "Timestamp",
+        "transforms.inner.type": "org.apache.kafka.connect.transforms.HoistField$Value",
+        "transforms.inner.field": "at",
+        "transforms.outer.type": "org.apache.kafka.connect.transforms.HoistField$Value",
+        "transforms.outer.field": "event",
+        "transforms.flat.type": "org.apache.kafka.connect.transforms.Flatten$Value",
+        "transforms.flat.delimiter": "_",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter"},
+    "millis_as_double_with_array_header": {
+        **_TS, "transforms": "ts,cast,tag", "transforms.ts.target.type": "unix",
+        "transforms.cast.type": "org.apache.kafka.connect.transforms.Cast$Value", "transforms.cast.spec": "float64",
+        "transforms.tag.type": "org.apache.kafka.connect.transforms.InsertHeader",
+        "transforms.tag.header": "tags", "transforms.tag.value.literal": '[1, 2.5, {"k": true}]',
+        "value.converter": "org.apache.kafka.connect.converters.DoubleConverter",
+        "header.converter": "org.apache.kafka.connect.storage.SimpleHeaderConverter"},
+}
+
+
+@pytest.mark.parametrize("case", list(CONVERTER_CASES))
+def test_timestamp_converter_flatten_and_primitive_converters_write_the_same_bytes_in_both_workers(
+        kafka_connect: LocalKafkaConnect, bootstrap_servers: str, topic_name: str, tmp_path: Path,
+        case: str) -> None:
+    """Lines of timestamps through TimestampConverter (SimpleDateFormat parsing), Flatten and Kafka's
+    primitive converters: Kafka Connect's records and Kopycat's are byte for byte the same."""
+    java_topic = create_topic(bootstrap_servers, f"{topic_name}-java", 1)
+    our_topic = create_topic(bootstrap_servers, f"{topic_name}-kopycat", 1)
+    path = tmp_path / "input.txt"
+    path.write_text("".join(f"{timestamp_line(i)}\n" for i in range(40)), encoding="ascii")
+    java_name, our_name = f"ts-java-{uuid.uuid4().hex[:8]}", f"ts-kopycat-{uuid.uuid4().hex[:8]}"
+    props = CONVERTER_CASES[case]
+
+    kafka_connect.create_connector(java_name, {**connector_props(path, java_topic), **props})
+    kafka_connect.wait_for_task_state(java_name, "RUNNING", timeout_s=120)
+    wait_for_java_position(kafka_connect, java_name, path, path.stat().st_size)
+    stop_and_delete(kafka_connect, java_name)
+    summary = run_kopycat(kafka_connect, our_name, {**connector_props(path, our_topic), **props})
+
+    theirs, ours = read_topic(bootstrap_servers, java_topic), read_topic(bootstrap_servers, our_topic)
+    assert summary.records == 40 and len(theirs) == 40
+    assert ours == theirs
+    first = dt.datetime(2024, 1, 1, 0, 15, 0, tzinfo=dt.UTC)
+    if case == "unix_seconds_as_long":
+        assert theirs[0].value == struct.pack(">q", int(first.timestamp()))
+    if case == "millis_as_double_with_array_header":
+        assert theirs[0].value == struct.pack(">d", first.timestamp() * 1000)
+        assert theirs[0].headers == (("tags", b'[1,2.5,{"k":true}]'),)  # mixed kinds: no widening
