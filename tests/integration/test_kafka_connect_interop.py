@@ -1,4 +1,5 @@
-"""Kafka Connect (the real Java worker) and Kopycat take turns on one file and one offsets topic.
+"""Kafka Connect (the real Java worker) and Kopycat take turns on one file and one offsets topic, and
+write the same bytes through the same single message transforms and converters.
 
 Each side's FileStreamSource must resume exactly where the other stopped: Kopycat reads the
 offsets Kafka Connect committed, and Kafka Connect finds the offset records Kopycat wrote
@@ -19,12 +20,14 @@ from typing import Any, NamedTuple
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
+from kopycat.api.records import SourceRecord
 from kopycat.dev.kafka_connect import LocalKafkaConnect
 from kopycat.plugins import connector_class
 from kopycat.runtime.bounds import Bounds, RunSummary, StopReason
 from kopycat.runtime.task_factory import build_source_runner
 from kopycat.runtime.task_parts import TaskId
 from kopycat.storage.kafka_offset_store import KafkaOffsetStore
+from kopycat.transforms import TimestampConverter
 from tests.support.kafka import create_topic
 
 STRING_CONVERTER = "org.apache.kafka.connect.storage.StringConverter"
@@ -313,3 +316,41 @@ def test_timestamp_converter_flatten_and_primitive_converters_write_the_same_byt
     if case == "millis_as_double_with_array_header":
         assert theirs[0].value == struct.pack(">d", first.timestamp() * 1000)
         assert theirs[0].headers == (("tags", b'[1,2.5,{"k":true}]'),)  # mixed kinds: no widening
+
+
+OUTPUT_PATTERN = "EEEE, MMMM d, yyyy h:mm:ss.SSS a zzzz Z X 'day' D u G"
+INPUT_PATTERNS = ["EEE, d MMM yyyy hh:mm:ss a z", "yyyyMMddHHmmssSSS", "dd/MM/yy HH:mm",
+                  "yyyy-MM-dd'T'HH:mm:ss.SSSXXX", "D 'of' yyyy, k:mm"]
+
+
+@pytest.mark.parametrize("pattern", INPUT_PATTERNS)
+def test_timestamp_converter_reads_and_writes_simple_date_format_patterns_as_kafka_connect_does(
+        kafka_connect: LocalKafkaConnect, bootstrap_servers: str, topic_name: str, tmp_path: Path,
+        pattern: str) -> None:
+    """Lines written in ``pattern`` are parsed (string -> unix) and rewritten in a pattern using
+    every supported letter (unix -> string): Kafka Connect's values and Kopycat's are the same text."""
+    writer = TimestampConverter.Value()
+    writer.configure({"target.type": "string", "format": pattern})
+    instants = [1_700_000_000_123 + i * 7_777_777_777 for i in range(30)]  # 2023 to 2030, all hours
+    lines = [writer.apply(SourceRecord(topic="lines", value=ms)).value for ms in instants]
+    java_topic = create_topic(bootstrap_servers, f"{topic_name}-java", 1)
+    our_topic = create_topic(bootstrap_servers, f"{topic_name}-kopycat", 1)
+    path = tmp_path / "input.txt"
+    path.write_text("".join(f"{text}\n" for text in lines), encoding="ascii")
+    props = {"transforms": "parse,write", "value.converter": STRING_CONVERTER,
+             "transforms.parse.type": "org.apache.kafka.connect.transforms.TimestampConverter$Value",
+             "transforms.parse.target.type": "unix", "transforms.parse.format": pattern,
+             "transforms.write.type": "org.apache.kafka.connect.transforms.TimestampConverter$Value",
+             "transforms.write.target.type": "string", "transforms.write.format": OUTPUT_PATTERN}
+    java_name, our_name = f"sdf-java-{uuid.uuid4().hex[:8]}", f"sdf-kopycat-{uuid.uuid4().hex[:8]}"
+
+    kafka_connect.create_connector(java_name, {**connector_props(path, java_topic), **props})
+    kafka_connect.wait_for_task_state(java_name, "RUNNING", timeout_s=120)
+    wait_for_java_position(kafka_connect, java_name, path, path.stat().st_size)
+    stop_and_delete(kafka_connect, java_name)
+    summary = run_kopycat(kafka_connect, our_name, {**connector_props(path, our_topic), **props})
+
+    theirs, ours = read_topic(bootstrap_servers, java_topic), read_topic(bootstrap_servers, our_topic)
+    assert summary.records == 30 and len(theirs) == 30
+    assert [m.value for m in ours] == [m.value for m in theirs]
+    assert ours == theirs
