@@ -285,6 +285,22 @@ CONVERTER_CASES: dict[str, dict[str, str]] = {
         "transforms.tag.header": "tags", "transforms.tag.value.literal": '[1, 2.5, {"k": true}]',
         "value.converter": "org.apache.kafka.connect.converters.DoubleConverter",
         "header.converter": "org.apache.kafka.connect.storage.SimpleHeaderConverter"},
+    "unix_cast_to_int16_as_short": {
+        **_TS, "transforms": "ts,cast", "transforms.ts.target.type": "unix",
+        "transforms.cast.type": "org.apache.kafka.connect.transforms.Cast$Value", "transforms.cast.spec": "int16",
+        "value.converter": "org.apache.kafka.connect.converters.ShortConverter"},
+    "unix_cast_to_int32_as_integer": {
+        **_TS, "transforms": "ts,cast", "transforms.ts.target.type": "unix",
+        "transforms.cast.type": "org.apache.kafka.connect.transforms.Cast$Value", "transforms.cast.spec": "int32",
+        "value.converter": "org.apache.kafka.connect.converters.IntegerConverter"},
+    "unix_cast_to_float32_as_float": {
+        **_TS, "transforms": "ts,cast", "transforms.ts.target.type": "unix",
+        "transforms.cast.type": "org.apache.kafka.connect.transforms.Cast$Value", "transforms.cast.spec": "float32",
+        "value.converter": "org.apache.kafka.connect.converters.FloatConverter"},
+    "unix_cast_to_boolean_as_boolean": {
+        **_TS, "transforms": "ts,cast", "transforms.ts.target.type": "unix",
+        "transforms.cast.type": "org.apache.kafka.connect.transforms.Cast$Value", "transforms.cast.spec": "boolean",
+        "value.converter": "org.apache.kafka.connect.converters.BooleanConverter"},
 }
 
 
