@@ -12,7 +12,7 @@ converters do not look at the schema, and the boolean one refuses a non-BOOLEAN 
 from __future__ import annotations
 
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
 from kopycat.api.config import ConfigDef
@@ -67,11 +67,6 @@ class NumberConverter(Converter, HeaderConverter):
         except (struct.error, OverflowError):
             raise DataError(f"Failed to serialize to {self.TYPE_NAME}: {value} is out of its range") from None
 
-    def from_connect_data_batch(self, topic: str, schema: Schema | None,
-                                values: Sequence[Any]) -> list[bytes | None]:
-        convert = self.from_connect_data
-        return [convert(topic, schema, value) for value in values]
-
     def to_connect_data(self, topic: str, value: bytes | None, headers: Any = None) -> SchemaAndValue:
         """``SchemaAndValue(<optional schema>, number)``; bytes of another width are a DataError."""
         if value is None:
@@ -80,10 +75,6 @@ class NumberConverter(Converter, HeaderConverter):
             raise DataError(f"Failed to deserialize {self.TYPE_NAME}: Size of data received by "
                             f"{self.DESERIALIZER} is not {self.FORMAT.size} (got {len(value)} bytes)")
         return SchemaAndValue(self.SCHEMA, self.FORMAT.unpack(value)[0])
-
-    def to_connect_data_batch(self, topic: str, values: Sequence[bytes | None]) -> list[SchemaAndValue]:
-        convert = self.to_connect_data
-        return [convert(topic, value) for value in values]
 
     def from_connect_header(self, topic: str, header_key: str, schema: Schema | None,
                             value: Any) -> bytes | None:

@@ -142,9 +142,9 @@ def _flatten_struct(schema: Schema, struct: Struct | None, out: list[Any]) -> No
 
 def _field_schema(original: Schema, optional: bool, default: Any) -> Schema:
     """``original`` with its basics, made optional and given the parent's default as asked."""
-    builder = copy_schema_basics(original, SchemaBuilder(original.type))
-    if original.type is Type.ARRAY:
-        builder = copy_schema_basics(original, SchemaBuilder.array(original.value_schema))
+    is_array = original.type is Type.ARRAY
+    builder = copy_schema_basics(original, SchemaBuilder.array(original.value_schema) if is_array
+                                 else SchemaBuilder(original.type))
     if optional:
         builder.optional()
     if default is not None:

@@ -92,3 +92,14 @@ def test_updated_schemas_are_cached_per_input_schema():
                      for n in (1, 2))
     assert first.value_schema is second.value_schema
     assert (first.value.get("a.b"), second.value.get("a.b")) == (1, 2)
+
+
+def test_array_fields_keep_their_element_schema_and_values():
+    # FlattenTest.testArrayWithSchema
+    inner = SchemaBuilder.struct().field("xs", SchemaBuilder.array(Schema.INT32_SCHEMA).build()).optional().build()
+    outer = SchemaBuilder.struct().field("in", inner).build()
+    out = flatten().apply(SourceRecord(topic="t", value_schema=outer,
+                                       value=Struct(outer).put("in", Struct(inner).put("xs", [1, 2]))))
+    field = out.value_schema.field("in.xs")
+    assert (field.schema.value_schema, field.schema.optional, out.value.get("in.xs")) == (Schema.INT32_SCHEMA, True,
+                                                                                         [1, 2])
