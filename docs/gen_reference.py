@@ -104,9 +104,9 @@ def plugin_summary(plugin: PluginDesc) -> str:
     return rst_to_markdown(" ".join(line.strip() for line in first.splitlines()))
 
 
-def plugin_sections(kinds: tuple[str, ...]) -> Iterator[str]:
+def plugin_sections(kinds: tuple[str, ...], skip: frozenset[str] = frozenset()) -> Iterator[str]:
     for plugin in list_plugins():
-        if plugin.type not in kinds:
+        if plugin.type not in kinds or plugin.class_name in skip:
             continue
         yield (f"## {plugin.class_name.rsplit('.', 1)[-1]}\n\n`{plugin.class_name}`, *{plugin.type}*. "
                f"{plugin_summary(plugin)}\n\n")
@@ -125,11 +125,13 @@ def connectors_page() -> str:
 
 
 def converters_page() -> str:
+    converters = frozenset(p.class_name for p in list_plugins() if p.type == "converter")
     return "".join([
         "# Converter keys\n\n", GENERATED, "\n\n",
         "Given with the converter's prefix: `value.converter.schemas.enable=false` in a worker or connector "
         "config configures the value converter.\n\n",
         *plugin_sections(("converter",)),
+        *plugin_sections(("header_converter",), skip=converters),  # header-only: SimpleHeaderConverter
     ])
 
 

@@ -73,7 +73,15 @@ _BUILTIN_CONVERTERS: Final = {
     "io.confluent.connect.avro.AvroConverter": "kopycat.converters.avro:AvroConverter",
     "io.confluent.connect.json.JsonSchemaConverter": "kopycat.converters.json_schema:JsonSchemaConverter",
     "io.confluent.connect.protobuf.ProtobufConverter": "kopycat.converters.protobuf:ProtobufConverter",
+    **{f"org.apache.kafka.connect.converters.{kind}Converter": f"kopycat.converters.numbers:{kind}Converter"
+       for kind in ("Boolean", "Double", "Float", "Integer", "Long", "Short")},
 }
+
+_BUILTIN_HEADER_CONVERTERS: Final = {
+    **_BUILTIN_CONVERTERS,
+    "org.apache.kafka.connect.storage.SimpleHeaderConverter": "kopycat.converters.simple_header:SimpleHeaderConverter",
+}
+"""Header converters: every converter, and Kafka's header-only SimpleHeaderConverter."""
 
 _BUILTIN_CONFIG_PROVIDERS: Final = {
     "org.apache.kafka.common.config.provider.FileConfigProvider": "kopycat.config_providers:FileConfigProvider",
@@ -166,9 +174,9 @@ def converter_class(value: Any, key: str = "value.converter") -> type[Converter]
 
 
 def header_converter_class(value: Any, key: str = "header.converter") -> type[HeaderConverter]:
-    return _resolve(key, value, _builtin_aliases(_BUILTIN_CONVERTERS), HeaderConverter,  # type: ignore[return-value]
-                    ["org.apache.kafka.connect.json.JsonConverter",
-                     "org.apache.kafka.connect.storage.StringConverter"])
+    return _resolve(key, value, _builtin_aliases(_BUILTIN_HEADER_CONVERTERS),  # type: ignore[return-value]
+                    HeaderConverter, [name for name, target in _BUILTIN_HEADER_CONVERTERS.items()
+                                      if issubclass(_load(target), HeaderConverter)])
 
 
 def new_converter(key: str, value: Any, configs: Mapping[str, Any], *, is_key: bool) -> Converter:
@@ -209,6 +217,8 @@ def list_plugins(*, connectors_only: bool = False) -> list[PluginDesc]:
         plugins.append(PluginDesc(kafka_name, "converter", __version__))
         if issubclass(cls, HeaderConverter):
             plugins.append(PluginDesc(kafka_name, "header_converter", __version__))
+    for kafka_name in _BUILTIN_HEADER_CONVERTERS.keys() - _BUILTIN_CONVERTERS.keys():
+        plugins.append(PluginDesc(kafka_name, "header_converter", __version__))
     for kind, registry in (("transformation", TRANSFORMATIONS), ("predicate", PREDICATES)):
         plugins.extend(PluginDesc(name, kind, __version__) for name in registry.kafka_names())
     return plugins
@@ -220,8 +230,10 @@ def plugin_class(plugin: PluginDesc) -> type:
 
     if plugin.type in ("source", "sink"):
         return connector_class(plugin.class_name)
-    if plugin.type in ("converter", "header_converter"):
+    if plugin.type == "converter":
         return converter_class(plugin.class_name, "converter")
+    if plugin.type == "header_converter":
+        return header_converter_class(plugin.class_name, "header.converter")
     registry = TRANSFORMATIONS if plugin.type == "transformation" else PREDICATES
     return registry.resolve(plugin.type, plugin.class_name)
 

@@ -64,6 +64,34 @@ def _sink() -> dict[str, str]:
     return {"connector.class": KAFKA_FILE_SINK, "tasks.max": "1", "file": "{out}", "topics": "{topic}"}
 
 
+_SMTS: Final = "org.apache.kafka.connect.transforms."
+SMT_PLUGINS: Final = (
+    *(f"{_SMTS}{name}" for name in ("DropHeaders", "InsertHeader", "Flatten$Key", "Flatten$Value", "HeaderFrom$Key",
+                                    "HeaderFrom$Value", "SetSchemaMetadata$Key", "SetSchemaMetadata$Value",
+                                    "TimestampConverter$Key", "TimestampConverter$Value")),
+    "org.apache.kafka.connect.storage.SimpleHeaderConverter",
+)
+
+
+def _smt_configs(*, bad: bool) -> dict[str, str]:
+    """One transform of each new kind; ``bad`` gives each a value its validators refuse (or leaves one out)."""
+    return {
+        "transforms": "ts,hf,ih,dh,fl,meta",
+        "transforms.ts.type": f"{_SMTS}TimestampConverter$Value", "transforms.ts.field": "at",
+        "transforms.ts.target.type": "Hours" if bad else "unix",
+        "transforms.ts.unix.precision": "minutes" if bad else "seconds",
+        "transforms.hf.type": f"{_SMTS}HeaderFrom$Value", "transforms.hf.fields": "a",
+        "transforms.hf.headers": "" if bad else "h", "transforms.hf.operation": "cut" if bad else "move",
+        "transforms.ih.type": f"{_SMTS}InsertHeader", "transforms.ih.header": "h",
+        **({} if bad else {"transforms.ih.value.literal": "42"}),
+        "transforms.dh.type": f"{_SMTS}DropHeaders", "transforms.dh.headers": "" if bad else "h",
+        "transforms.fl.type": f"{_SMTS}Flatten$Key", "transforms.fl.delimiter": "_",
+        "transforms.meta.type": f"{_SMTS}SetSchemaMetadata$Value",
+        "transforms.meta.schema.version": "x" if bad else "2",
+        "header.converter": "org.apache.kafka.connect.storage.SimpleHeaderConverter",
+    }
+
+
 LINES: Final = 20  # lines in the source file
 LINES_COPIED: Final = 2 * LINES  # the source reads the file twice: its offsets are reset once
 RUNNING: Final = ("RUNNING", ("RUNNING",))
@@ -103,6 +131,10 @@ SCRIPT: Final[tuple[Step, ...]] = (
                                                                        "file": "{file}"}),
     Step("PUT", "/connector-plugins/FileStreamSink/config/validate", _source()),
     Step("PUT", "/connector-plugins/FileStreamSink/config/validate", {"connector.class": KAFKA_FILE_SINK}),
+    # Kafka's SMTs and header converter: their keys, and their validation inside a connector config
+    *(Step("GET", f"/connector-plugins/{name}/config") for name in SMT_PLUGINS),
+    Step("PUT", "/connector-plugins/FileStreamSource/config/validate", {**_source(), **_smt_configs(bad=False)}),
+    Step("PUT", "/connector-plugins/FileStreamSource/config/validate", {**_source(), **_smt_configs(bad=True)}),
     # bad configs: 400
     Step("POST", "/connectors", {"name": "{src}", "config": {"tasks.max": "1"}}),
     Step("PUT", "/connectors/{src}/config", {"tasks.max": "1", "topic": "{topic}", "file": "{file}", "batch.size": "5",
@@ -247,9 +279,15 @@ ALLOWED: Final[dict[str, str]] = {
     "task.class": "a task config names the class that runs it: Kafka's Java task, Kopycat's Python one",
     "GET /": "the build (version, commit), the cluster id (each side has its own broker) and Kopycat's extra "
              "kopycat_version key",
-    "keys only Kafka defines": "KIP-891's connector.plugin.version and <converter>.plugin.version (Kopycat loads "
-                               "one version of each plugin) and config.action.reload (no config providers are "
-                               "reloaded)",
+    "keys only Kafka defines": "KIP-891's connector.plugin.version, <converter>.plugin.version and "
+                               "transforms/predicates.<alias>.plugin.version (Kopycat loads one version of each "
+                               "plugin; the other keys of the alias's group then come one order earlier) and "
+                               "config.action.reload (no config providers are reloaded)",
+    "embedded key names": "a transformation's or predicate's own validator names its key as the plugin defines it in "
+                          "Kafka ('target.type', ConfigDef.embeddedValidator) and prefixed in Kopycat "
+                          "('transforms.ts.target.type', kopycat.api.config.ConfigDef.embed), which says which "
+                          "alias is wrong when a connector has several: messages are compared with the prefix "
+                          "taken out",
     "keys only Kopycat defines": "kopycat.schedule and delivery.guarantee (Kopycat's), and its FileStreamSource's "
                                  "extensions (files, file.discovery.interval.ms, poll.interval.ms, task.index, "
                                  "task.count)",
@@ -273,16 +311,7 @@ KAFKA_ONLY_KEYS: Final = frozenset({"connector.plugin.version", "key.converter.p
                                     "config.action.reload"})
 KOPYCAT_ONLY_KEYS: Final = frozenset({"kopycat.schedule", "delivery.guarantee", "files", "file.discovery.interval.ms",
                                       "poll.interval.ms", "task.index", "task.count"})
-_KAFKA_TRANSFORMS: Final = "org.apache.kafka.connect.transforms."
-_KAFKA_CONVERTERS: Final = "org.apache.kafka.connect.converters."
-KAFKA_ONLY_PLUGINS: Final = frozenset({
-    *(f"{_KAFKA_CONVERTERS}{kind}Converter" for kind in ("Boolean", "Double", "Float", "Integer", "Long", "Short")),
-    "org.apache.kafka.connect.storage.SimpleHeaderConverter",
-    *(f"{_KAFKA_TRANSFORMS}{smt}" for smt in ("DropHeaders", "InsertHeader", "Flatten$Key", "Flatten$Value",
-                                              "HeaderFrom$Key", "HeaderFrom$Value", "SetSchemaMetadata$Key",
-                                              "SetSchemaMetadata$Value", "TimestampConverter$Key",
-                                              "TimestampConverter$Value")),
-})
+KAFKA_ONLY_PLUGINS: Final[frozenset[str]] = frozenset()
 """Plugins of Kafka 4.1's worker that Kopycat does not implement yet (the diff fails when one is added, so
 this list shrinks with them)."""
 KOPYCAT_ONLY_PLUGINS: Final = frozenset({
@@ -298,6 +327,8 @@ _SCRUBBED: Final = frozenset({"worker_id", "trace", "version", "task.class"})
 _MISSING_WITH_DOC: Final = re.compile(r'(Missing required configuration "([^"]+)" which has no default value\.) \2: .*',
                                       re.DOTALL)
 _NULL_AFTER_PARSE: Final = re.compile(r"Invalid value null for configuration (\S+): Value must be non-null")
+_ALIAS_PLUGIN_VERSION: Final = re.compile(r"(?:transforms|predicates)\.[^.]+\.plugin\.version")
+_EMBEDDED_NAME: Final = re.compile(r"for configuration (?:transforms|predicates)\.[^.]+\.")
 _COUNT: Final = re.compile(r"contains the following (\d+) error\(s\):")
 
 
@@ -334,14 +365,32 @@ def _definition(definition: Mapping[str, Any] | None, sink: bool) -> Any:
     return kept
 
 
+def _plugin_versions(configs: list[Any]) -> list[Any]:
+    """``configs`` without KIP-891's ``<transforms|predicates>.<alias>.plugin.version`` keys; the keys after one
+    in its group move one order earlier, as they sit in Kopycat's group."""
+    dropped = {c["definition"]["group"]: c["definition"]["order"] for c in configs
+               if _ALIAS_PLUGIN_VERSION.fullmatch(c["value"]["name"]) and c["definition"] is not None}
+    out = []
+    for entry in configs:
+        definition = entry["definition"]
+        if _ALIAS_PLUGIN_VERSION.fullmatch(entry["value"]["name"]):
+            continue
+        if definition is not None and definition["group"] in dropped and \
+                definition["order"] > dropped[definition["group"]]:
+            entry = {**entry, "definition": {**definition, "order": definition["order"] - 1}}
+        out.append(entry)
+    return out
+
+
 def _config_infos(body: Mapping[str, Any], sink: bool) -> dict[str, Any]:
     """A validate response with the allowed differences taken out; error_count counted again."""
     configs = []
-    for entry in body["configs"]:
+    for entry in _plugin_versions(body["configs"]):
         name = entry["value"]["name"]
         if name in KAFKA_ONLY_KEYS | KOPYCAT_ONLY_KEYS:
             continue
-        value = {**entry["value"], "errors": _errors(entry["value"]["errors"], sink and name == "file")}
+        errors = [_EMBEDDED_NAME.sub("for configuration ", e) for e in entry["value"]["errors"]]
+        value = {**entry["value"], "errors": _errors(errors, sink and name == "file")}
         if name in CONVERTER_KEYS:
             value = {k: v for k, v in value.items() if k not in ("value", "recommended_values")}
         configs.append({"definition": _definition(entry["definition"], sink), "value": value})

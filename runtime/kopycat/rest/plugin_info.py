@@ -13,7 +13,7 @@ from typing import Any
 
 from kopycat.api.connector import SinkConnector, SourceConnector
 from kopycat.api.errors import ConfigError
-from kopycat.plugins import connector_class, list_plugins
+from kopycat.plugins import connector_class, list_plugins, plugin_config_def
 from kopycat.rest.bodies import config_strings
 from kopycat.rest.errors import ConnectRestError
 from kopycat.rest.masking import mask_config, mask_text, mask_validation
@@ -54,10 +54,18 @@ def connector_plugins(connectors_only: bool = True) -> list[dict[str, str]]:
 
 
 def plugin_config(plugin: str) -> list[dict[str, Any]]:
-    """``GET /connector-plugins/{plugin}/config``: the connector's keys as ``ConfigKeyInfo``."""
+    """``GET /connector-plugins/{plugin}/config``: the plugin's keys as ``ConfigKeyInfo``.
+
+    A connector's own keys come first, then every connector's; converters, header converters,
+    transformations and predicates answer their own keys (KIP-769).
+    """
     try:
         definition = connector_definition({CONNECTOR_CLASS_CONFIG: plugin})
     except ConfigError as exc:
+        for other in list_plugins():
+            if other.type not in ("source", "sink") and plugin in (other.class_name,
+                                                                   other.class_name.rsplit(".", 1)[-1]):
+                return [key.info() for key in plugin_config_def(other).keys.values()]
         raise ConnectRestError.not_found(f"Unknown plugin {plugin}.") from exc
     own = connector_class(plugin)().config().keys
     keys = [*(key for name, key in definition.keys.items() if name in own),

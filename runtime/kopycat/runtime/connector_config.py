@@ -242,7 +242,9 @@ SINK_CONNECTOR_CONFIG: Final = CONNECTOR_CONFIG.merge(
 
 
 def connector_definition(props: Mapping[str, Any], connector: Connector | None = None) -> ConfigDef:
-    """The full definition of this connector config: common keys, transforms, the connector's.
+    """The full definition of this connector config: common keys, transforms and predicates, then the
+    connector's own (the order of Kafka's validate response: ``AbstractHerder`` appends the
+    connector's results after the enriched common ones).
 
     Raises ConfigError when ``connector.class`` names no connector.
     """
@@ -256,7 +258,7 @@ def connector_definition(props: Mapping[str, Any], connector: Connector | None =
     for key in connector.config().keys.values():
         if key.name not in base:  # a connector may redeclare a common key (e.g. topics); ours wins
             own.define_key(key)
-    return enrich(base.merge(own), props, require_full_config=False)
+    return enrich(base, props, require_full_config=False).merge(own)
 
 
 def validate_connector_config(props: Mapping[str, Any], worker_props: Mapping[str, Any] | None = None

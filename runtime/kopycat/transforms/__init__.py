@@ -15,13 +15,19 @@ Chains are built from connector properties by :class:`TransformationChain.from_p
 SMT                Kafka class
 =================  ==================================================================
 Cast               ``org.apache.kafka.connect.transforms.Cast$Key`` / ``$Value``
+DropHeaders        ``org.apache.kafka.connect.transforms.DropHeaders``
 ExtractField       ``org.apache.kafka.connect.transforms.ExtractField$Key`` / ``$Value``
 Filter             ``org.apache.kafka.connect.transforms.Filter``
+Flatten            ``org.apache.kafka.connect.transforms.Flatten$Key`` / ``$Value``
+HeaderFrom         ``org.apache.kafka.connect.transforms.HeaderFrom$Key`` / ``$Value``
 HoistField         ``org.apache.kafka.connect.transforms.HoistField$Key`` / ``$Value``
 InsertField        ``org.apache.kafka.connect.transforms.InsertField$Key`` / ``$Value``
+InsertHeader       ``org.apache.kafka.connect.transforms.InsertHeader``
 MaskField          ``org.apache.kafka.connect.transforms.MaskField$Key`` / ``$Value``
 RegexRouter        ``org.apache.kafka.connect.transforms.RegexRouter``
 ReplaceField       ``org.apache.kafka.connect.transforms.ReplaceField$Key`` / ``$Value``
+SetSchemaMetadata  ``org.apache.kafka.connect.transforms.SetSchemaMetadata$Key`` / ``$Value``
+TimestampConverter ``org.apache.kafka.connect.transforms.TimestampConverter$Key`` / ``$Value``
 TimestampRouter    ``org.apache.kafka.connect.transforms.TimestampRouter``
 ValueToKey         ``org.apache.kafka.connect.transforms.ValueToKey``
 =================  ==================================================================
@@ -39,21 +45,28 @@ from kopycat.transforms.chain import (
     enrich,
     transforms_config_def,
 )
+from kopycat.transforms.drop_headers import DropHeaders
 from kopycat.transforms.extract_field import ExtractField
 from kopycat.transforms.field_path import FieldSyntaxVersion, SingleFieldPath
 from kopycat.transforms.filter import Filter
+from kopycat.transforms.flatten import Flatten
+from kopycat.transforms.header_from import HeaderFrom
 from kopycat.transforms.hoist_field import HoistField
 from kopycat.transforms.insert_field import InsertField
+from kopycat.transforms.insert_header import InsertHeader
 from kopycat.transforms.mask_field import MaskField
 from kopycat.transforms.predicates import HasHeaderKey, RecordIsTombstone, TopicNameMatches
 from kopycat.transforms.regex_router import RegexRouter
 from kopycat.transforms.replace_field import ReplaceField
+from kopycat.transforms.set_schema_metadata import SetSchemaMetadata
+from kopycat.transforms.timestamp_converter import TimestampConverter
 from kopycat.transforms.timestamp_router import TimestampRouter
 from kopycat.transforms.value_to_key import ValueToKey
 
 __all__ = [
-    "Cast", "ExtractField", "FieldSyntaxVersion", "Filter", "HasHeaderKey", "HoistField",
-    "InsertField", "MaskField", "RecordIsTombstone", "RegexRouter", "ReplaceField",
-    "SingleFieldPath", "TimestampRouter", "TopicNameMatches", "TransformationChain",
-    "TransformationStage", "ValueToKey", "enrich", "transforms_config_def",
+    "Cast", "DropHeaders", "ExtractField", "FieldSyntaxVersion", "Filter", "Flatten", "HasHeaderKey",
+    "HeaderFrom", "HoistField", "InsertField", "InsertHeader", "MaskField", "RecordIsTombstone",
+    "RegexRouter", "ReplaceField", "SetSchemaMetadata", "SingleFieldPath", "TimestampConverter",
+    "TimestampRouter", "TopicNameMatches", "TransformationChain", "TransformationStage", "ValueToKey",
+    "enrich", "transforms_config_def",
 ]

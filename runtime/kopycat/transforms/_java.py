@@ -194,6 +194,7 @@ class SimpleDateFormat:
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
         parts: list[Callable[[_dt.datetime], str] | str] = []
+        tokens: list[tuple[str, int] | str] = []
         resolution = _MS_PER_DAY
         i, n = 0, len(pattern)
         while i < n:
@@ -213,6 +214,7 @@ class SimpleDateFormat:
                     text.append(pattern[end])
                     end += 1
                 parts.append("".join(text) if end > i + 1 else "'")
+                tokens.append(parts[-1])  # type: ignore[arg-type]  # a literal
                 i = end + 1
             elif ("a" <= char <= "z") or ("A" <= char <= "Z"):
                 end = i
@@ -220,12 +222,16 @@ class SimpleDateFormat:
                     end += 1
                 formatter, unit = _letter(char, end - i)
                 parts.append(formatter)
+                tokens.append((char, end - i))
                 resolution = min(resolution, unit)
                 i = end
             else:
                 parts.append(char)
+                tokens.append(char)
                 i += 1
         self._parts = tuple(parts)
+        self.tokens: tuple[tuple[str, int] | str, ...] = tuple(tokens)
+        """The pattern as (letter, count) runs and literal texts, in order (what a parser reads)."""
         self.resolution_ms = resolution
 
     def format(self, epoch_ms: int) -> str:

@@ -22,14 +22,20 @@ from kopycat.api.config import resolve_class
 from kopycat.api.errors import ConfigError
 from kopycat.api.transforms import Predicate, Transformation
 from kopycat.transforms.cast import Cast
+from kopycat.transforms.drop_headers import DropHeaders
 from kopycat.transforms.extract_field import ExtractField
 from kopycat.transforms.filter import Filter
+from kopycat.transforms.flatten import Flatten
+from kopycat.transforms.header_from import HeaderFrom
 from kopycat.transforms.hoist_field import HoistField
 from kopycat.transforms.insert_field import InsertField
+from kopycat.transforms.insert_header import InsertHeader
 from kopycat.transforms.mask_field import MaskField
 from kopycat.transforms.predicates import HasHeaderKey, RecordIsTombstone, TopicNameMatches
 from kopycat.transforms.regex_router import RegexRouter
 from kopycat.transforms.replace_field import ReplaceField
+from kopycat.transforms.set_schema_metadata import SetSchemaMetadata
+from kopycat.transforms.timestamp_converter import TimestampConverter
 from kopycat.transforms.timestamp_router import TimestampRouter
 from kopycat.transforms.value_to_key import ValueToKey
 
@@ -97,17 +103,23 @@ class PluginKind:
 TRANSFORMATIONS: Final = PluginKind(
     "Transformation", Transformation, "org.apache.kafka.connect.transforms", "kopycat.transforms", {
         "Cast$Key": Cast.Key, "Cast$Value": Cast.Value,
+        "DropHeaders": DropHeaders,
         "ExtractField$Key": ExtractField.Key, "ExtractField$Value": ExtractField.Value,
         "Filter": Filter,
+        "Flatten$Key": Flatten.Key, "Flatten$Value": Flatten.Value,
+        "HeaderFrom$Key": HeaderFrom.Key, "HeaderFrom$Value": HeaderFrom.Value,
         "HoistField$Key": HoistField.Key, "HoistField$Value": HoistField.Value,
         "InsertField$Key": InsertField.Key, "InsertField$Value": InsertField.Value,
+        "InsertHeader": InsertHeader,
         "MaskField$Key": MaskField.Key, "MaskField$Value": MaskField.Value,
         "RegexRouter": RegexRouter,
         "ReplaceField$Key": ReplaceField.Key, "ReplaceField$Value": ReplaceField.Value,
+        "SetSchemaMetadata$Key": SetSchemaMetadata.Key, "SetSchemaMetadata$Value": SetSchemaMetadata.Value,
+        "TimestampConverter$Key": TimestampConverter.Key, "TimestampConverter$Value": TimestampConverter.Value,
         "TimestampRouter": TimestampRouter,
         "ValueToKey": ValueToKey,
-    }, {family.__name__: family for family in (Cast, ExtractField, HoistField, InsertField, MaskField,
-                                                ReplaceField)})
+    }, {family.__name__: family for family in (Cast, ExtractField, Flatten, HeaderFrom, HoistField, InsertField,
+                                                MaskField, ReplaceField, SetSchemaMetadata, TimestampConverter)})
 """The built-in transformations and how to resolve a ``transforms.<alias>.type``."""
 
 PREDICATES: Final = PluginKind(

@@ -343,6 +343,17 @@ def test_plugin_config_lists_key_definitions_or_answers_404(client: TestClient) 
                                                                    "message": "Unknown plugin Nope."}
 
 
+def test_plugin_config_answers_transformations_and_header_converters_too(client: TestClient) -> None:
+    # KIP-769: every plugin type answers its own keys, as Kafka 4.1's worker does
+    keys = client.get("/connector-plugins/org.apache.kafka.connect.transforms.TimestampConverter$Value/config").json()
+    assert [(k["name"], k["required"], k["default_value"]) for k in keys] == [
+        ("field", False, ""), ("target.type", True, None), ("format", False, ""),
+        ("unix.precision", False, "milliseconds"), ("replace.null.with.default", False, "true")]
+    assert client.get("/connector-plugins/org.apache.kafka.connect.storage.SimpleHeaderConverter/config").json() == []
+    assert [k["name"] for k in client.get("/connector-plugins/InsertHeader/config").json()] == ["header",
+                                                                                                "value.literal"]
+
+
 # ----------------------------------------------------------------------------- auth, openapi
 
 def test_a_token_is_required_when_the_server_has_one(herder: RestHerder) -> None:
