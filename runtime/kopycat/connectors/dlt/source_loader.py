@@ -22,7 +22,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import dlt
+from dlt.common.configuration.container import Container
 from dlt.common.configuration.exceptions import ConfigFieldMissingException
+from dlt.common.pipeline import StateInjectableContext
 from dlt.extract import DltResource, DltSource
 
 from kopycat.api import ConfigError, ConnectError
@@ -60,9 +62,15 @@ def source_function(path: str) -> Callable[..., Any]:
     return function  # type: ignore[no-any-return]
 
 
-def load_source(config: Mapping[str, Any], props: Mapping[str, Any]) -> DltSource:
-    """The configured source with ``dlt.resources`` selected and ``dlt.incremental`` applied."""
-    with DLT_LOCK:
+def load_source(config: Mapping[str, Any], props: Mapping[str, Any],
+                state: dict[str, Any] | None = None) -> DltSource:
+    """The configured source with ``dlt.resources`` selected and ``dlt.incremental`` applied.
+
+    ``state`` is dlt's state dict (``{"sources": {<name>: ...}}``) injected while the function
+    runs, as ``Pipeline.extract`` injects the pipeline's: a ``@dlt.source`` body may read and
+    write ``dlt.current.source_state()``. None: a throwaway one (the connector only plans).
+    """
+    with DLT_LOCK, Container().injectable_context(StateInjectableContext(state={} if state is None else state)):
         return _load(config, props)
 
 
