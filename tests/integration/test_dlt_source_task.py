@@ -246,3 +246,15 @@ def test_source_level_state_rides_on_the_last_rows_even_when_the_last_chunk_has_
         (2, {"dlt_source": "counter", "resource": "ticks"}), (1, {"dlt_source": "counter"}),
         (1, {"dlt_source": "counter", "resource": "ticks"}), (1, {"dlt_source": "counter", "resource": "ticks"})]
     assert state_of(items[1].source_offset) == {"runs": 1}
+
+
+def test_a_sorted_resource_carries_the_state_after_each_arrow_chunk_so_a_resume_starts_after_it(
+        orders: dict[str, str]) -> None:
+    props = {**orders, "dlt.args.backend": "pyarrow", "dlt.args.chunk_size": "2", "dlt.batch.max.rows": "2",
+             "dlt.incremental.row.order": "asc"}
+    [first] = run(props)
+    assert [len(item) for item in first] == [2, 2, 1]
+    assert [last_value(item.source_offset, "updated_at").minute for item in first] == [2, 4, 5]
+    resumed = stored(first[:1])  # as if the run died after its first batch was committed
+    [rest] = run(props, resumed)
+    assert [r.key.get("id") for r in records_of(rest)] == [3, 4, 5]

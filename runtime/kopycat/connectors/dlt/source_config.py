@@ -24,11 +24,12 @@ from typing import Any, Final, Literal, Union
 
 from dlt.extract.incremental import Incremental
 
-from kopycat.api import ConfigDef, ConfigError, ConfigType, Importance, Range
+from kopycat.api import ConfigDef, ConfigError, ConfigType, Importance, Range, ValidString
 
 __all__ = [
     "ARGS_PREFIX", "BATCH_ROWS_CONFIG", "CONFIG", "INCREMENTAL_CONFIG", "RESOURCES_CONFIG",
-    "RESTART_INTERVAL_MS_CONFIG", "SOURCE_CONFIG", "TASK_RESOURCES_CONFIG", "TASK_SOURCE_CONFIG", "TOPIC_PREFIX_CONFIG",
+    "RESTART_INTERVAL_MS_CONFIG", "ROW_ORDER_CONFIG", "SOURCE_CONFIG", "TASK_RESOURCES_CONFIG", "TASK_SOURCE_CONFIG",
+    "TOPIC_PREFIX_CONFIG",
     "cursors", "source_arguments", "topic_for",
 ]
 
@@ -36,6 +37,7 @@ SOURCE_CONFIG: Final = "dlt.source"
 ARGS_PREFIX: Final = "dlt.args."
 RESOURCES_CONFIG: Final = "dlt.resources"
 INCREMENTAL_CONFIG: Final = "dlt.incremental"
+ROW_ORDER_CONFIG: Final = "dlt.incremental.row.order"
 TOPIC_PREFIX_CONFIG: Final = "topic.prefix"
 BATCH_ROWS_CONFIG: Final = "dlt.batch.max.rows"
 RESTART_INTERVAL_MS_CONFIG: Final = "dlt.restart.interval.ms"
@@ -57,6 +59,14 @@ CONFIG: Final = ConfigDef().define(
     doc="Incremental cursors as <resource>:<cursor column> pairs (orders:updated_at), applied as "
         "dlt.sources.incremental hints: a run copies the rows past the last cursor value stored in the "
         "resource's source offset. Resources with their own incremental need none.",
+).define(
+    ROW_ORDER_CONFIG, ConfigType.STRING, default="", validator=ValidString.in_("", "asc", "desc"),
+    importance=Importance.LOW,
+    doc="Sort the rows of the dlt.incremental resources by their cursor (dlt's row_order: sql_database adds "
+        "ORDER BY): each batch then carries the state after its rows, so a run that fails part way resumes "
+        "after the last batch it committed instead of copying the resource again. Empty: the rows' own "
+        "order, and a resource's state is stored when it is exhausted. A resource whose own incremental has "
+        "a row_order is handled alike.",
 ).define(
     TOPIC_PREFIX_CONFIG, ConfigType.STRING, default="", importance=Importance.HIGH,
     doc="Each resource is written to the topic <topic.prefix><resource>; characters Kafka does not allow "

@@ -32,6 +32,7 @@ from kopycat.connectors.dlt.source_config import (
     ARGS_PREFIX,
     INCREMENTAL_CONFIG,
     RESOURCES_CONFIG,
+    ROW_ORDER_CONFIG,
     SOURCE_CONFIG,
     cursors,
     source_arguments,
@@ -90,7 +91,8 @@ def _load(config: Mapping[str, Any], props: Mapping[str, Any]) -> DltSource:
         if resource not in source.resources:
             raise ConfigError(f"{INCREMENTAL_CONFIG}: {path} has no resource {resource!r}; its resources: "
                               f"{', '.join(source.resources)}", key=INCREMENTAL_CONFIG)
-        source.resources[resource].apply_hints(incremental=dlt.sources.incremental(cursor))
+        order = str(config[ROW_ORDER_CONFIG]) or None
+        source.resources[resource].apply_hints(incremental=dlt.sources.incremental(cursor, row_order=order))
     return source
 
 

@@ -20,7 +20,10 @@ hold only primitive values, and dlt's typed JSON keeps datetimes and decimals ex
 
 A resource's rows may come in any order (``sql_database`` does not sort by the cursor), so its
 state is only safe to store once the resource is exhausted: every batch carries the state the
-run started from (resuming there re-sends them: at-least-once), and the last chunks carry the
+run started from (resuming there re-sends them: at-least-once). A resource whose incremental
+sorts them (``row_order``, ``dlt.incremental.row.order``) is safe to resume after each Arrow
+table it yields (dlt's state then covers exactly the rows so far): those batches carry that
+state, so a failed run repeats only what was not committed. The last chunks carry the
 state dlt holds at the end, their first row the source-level state under the source's
 partition (an offset needs a record: a resource ending with fewer than two rows stores none).
 They leave in one poll(), whose offsets the engine commits together. So a chunk is held until
@@ -121,24 +124,42 @@ def _resource_states(name: str, offset: Mapping[str, Any] | None) -> dict[str, A
     return states
 
 
-def _release(held: list[pa.Table], keep_rows: int) -> list[pa.Table]:
+def _ordered(source: DltSource, resource: str) -> bool:
+    """True when the resource's incremental sorts its rows by the cursor (a ``row_order``)."""
+    wrapper = source.resources[resource].incremental
+    incremental = None if wrapper is None else wrapper.incremental
+    return incremental is not None and bool(incremental.row_order)
+
+
+def _release(held: list[_Chunk], keep_rows: int) -> list[_Chunk]:
     """Take the held chunks off the front while the ones left still have ``keep_rows`` rows."""
-    ready: list[pa.Table] = []
-    while len(held) > 1 and sum(table.num_rows for table in held[1:]) >= keep_rows:
+    ready: list[_Chunk] = []
+    while len(held) > 1 and sum(chunk.table.num_rows for chunk in held[1:]) >= keep_rows:
         ready.append(held.pop(0))
     return ready
 
 
+@dataclass(frozen=True, slots=True)
+class _Chunk:
+    """A chunk of a resource's rows and the offset to resume after it (the safe one so far)."""
+
+    table: pa.Table
+    offset: dict[str, Any] | None
+
+
 @dataclass
 class _ResourceRun:
-    """One resource being iterated: its chunks, its key, the offset it started from, the chunks held back."""
+    """One resource being iterated: its chunks, its key, the last offset safe to resume from (the one it
+    started from, or for a sorted resource the one after its last whole table), the chunks held back."""
 
     name: str
+    chunker: RowChunker
     tables: Iterator[pa.Table]
     key: list[str]
     partition: dict[str, str]
     safe: dict[str, Any] | None
-    held: list[pa.Table] = field(default_factory=list)
+    ordered: bool
+    held: list[_Chunk] = field(default_factory=list)
 
 
 class DltSourceTask(SourceTask):
@@ -227,9 +248,11 @@ class DltSourceTask(SourceTask):
         with DLT_LOCK, Container().injectable_context(StateInjectableContext(state=self.state)):
             rows = iter(self.source.with_resources(name))
             key = primary_key(self.source, name)
+            ordered = _ordered(self.source, name)
         log.info("dlt source %s: copying resource %s from state %s", self.source.name, name, safe)
-        return _ResourceRun(name, RowChunker(name, self.limit).tables(rows), key,
-                            resource_partition(self.source.name, name), safe)
+        chunker = RowChunker(name, self.limit)
+        return _ResourceRun(name, chunker, chunker.tables(rows), key, resource_partition(self.source.name, name),
+                            safe, ordered)
 
     def _step(self, run: _ResourceRun) -> list[SourceRecordBatch]:
         """Take the resource's next chunk; return the held ones it releases (at the end, the last ones)."""
@@ -244,14 +267,16 @@ class DltSourceTask(SourceTask):
         if table is None:
             self.current = None
             return self._last(run)
-        run.held.append(table)
+        if run.ordered and run.chunker.whole:  # sorted, and dlt's state covers exactly the rows so far
+            run.safe = _resource_offset(run.name, self.runs[run.name])
+        run.held.append(_Chunk(table, run.safe))
         released = _release(run.held, 2 if self._source_level() else 1)
-        return [self._batch(run, chunk, run.partition, run.safe) for chunk in released]
+        return [self._batch(run, chunk.table, run.partition, chunk.offset) for chunk in released]
 
     def _last(self, run: _ResourceRun) -> list[SourceRecordBatch]:
         """The held chunks with the resource's final state; their first row with the source-level state
         under the source's partition, when there is one and a row to spare."""
-        chunks, run.held = run.held, []
+        chunks, run.held = [chunk.table for chunk in run.held], []
         final = _resource_offset(run.name, self.runs[run.name])
         level = self._source_level()
         batches: list[SourceRecordBatch] = []
