@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -180,3 +181,80 @@ def test_a_continuous_run_runs_the_source_again_from_its_state_and_copies_only_n
     finally:
         task.stop()
     assert task.poll() is None
+
+
+def write_csv(directory: Path, name: str, ids: range, modified: dt.datetime) -> None:
+    """A CSV file of orders ``ids`` whose modification time is ``modified`` (what the incremental reads)."""
+    path = directory / name
+    path.write_text("id,amount\n" + "".join(f"{i},{i * 10}\n" for i in ids))
+    os.utime(path, (modified.timestamp(), modified.timestamp()))
+
+
+FILES = {
+    "readers": {"dlt.source": "dlt.sources.filesystem:readers", "dlt.resources": "read_csv",
+                "dlt.args.incremental": '{"cursor_path": "modification_date"}'},
+    "factory": {"dlt.source": "tests.support.dlt_sources:csv_orders"},
+}
+
+
+@pytest.mark.parametrize("form", FILES)
+def test_filesystem_files_second_run_copies_only_the_new_files_with_the_cursor_in_the_pipes_offset(
+        tmp_path: Path, form: str) -> None:
+    files = tmp_path / "in"
+    files.mkdir()
+    t0 = dt.datetime(2026, 5, 1, 12, 0, tzinfo=dt.UTC)
+    write_csv(files, "a.csv", range(1, 4), t0)
+    write_csv(files, "b.csv", range(4, 6), t0 + dt.timedelta(minutes=1))
+    (files / "skip.txt").write_text("not a csv")
+    props = {**FILES[form], "dlt.args.bucket_url": files.as_uri(), "dlt.args.file_glob": "*.csv",
+             "topic.prefix": "files.", BOUNDED_RUN_CONFIG: "true"}
+    [first] = run(props)
+    resource = "read_csv" if form == "readers" else "orders"
+    assert sorted(r.value.get("id") for r in records_of(first)) == [1, 2, 3, 4, 5]
+    assert {r.topic for r in records_of(first)} == {f"files.{resource}"}
+    assert records_of(first)[0].value.get("amount") == 10
+    offsets = stored(first)
+    offset = offsets[tuple(sorted({"dlt_source": first[-1].source_partition["dlt_source"],
+                                   "resource": resource}.items()))]
+    [step] = state_of(offset, "pipe").values()  # type: ignore[union-attr] - the filesystem step's
+    assert step["incremental"]["modification_date"]["last_value"] == t0 + dt.timedelta(minutes=1)
+
+    write_csv(files, "c.csv", range(6, 9), t0 + dt.timedelta(minutes=2))
+    [second] = run(props, offsets)
+    assert sorted(r.value.get("id") for r in records_of(second)) == [6, 7, 8]  # a.csv, b.csv not again
+    [third] = run(props, stored(second, offsets))
+    assert records_of(third) == []
+
+
+def test_source_level_state_has_its_own_partition_and_each_run_continues_from_it() -> None:
+    props = {"dlt.source": "tests.support.dlt_sources:counting", "dlt.args.rows": "3", BOUNDED_RUN_CONFIG: "true"}
+    offsets: dict[Any, Any] = {}
+    for expected_run in (1, 2, 3):
+        [items] = run(props, offsets)
+        assert sorted(r.key.get("id") for r in records_of(items)) == [expected_run * 100 + i for i in range(3)]
+        offsets = stored(items, offsets)
+        source_offset = offsets[(("dlt_source", "counter"),)]
+        assert state_of(source_offset) == {"runs": expected_run}
+    assert set(offsets) == {(("dlt_source", "counter"),)}  # ticks keeps no state of its own
+
+
+def test_source_level_state_rides_on_the_last_rows_even_when_the_last_chunk_has_one() -> None:
+    props = {"dlt.source": "tests.support.dlt_sources:counting", "dlt.args.rows": "5", "dlt.batch.max.rows": "2",
+             BOUNDED_RUN_CONFIG: "true"}
+    [items] = run(props)
+    assert [(len(item), item.source_partition) for item in items] == [
+        (2, {"dlt_source": "counter", "resource": "ticks"}), (1, {"dlt_source": "counter"}),
+        (1, {"dlt_source": "counter", "resource": "ticks"}), (1, {"dlt_source": "counter", "resource": "ticks"})]
+    assert state_of(items[1].source_offset) == {"runs": 1}
+
+
+def test_a_sorted_resource_carries_the_state_after_each_arrow_chunk_so_a_resume_starts_after_it(
+        orders: dict[str, str]) -> None:
+    props = {**orders, "dlt.args.backend": "pyarrow", "dlt.args.chunk_size": "2", "dlt.batch.max.rows": "2",
+             "dlt.incremental.row.order": "asc"}
+    [first] = run(props)
+    assert [len(item) for item in first] == [2, 2, 1]
+    assert [last_value(item.source_offset, "updated_at").minute for item in first] == [2, 4, 5]
+    resumed = stored(first[:1])  # as if the run died after its first batch was committed
+    [rest] = run(props, resumed)
+    assert [r.key.get("id") for r in records_of(rest)] == [3, 4, 5]

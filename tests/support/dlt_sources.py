@@ -1,5 +1,7 @@
-"""The dlt connector's test sources: a SQLite orders table, a paginated JSON API on a local port, and
-``numbers``, a hand-written resource that keeps its place in ``dlt.current.resource_state()``.
+"""The dlt connector's test sources: a SQLite orders table, a paginated JSON API on a local port,
+``numbers``, a hand-written resource that keeps its place in ``dlt.current.resource_state()``,
+``counting``, a source that counts its runs in ``dlt.current.source_state()``, and ``csv_orders``,
+a ``filesystem | read_csv`` pipe made by a factory function, as a user names one in a DAG folder.
 
 :class:`PagedApi` serves ``GET /items?since=<n>`` as pages of three items newer than ``since``,
 each page linking the next (``{"items": [...], "next": <url or null>}``), the shape dlt's
@@ -17,6 +19,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import dlt
+from dlt.extract import DltResource
+from dlt.sources.filesystem import filesystem, read_csv
 
 from kopycat.api import RunComplete, SourceTask
 from kopycat.api.task import SourceItem
@@ -113,3 +117,26 @@ def numbers(count: int, label: str, step: int = 1) -> Iterator[list[dict[str, An
     for n in range(start + step, start + step * count + 1, step):
         state["last"] = n
         yield [{"n": n, "label": label}]
+
+
+@dlt.source(name="counter")
+def counting(rows: int = 3) -> DltResource:
+    """A source that counts its runs in its source-level state; ``ticks`` yields ``rows`` rows keyed by run."""
+    state = dlt.current.source_state()
+    state["runs"] = int(state.get("runs", 0)) + 1
+    run = state["runs"]
+
+    @dlt.resource(primary_key="id")
+    def ticks() -> Iterator[dict[str, Any]]:
+        for index in range(rows):
+            yield {"id": run * 100 + index, "run": run}
+
+    return ticks
+
+
+def csv_orders(bucket_url: str, file_glob: str = "*.csv") -> DltResource:
+    """The CSV files' rows as one resource, ``orders``: files new since the last run only (an incremental
+    on their modification_date). A pipe is no function to name in ``dlt.source``; this factory is."""
+    files = filesystem(bucket_url=bucket_url, file_glob=file_glob,
+                       incremental=dlt.sources.incremental("modification_date"))
+    return (files | read_csv()).with_name("orders")

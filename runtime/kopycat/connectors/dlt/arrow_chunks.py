@@ -41,11 +41,17 @@ class Columns:
 
 
 class RowChunker:
-    """Turns a resource's items into Arrow tables: each table as it is, dict rows in tables of ``max_rows``."""
+    """Turns a resource's items into Arrow tables: each table as it is, dict rows in tables of ``max_rows``.
+
+    ``whole`` says whether the table last yielded was an item of the resource as it came (an Arrow
+    table or frame), not rows gathered by the chunker: then dlt's state, read when it is yielded,
+    covers exactly the rows yielded so far.
+    """
 
     def __init__(self, resource: str, max_rows: int) -> None:
         self.resource = resource
         self.max_rows = max_rows
+        self.whole = False
 
     def tables(self, items: Iterable[Any]) -> Iterator[pa.Table]:
         rows: list[dict[str, Any]] = []
@@ -53,16 +59,20 @@ class RowChunker:
             if isinstance(item, dict):
                 rows.append(item)
                 if len(rows) >= self.max_rows:
+                    self.whole = False
                     yield self._from_rows(rows)
                     rows = []
                 continue
             if rows:
+                self.whole = False
                 yield self._from_rows(rows)
                 rows = []
             table = self._table(item)
             if table.num_rows:
+                self.whole = True
                 yield table
         if rows:
+            self.whole = False
             yield self._from_rows(rows)
 
     def _table(self, item: Any) -> pa.Table:

@@ -6,8 +6,11 @@ one) named as ``dlt.source=package.module:function``. Properties carry text, so 
 does for values from ``config.toml``: a parameter that takes ``str`` (alone, in a Union, or as
 string Literals) gets the text as it is; any other annotation (``int``, ``List[str]``, ``bool``)
 gets the text read as JSON (``dlt.args.table_names=["orders"]``, ``dlt.args.chunk_size=500``); a
-parameter without annotation gets JSON when the text parses, the text otherwise. Secrets take
-config providers like any key (``dlt.args.credentials=${file:/secrets:pg}``).
+parameter without annotation gets JSON when the text parses, the text otherwise. A parameter that
+takes a ``dlt.sources.incremental`` gets one made from a JSON object of its arguments
+(``dlt.args.incremental={"cursor_path": "modification_date"}``), as dlt's config resolution
+makes one from a config section. Secrets take config providers like any key
+(``dlt.args.credentials=${file:/secrets:pg}``).
 """
 
 from __future__ import annotations
@@ -19,11 +22,14 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal, Union
 
-from kopycat.api import ConfigDef, ConfigError, ConfigType, Importance, Range
+from dlt.extract.incremental import Incremental
+
+from kopycat.api import ConfigDef, ConfigError, ConfigType, Importance, Range, ValidString
 
 __all__ = [
     "ARGS_PREFIX", "BATCH_ROWS_CONFIG", "CONFIG", "INCREMENTAL_CONFIG", "RESOURCES_CONFIG",
-    "RESTART_INTERVAL_MS_CONFIG", "SOURCE_CONFIG", "TASK_RESOURCES_CONFIG", "TOPIC_PREFIX_CONFIG",
+    "RESTART_INTERVAL_MS_CONFIG", "ROW_ORDER_CONFIG", "SOURCE_CONFIG", "TASK_RESOURCES_CONFIG", "TASK_SOURCE_CONFIG",
+    "TOPIC_PREFIX_CONFIG",
     "cursors", "source_arguments", "topic_for",
 ]
 
@@ -31,10 +37,12 @@ SOURCE_CONFIG: Final = "dlt.source"
 ARGS_PREFIX: Final = "dlt.args."
 RESOURCES_CONFIG: Final = "dlt.resources"
 INCREMENTAL_CONFIG: Final = "dlt.incremental"
+ROW_ORDER_CONFIG: Final = "dlt.incremental.row.order"
 TOPIC_PREFIX_CONFIG: Final = "topic.prefix"
 BATCH_ROWS_CONFIG: Final = "dlt.batch.max.rows"
 RESTART_INTERVAL_MS_CONFIG: Final = "dlt.restart.interval.ms"
 TASK_RESOURCES_CONFIG: Final = "dlt.task.resources"
+TASK_SOURCE_CONFIG: Final = "dlt.task.source"
 
 CONFIG: Final = ConfigDef().define(
     SOURCE_CONFIG, ConfigType.STRING, importance=Importance.HIGH,
@@ -52,6 +60,14 @@ CONFIG: Final = ConfigDef().define(
         "dlt.sources.incremental hints: a run copies the rows past the last cursor value stored in the "
         "resource's source offset. Resources with their own incremental need none.",
 ).define(
+    ROW_ORDER_CONFIG, ConfigType.STRING, default="", validator=ValidString.in_("", "asc", "desc"),
+    importance=Importance.LOW,
+    doc="Sort the rows of the dlt.incremental resources by their cursor (dlt's row_order: sql_database adds "
+        "ORDER BY): each batch then carries the state after its rows, so a run that fails part way resumes "
+        "after the last batch it committed instead of copying the resource again. Empty: the rows' own "
+        "order, and a resource's state is stored when it is exhausted. A resource whose own incremental has "
+        "a row_order is handled alike.",
+).define(
     TOPIC_PREFIX_CONFIG, ConfigType.STRING, default="", importance=Importance.HIGH,
     doc="Each resource is written to the topic <topic.prefix><resource>; characters Kafka does not allow "
         "in a topic name become '_'.",
@@ -68,6 +84,10 @@ CONFIG: Final = ConfigDef().define(
 ).define(
     TASK_RESOURCES_CONFIG, ConfigType.LIST, default="", importance=Importance.LOW,
     doc="The resources one task copies; set by the connector's task_configs.", internal=True,
+).define(
+    TASK_SOURCE_CONFIG, ConfigType.STRING, default="", importance=Importance.LOW,
+    doc="The dlt source's name, whose source-level state a task reads before it loads the source; set by "
+        "the connector's task_configs.", internal=True,
 )
 
 _TOPIC_CHARACTERS = re.compile(r"[^a-zA-Z0-9._-]")
@@ -129,13 +149,34 @@ def _typed(name: str, text: str, annotation: Any) -> Any:
     if takes_text:
         return text
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except ValueError as exc:
         if takes_text is None:
             return text
         raise ConfigError(f"{ARGS_PREFIX}{name}={text!r} is not JSON, and parameter {name!r} takes {annotation}; "
                           f"give a JSON value (a number, true/false, a list such as [\"a\", \"b\"])",
                           key=f"{ARGS_PREFIX}{name}") from exc
+    return _incremental(name, value) if isinstance(value, dict) and _takes_incremental(annotation) else value
+
+
+def _incremental(name: str, arguments: dict[str, Any]) -> Incremental[Any]:
+    """``dlt.sources.incremental(**arguments)``; a ConfigError naming the key when they do not fit."""
+    try:
+        return Incremental(**arguments)
+    except TypeError as exc:
+        raise ConfigError(f"{ARGS_PREFIX}{name}={json.dumps(arguments)}: not arguments of dlt.sources.incremental "
+                          f"({exc}); give them as {{\"cursor_path\": \"modification_date\"}}",
+                          key=f"{ARGS_PREFIX}{name}") from exc
+
+
+def _takes_incremental(annotation: Any) -> bool:
+    """True when ``annotation`` is ``dlt.sources.incremental`` (alone, parametrized or in a Union)."""
+    if isinstance(annotation, type) and issubclass(annotation, Incremental):
+        return True
+    if typing.get_origin(annotation) in (Union, types.UnionType):
+        return any(_takes_incremental(option) for option in typing.get_args(annotation))
+    origin = typing.get_origin(annotation)
+    return isinstance(origin, type) and issubclass(origin, Incremental)
 
 
 def _takes_text(annotation: Any) -> bool | None:

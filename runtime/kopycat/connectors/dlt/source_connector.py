@@ -24,7 +24,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kopycat.api import ConfigDef, ConfigError, ConfigValue, ConnectError, SourceConnector, SourceTask
-from kopycat.connectors.dlt.source_config import CONFIG, RESOURCES_CONFIG, SOURCE_CONFIG, TASK_RESOURCES_CONFIG
+from kopycat.connectors.dlt.source_config import (
+    CONFIG,
+    RESOURCES_CONFIG,
+    SOURCE_CONFIG,
+    TASK_RESOURCES_CONFIG,
+    TASK_SOURCE_CONFIG,
+)
 from kopycat.connectors.dlt.source_loader import load_source
 from kopycat.connectors.dlt.source_task import DltSourceTask
 
@@ -37,7 +43,9 @@ class DltSourceConnector(SourceConnector):
     def start(self, props: Mapping[str, str]) -> None:
         config = CONFIG.parse(props)
         self.props = dict(props)
-        self.resources = list(load_source(config, props).resources.selected)
+        source = load_source(config, props)
+        self.source_name = source.name
+        self.resources = list(source.resources.selected)
 
     def validate(self, props: Mapping[str, str]) -> list[ConfigValue]:
         """Per-key checks, then the source itself: imported and called as a run would (as the JDBC
@@ -62,7 +70,8 @@ class DltSourceConnector(SourceConnector):
             raise ConnectError(f"{SOURCE_CONFIG}={self.props.get(SOURCE_CONFIG)} selects no resources; name "
                                f"them in {RESOURCES_CONFIG}")
         groups = [self.resources[start::max_tasks] for start in range(min(max_tasks, len(self.resources)))]
-        return [{**self.props, TASK_RESOURCES_CONFIG: ",".join(group)} for group in groups]
+        return [{**self.props, TASK_SOURCE_CONFIG: self.source_name, TASK_RESOURCES_CONFIG: ",".join(group)}
+                for group in groups]
 
     def stop(self) -> None:
         """Nothing to release: the resources run in the tasks."""

@@ -22,7 +22,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import dlt
+from dlt.common.configuration.container import Container
 from dlt.common.configuration.exceptions import ConfigFieldMissingException
+from dlt.common.pipeline import StateInjectableContext
 from dlt.extract import DltResource, DltSource
 
 from kopycat.api import ConfigError, ConnectError
@@ -30,6 +32,7 @@ from kopycat.connectors.dlt.source_config import (
     ARGS_PREFIX,
     INCREMENTAL_CONFIG,
     RESOURCES_CONFIG,
+    ROW_ORDER_CONFIG,
     SOURCE_CONFIG,
     cursors,
     source_arguments,
@@ -60,9 +63,15 @@ def source_function(path: str) -> Callable[..., Any]:
     return function  # type: ignore[no-any-return]
 
 
-def load_source(config: Mapping[str, Any], props: Mapping[str, Any]) -> DltSource:
-    """The configured source with ``dlt.resources`` selected and ``dlt.incremental`` applied."""
-    with DLT_LOCK:
+def load_source(config: Mapping[str, Any], props: Mapping[str, Any],
+                state: dict[str, Any] | None = None) -> DltSource:
+    """The configured source with ``dlt.resources`` selected and ``dlt.incremental`` applied.
+
+    ``state`` is dlt's state dict (``{"sources": {<name>: ...}}``) injected while the function
+    runs, as ``Pipeline.extract`` injects the pipeline's: a ``@dlt.source`` body may read and
+    write ``dlt.current.source_state()``. None: a throwaway one (the connector only plans).
+    """
+    with DLT_LOCK, Container().injectable_context(StateInjectableContext(state={} if state is None else state)):
         return _load(config, props)
 
 
@@ -82,7 +91,8 @@ def _load(config: Mapping[str, Any], props: Mapping[str, Any]) -> DltSource:
         if resource not in source.resources:
             raise ConfigError(f"{INCREMENTAL_CONFIG}: {path} has no resource {resource!r}; its resources: "
                               f"{', '.join(source.resources)}", key=INCREMENTAL_CONFIG)
-        source.resources[resource].apply_hints(incremental=dlt.sources.incremental(cursor))
+        order = str(config[ROW_ORDER_CONFIG]) or None
+        source.resources[resource].apply_hints(incremental=dlt.sources.incremental(cursor, row_order=order))
     return source
 
 

@@ -1,19 +1,33 @@
 """DltSourceTask: iterates a dlt source's resources and returns their rows as columnar batches.
 
-dlt keeps a resource's incremental state (``dlt.sources.incremental``'s ``last_value`` and the
-hashes of the rows at it, anything a resource writes to ``dlt.current.resource_state()``) in its
-pipeline state, under ``sources.<source>.resources.<resource>``. This task runs no pipeline: it
+dlt keeps a source's state in its pipeline state, under ``sources.<source>``: each resource's
+(``dlt.sources.incremental``'s ``last_value`` and the hashes of the rows at it, anything a
+resource writes to ``dlt.current.resource_state()``) under ``resources.<resource>``, the
+source's own (``dlt.current.source_state()``) beside them. This task runs no pipeline: it
 iterates the source (``DltSource.__iter__``, as ``list(source)`` does) with a state dict of its
 own injected (dlt's ``StateInjectableContext``, what ``Pipeline.extract`` injects), filled from
-the source offsets and read back into them. One source partition per resource,
-``{"dlt_source": <source name>, "resource": <resource>}``, whose offset holds the resource's
-state as dlt's typed JSON text (``{"state": "{\"incremental\": ...}"}``): Kafka Connect's
-offsets hold only primitive values, and dlt's typed JSON keeps datetimes and decimals exact.
+the source offsets and read back into them as dlt's typed JSON text (Kafka Connect's offsets
+hold only primitive values, and dlt's typed JSON keeps datetimes and decimals exact):
+
+- one source partition per resource, ``{"dlt_source": <source name>, "resource": <resource>}``,
+  whose offset holds the resource's state (``{"state": "{\"incremental\": ...}"}``) and, under
+  ``"pipe"``, the states of the steps it is piped from: ``filesystem(...) | read_csv()`` keeps
+  its incremental on the ``filesystem`` step. Each resource runs with only its own states, so
+  two pipes from steps of one name (dlt's ``readers``) do not share a cursor;
+- one for the source, ``{"dlt_source": <source name>}``, whose offset holds the source-level
+  state (``{"state": ...}``). Every task of the connector reads it and writes it as each of its
+  resources ends, so a source whose resources share source-level state runs with ``tasks.max=1``.
 
 A resource's rows may come in any order (``sql_database`` does not sort by the cursor), so its
 state is only safe to store once the resource is exhausted: every batch carries the state the
-run started from (resuming there re-sends them: at-least-once), and the last batch carries the
-state dlt holds at the end. A chunk is therefore held until the next one arrives.
+run started from (resuming there re-sends them: at-least-once). A resource whose incremental
+sorts them (``row_order``, ``dlt.incremental.row.order``) is safe to resume after each Arrow
+table it yields (dlt's state then covers exactly the rows so far): those batches carry that
+state, so a failed run repeats only what was not committed. The last chunks carry the
+state dlt holds at the end, their first row the source-level state under the source's
+partition (an offset needs a record: a resource ending with fewer than two rows stores none).
+They leave in one poll(), whose offsets the engine commits together. So a chunk is held until
+the next one arrives (the last two when the last has one row and there is source-level state).
 
 Resources run one after another, each to its end, taking turns in dlt with the other tasks of
 the process (:data:`~kopycat.connectors.dlt.source_loader.DLT_LOCK`); rows become :class:`SourceRecordBatch` items
@@ -27,7 +41,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
@@ -44,16 +58,19 @@ from kopycat.connectors.dlt.source_config import (
     CONFIG,
     RESTART_INTERVAL_MS_CONFIG,
     TASK_RESOURCES_CONFIG,
+    TASK_SOURCE_CONFIG,
     TOPIC_PREFIX_CONFIG,
     topic_for,
 )
 from kopycat.connectors.dlt.source_loader import DLT_LOCK, load_source
 
-__all__ = ["STATE_FIELD", "DltSourceTask", "primary_key", "resource_partition", "state_of"]
+__all__ = ["PIPE_FIELD", "STATE_FIELD", "DltSourceTask", "primary_key", "resource_partition", "source_partition",
+           "state_of"]
 
 log = logging.getLogger(__name__)
 
 STATE_FIELD = "state"
+PIPE_FIELD = "pipe"
 _WAIT_S = 1.0
 
 
@@ -62,13 +79,18 @@ def resource_partition(source: str, resource: str) -> dict[str, str]:
     return {"dlt_source": source, "resource": resource}
 
 
-def state_of(offset: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """The dlt resource state a stored source offset holds, or None for none."""
-    if offset is None or offset.get(STATE_FIELD) is None:
+def source_partition(source: str) -> dict[str, str]:
+    """The source partition of a dlt source's own (source-level) state."""
+    return {"dlt_source": source}
+
+
+def state_of(offset: Mapping[str, Any] | None, key: str = STATE_FIELD) -> dict[str, Any] | None:
+    """The dlt state a stored source offset holds under ``key``, or None for none."""
+    if offset is None or offset.get(key) is None:
         return None
-    state = dlt_json.typed_loads(str(offset[STATE_FIELD]))
+    state = dlt_json.typed_loads(str(offset[key]))
     if not isinstance(state, dict):
-        raise DataError(f"The stored dlt resource state is not a JSON object: {str(offset[STATE_FIELD])[:200]}")
+        raise DataError(f"The stored dlt state under {key!r} is not a JSON object: {str(offset[key])[:200]}")
     return state
 
 
@@ -82,16 +104,62 @@ def primary_key(source: DltSource, resource: str) -> list[str]:
     return [name for name, column in columns.items() if column.get("primary_key")]
 
 
+def _resource_offset(name: str, states: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A resource's offset: its own state, and under ``pipe`` its steps' (the other states of its run)."""
+    offset: dict[str, Any] = {}
+    if name in states:
+        offset[STATE_FIELD] = dlt_json.typed_dumps(states[name])
+    pipe = {step: state for step, state in states.items() if step != name}
+    if pipe:
+        offset[PIPE_FIELD] = dlt_json.typed_dumps(pipe)
+    return offset or None
+
+
+def _resource_states(name: str, offset: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The ``resources`` states a resource's run starts from, read back from its offset."""
+    states: dict[str, Any] = dict(state_of(offset, PIPE_FIELD) or {})
+    own = state_of(offset)
+    if own is not None:
+        states[name] = own
+    return states
+
+
+def _ordered(source: DltSource, resource: str) -> bool:
+    """True when the resource's incremental sorts its rows by the cursor (a ``row_order``)."""
+    wrapper = source.resources[resource].incremental
+    incremental = None if wrapper is None else wrapper.incremental
+    return incremental is not None and bool(incremental.row_order)
+
+
+def _release(held: list[_Chunk], keep_rows: int) -> list[_Chunk]:
+    """Take the held chunks off the front while the ones left still have ``keep_rows`` rows."""
+    ready: list[_Chunk] = []
+    while len(held) > 1 and sum(chunk.table.num_rows for chunk in held[1:]) >= keep_rows:
+        ready.append(held.pop(0))
+    return ready
+
+
+@dataclass(frozen=True, slots=True)
+class _Chunk:
+    """A chunk of a resource's rows and the offset to resume after it (the safe one so far)."""
+
+    table: pa.Table
+    offset: dict[str, Any] | None
+
+
 @dataclass
 class _ResourceRun:
-    """One resource being iterated: its chunks, its key, the offset it started from, the chunk held back."""
+    """One resource being iterated: its chunks, its key, the last offset safe to resume from (the one it
+    started from, or for a sorted resource the one after its last whole table), the chunks held back."""
 
     name: str
+    chunker: RowChunker
     tables: Iterator[pa.Table]
     key: list[str]
     partition: dict[str, str]
     safe: dict[str, Any] | None
-    held: pa.Table | None = None
+    ordered: bool
+    held: list[_Chunk] = field(default_factory=list)
 
 
 class DltSourceTask(SourceTask):
@@ -113,21 +181,32 @@ class DltSourceTask(SourceTask):
         self.limit = int(config[BATCH_ROWS_CONFIG])
         self.restart_s = int(config[RESTART_INTERVAL_MS_CONFIG]) / 1000
         self.bounded = is_bounded_run(props)
-        self.source = load_source(config, props)
+        self.state: dict[str, Any] = {"sources": {}}
+        self.source = self._load(self._source_name(config))
+        self.level: dict[str, Any] = self.state["sources"].setdefault(self.source.name, {})
         self.resources = list(config[TASK_RESOURCES_CONFIG]) or list(self.source.resources.selected)
-        self.state: dict[str, Any] = {}
-        stored = self.state.setdefault("sources", {}).setdefault(self.source.name, {}).setdefault("resources", {})
         reader = self.context.offset_reader
-        for resource in self.resources:
-            resource_state = state_of(reader.offset(resource_partition(self.source.name, resource)))
-            if resource_state is not None:
-                stored[resource] = resource_state
+        self.runs = {name: _resource_states(name, reader.offset(resource_partition(self.source.name, name)))
+                     for name in self.resources}
         self.queue = list(self.resources)
         self.finished = False
         self.restart_at = 0.0
 
+    def _source_name(self, config: Mapping[str, Any]) -> str:
+        """The source's name, to read its source-level state before it runs: the connector's plan says
+        it; without it (a task started by hand), a load with a throwaway state finds it."""
+        return str(config[TASK_SOURCE_CONFIG]) or load_source(config, self.props).name
+
+    def _load(self, name: str) -> DltSource:
+        """Load the source with its source-level state injected: its offset's on the first load."""
+        sources = self.state["sources"]
+        if name not in sources:
+            sources[name] = state_of(self.context.offset_reader.offset(source_partition(name))) or {}
+        sources[name].pop("resources", None)
+        return load_source(self.config, self.props, self.state)
+
     def poll(self) -> list[SourceItem] | None:
-        """Batches of up to ``dlt.batch.max.rows`` rows; RunComplete once a bounded run's resources are done."""
+        """Batches of about ``dlt.batch.max.rows`` rows; RunComplete once a bounded run's resources are done."""
         if self.finished:
             raise RunComplete
         if self.current is None and not self.queue and not self._next_pass():
@@ -137,8 +216,7 @@ class DltSourceTask(SourceTask):
         while rows < self.limit and not self.stopping.is_set() and (self.current is not None or self.queue):
             if self.current is None:
                 self.current = self._open(self.queue.pop(0))
-            batch = self._step(self.current)
-            if batch is not None:
+            for batch in self._step(self.current):
                 items.append(batch)
                 rows += len(batch)
         if self.current is None and not self.queue:
@@ -158,23 +236,26 @@ class DltSourceTask(SourceTask):
             return False
         if time.monotonic() < self.restart_at:
             return False
-        self.source = load_source(self.config, self.props)
+        self.source = self._load(self.source.name)
         self.queue = list(self.resources)
         return True
 
     def _open(self, name: str) -> _ResourceRun:
-        """Start iterating one resource, with the state dlt holds for it (its offset's, or the last pass's)."""
-        partition = resource_partition(self.source.name, name)
-        resources = self.state["sources"][self.source.name]["resources"]
-        safe = {STATE_FIELD: dlt_json.typed_dumps(resources[name])} if name in resources else None
+        """Start iterating one resource with its own states (its offset's, or the last pass's) in dlt's."""
+        states = self.runs[name]
+        self.level["resources"] = states
+        safe = _resource_offset(name, states)
         with DLT_LOCK, Container().injectable_context(StateInjectableContext(state=self.state)):
             rows = iter(self.source.with_resources(name))
             key = primary_key(self.source, name)
+            ordered = _ordered(self.source, name)
         log.info("dlt source %s: copying resource %s from state %s", self.source.name, name, safe)
-        return _ResourceRun(name, RowChunker(name, self.limit).tables(rows), key, partition, safe)
+        chunker = RowChunker(name, self.limit)
+        return _ResourceRun(name, chunker, chunker.tables(rows), key, resource_partition(self.source.name, name),
+                            safe, ordered)
 
-    def _step(self, run: _ResourceRun) -> SourceRecordBatch | None:
-        """Take the resource's next chunk; return the one held before it (the last with the final state)."""
+    def _step(self, run: _ResourceRun) -> list[SourceRecordBatch]:
+        """Take the resource's next chunk; return the held ones it releases (at the end, the last ones)."""
         try:
             with DLT_LOCK:
                 table = next(run.tables, None)
@@ -183,17 +264,38 @@ class DltSourceTask(SourceTask):
         except Exception as exc:
             raise ConnectError(f"dlt resource {run.name!r} of source {self.source.name!r} failed: "
                                f"{type(exc).__name__}: {exc}") from exc
-        held, run.held = run.held, table
         if table is None:
             self.current = None
-            final = self.state["sources"][self.source.name]["resources"].get(run.name)
-            offset = None if final is None else {STATE_FIELD: dlt_json.typed_dumps(final)}
-            return None if held is None else self._batch(run, held, offset)
-        return None if held is None else self._batch(run, held, run.safe)
+            return self._last(run)
+        if run.ordered and run.chunker.whole:  # sorted, and dlt's state covers exactly the rows so far
+            run.safe = _resource_offset(run.name, self.runs[run.name])
+        run.held.append(_Chunk(table, run.safe))
+        released = _release(run.held, 2 if self._source_level() else 1)
+        return [self._batch(run, chunk.table, run.partition, chunk.offset) for chunk in released]
 
-    def _batch(self, run: _ResourceRun, table: pa.Table, offset: dict[str, Any] | None) -> SourceRecordBatch:
+    def _last(self, run: _ResourceRun) -> list[SourceRecordBatch]:
+        """The held chunks with the resource's final state; their first row with the source-level state
+        under the source's partition, when there is one and a row to spare."""
+        chunks, run.held = [chunk.table for chunk in run.held], []
+        final = _resource_offset(run.name, self.runs[run.name])
+        level = self._source_level()
+        batches: list[SourceRecordBatch] = []
+        if level and sum(chunk.num_rows for chunk in chunks) >= 2:
+            first = chunks.pop(0)
+            batches.append(self._batch(run, first.slice(0, 1), source_partition(self.source.name),
+                                       {STATE_FIELD: dlt_json.typed_dumps(level)}))
+            if first.num_rows > 1:
+                chunks.insert(0, first.slice(1))
+        return batches + [self._batch(run, chunk, run.partition, final) for chunk in chunks]
+
+    def _source_level(self) -> dict[str, Any]:
+        """The source-level state as dlt holds it now (without the resources' states)."""
+        return {key: value for key, value in self.level.items() if key != "resources"}
+
+    def _batch(self, run: _ResourceRun, table: pa.Table, partition: dict[str, str],
+               offset: dict[str, Any] | None) -> SourceRecordBatch:
         columns = connect_columns(table, run.key, run.name)
-        return SourceRecordBatch(run.partition, offset, topic_for(self.prefix, run.name), columns.value_schema,
+        return SourceRecordBatch(partition, offset, topic_for(self.prefix, run.name), columns.value_schema,
                                  columns.values, columns.key_schema, columns.keys)
 
     def stop(self) -> None:

@@ -33,6 +33,22 @@ def test_a_non_json_value_for_a_typed_parameter_names_the_key_and_the_fix() -> N
     assert error.value.key == "dlt.args.count"
 
 
+def test_a_json_object_for_an_incremental_parameter_becomes_a_dlt_incremental() -> None:
+    from dlt.sources.filesystem import readers
+
+    arguments = source_arguments(readers, {
+        "dlt.source": "dlt.sources.filesystem:readers", "dlt.args.incremental": '{"cursor_path": "modification_date",'
+                                                                                  ' "row_order": "asc"}'})
+    incremental = arguments["incremental"]
+    assert (type(incremental).__name__, incremental.cursor_path, incremental.row_order) == (
+        "Incremental", "modification_date", "asc")
+    with pytest.raises(ConfigError, match=r"dlt.args.incremental=\{\"column\": \"x\"\}: not arguments of "
+                                          r"dlt.sources.incremental .*cursor_path") as error:
+        source_arguments(readers, {"dlt.source": "dlt.sources.filesystem:readers",
+                                   "dlt.args.incremental": '{"column": "x"}'})
+    assert error.value.key == "dlt.args.incremental"
+
+
 def test_incremental_pairs() -> None:
     assert cursors(["orders:updated_at", " items : id "]) == {"orders": "updated_at", "items": "id"}
     with pytest.raises(ConfigError, match="'orders' is not <resource>:<cursor column>; write it as orders:updated_at"):
@@ -58,6 +74,9 @@ def test_incremental_pairs() -> None:
      "dlt.resources", r"has no resources \['letters'\]; its resources: numbers"),
     ({"dlt.source": NUMBERS, "dlt.args.count": "3", "dlt.args.label": "x", "dlt.incremental": "letters:n"},
      "dlt.incremental", r"has no resource 'letters'; its resources: numbers"),
+    ({"dlt.source": NUMBERS, "dlt.args.count": "3", "dlt.args.label": "x", "dlt.incremental.row.order": "up"},
+     "dlt.incremental.row.order", r"Invalid value up for configuration dlt.incremental.row.order: String must be "
+                                  r"one of: , asc, desc"),
 ])
 def test_bad_config_fails_start_naming_the_key_the_value_and_the_fix(props: dict[str, str], key: str,
                                                                       message: str) -> None:
