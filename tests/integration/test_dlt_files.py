@@ -46,7 +46,6 @@ def _local(tmp_path: Path, request: pytest.FixtureRequest) -> tuple[dict[str, st
 
 
 def _s3(tmp_path: Path, request: pytest.FixtureRequest) -> tuple[dict[str, str], Callable[[str, bytes], None]]:
-    pytest.importorskip("s3fs", reason="dlt's filesystem reads s3:// through s3fs, not installed here")
     server, bucket = request.getfixturevalue("s3_server"), request.getfixturevalue("s3_bucket")
     client = server.client()
     credentials = {"aws_access_key_id": ACCESS_KEY, "aws_secret_access_key": SECRET_KEY,
