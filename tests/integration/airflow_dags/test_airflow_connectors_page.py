@@ -6,11 +6,13 @@ auth manager's ``POST /auth/token``; its DAG (dag_factory's, run by ``dag.test()
 metadata DB) copies partition 0 and fails on partition 1's bad JSON. Chromium signs in on Airflow's
 login form, opens the page from Airflow's navigation (``/plugin/kopycat-connectors``, the external view
 in an iframe) and reads what the run left: tasks, records copied, lag and the failed task's error.
+A long copy's figures reach ``/kopycat/metrics`` while its task instance is still running.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import urllib.request
 import uuid
 from collections.abc import Iterator
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from kopycat_airflow.dag_factory import connector_dag_id
 from kopycat_airflow.local import LocalAirflow
@@ -30,7 +33,8 @@ USER, PASSWORD = "ada", "page-test-password"
 DAG_FILE = '''
 from kopycat_airflow.dag_factory import ConnectorListing, connector_dag
 
-dag = connector_dag(ConnectorListing({name!r}, "S3SinkConnector", "none", "STARTED"), copy_retries=0)
+dag = connector_dag(ConnectorListing({name!r}, {kind!r}, "none", "STARTED"), copy_retries=0,
+                    progress_interval_s=0.5)
 '''
 
 
@@ -87,7 +91,7 @@ def test_the_kafka_connectors_page_in_airflow_shows_the_runs_tasks_records_lag_a
         "key.converter": "org.apache.kafka.connect.storage.StringConverter",
         "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
         "kopycat.schedule": "none"}}, token)
-    (local_airflow.dags_folder / "connector_dag.py").write_text(DAG_FILE.format(name=name))
+    (local_airflow.dags_folder / "connector_dag.py").write_text(DAG_FILE.format(name=name, kind="S3SinkConnector"))
     run = local_airflow.run_dag(connector_dag_id(name))
 
     copies = {t["map_index"]: t for t in run.tasks("copy")}
@@ -117,7 +121,9 @@ def test_the_kafka_connectors_page_in_airflow_shows_the_runs_tasks_records_lag_a
     figures = cells[6].splitlines()
     rate = copies[0]["result"]["records"] / copies[0]["result"]["duration_s"]
     assert figures[0] == f"task 0: {rate:.1f} records/s, 30 copied, 0 uncommitted"
-    assert figures[1] == "task 1: no metrics, last error: " + tasks[1].removeprefix("task 1: FAILED — ")
+    # the failed task returned no summary: its last progress record says what it did before failing
+    assert figures[1].startswith("task 1: 0.0 records/s, 0 copied, 0 uncommitted, last error"), figures[1][:200]
+    assert figures[1].endswith(tasks[1].removeprefix("task 1: FAILED — ") + ")"), figures[1]
 
 
 def _page_frame(driver: Any) -> Any:
@@ -131,3 +137,53 @@ def _page_frame(driver: Any) -> Any:
     wait_until(lambda: bool(frames()), "Airflow's UI to show the page in an iframe",
                lambda: driver.page_source[:1000], timeout_s=90)
     return frames()[0]
+
+
+def _call_text(url: str, token: str) -> str:
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request, timeout=120) as response:
+        return response.read().decode()
+
+
+SENT = "kafka_connect_sink_task_metrics_sink_record_send_total"
+
+
+def test_a_running_copy_tasks_records_so_far_reach_the_page_before_it_ends(
+        api_server: AirflowDeployment, local_airflow: LocalAirflow, bootstrap_servers: str, topic_name: str,
+        tmp_path: Path) -> None:
+    """One copy task writes 600,000 records of 200 bytes to a file: long enough for several of its
+    half-second progress records; ``/kopycat/metrics`` is read in a loop with the task's state beside."""
+    name, total = f"bulk-{uuid.uuid4().hex[:6]}", 600_000
+    create_topic(bootstrap_servers, topic_name)
+    produce(bootstrap_servers, topic_name, [f"{n:0200d}".encode() for n in range(total)])
+    out = tmp_path / "bulk.txt"
+    token = _call(f"{api_server.api_url}/auth/token", "POST", {"username": USER, "password": PASSWORD})["access_token"]
+    _call(f"{api_server.api_url}/kopycat/connectors", "POST", {"name": name, "config": {
+        "connector.class": "FileStreamSink", "file": str(out), "topics": topic_name, "tasks.max": "1",
+        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+        "value.converter": "org.apache.kafka.connect.storage.StringConverter", "kopycat.schedule": "none"}}, token)
+    dag_id = connector_dag_id(name)
+    (local_airflow.dags_folder / "connector_dag.py").write_text(DAG_FILE.format(name=name, kind="FileStreamSink"))
+    finished: list[Any] = []
+    runner = threading.Thread(target=lambda: finished.append(local_airflow.run_dag(dag_id)), daemon=True)
+    runner.start()
+    seen: list[tuple[str | None, float | None]] = []  # (copy task state, records sent so far)
+    while runner.is_alive():
+        states = api_server.query("SELECT state FROM task_instance WHERE dag_id = :dag_id AND task_id LIKE '%.copy'",
+                                  dag_id=dag_id)
+        text = _call_text(f"{api_server.api_url}/kopycat/metrics", token)
+        sent = [s.value for family in text_string_to_metric_families(text) for s in family.samples
+                if s.name == SENT and s.labels.get("connector") == name]
+        seen.append((states[0]["state"] if states else None, sent[0] if sent else None))
+        runner.join(0.3)
+
+    run = finished[0]
+    assert run["state"] == "success", run.get("log")
+    assert run.results("copy")[0]["records"] == total and len(out.read_text().splitlines()) == total
+    while_running = [sent for state, sent in seen if state == "running" and sent is not None]
+    assert any(0 < sent < total for sent in while_running), seen
+    assert while_running == sorted(while_running), seen  # records so far only grow
+    final = [s.value for family in text_string_to_metric_families(_call_text(f"{api_server.api_url}/kopycat/metrics",
+                                                                              token))
+             for s in family.samples if s.name == SENT and s.labels.get("connector") == name]
+    assert final == [total]  # the finished task's summary, no longer its progress
