@@ -4,7 +4,8 @@
 would, so Kafka Connect clients only need the base URL changed. Calls carry an Airflow login
 (:mod:`kopycat_plugin.auth`); pause, resume, stop and restart also act on the connector's DAG
 (:mod:`kopycat_plugin.airflow_runs`). ``/kopycat/metrics`` serves the copy tasks' Kafka Connect metrics of
-each connector DAG's latest run (:mod:`kopycat_plugin.airflow_figures`), the figures the page shows.
+each connector DAG's latest run, live for the tasks still copying (:mod:`kopycat_plugin.airflow_figures`),
+the figures the page shows.
 The Kafka cluster is the ``[kopycat] conn_id`` connection
 (``AIRFLOW__KOPYCAT__CONN_ID``, default ``kopycat_default``), as for the operators.
 
@@ -90,7 +91,8 @@ def kopycat_rest_app(kopycat_conn_id: str | None = None) -> FastAPI:
     herder: Any = HerderOnFirstUse(kopycat_conn_id)
     app = create_app(herder, dependencies=[Depends(airflow_dag_access)])
     metrics = ConnectMetrics()
-    metrics.register("airflow-runs", LatestRunFigures(lambda: herder.connectors()))
+    metrics.register("airflow-runs", LatestRunFigures(lambda: herder.connectors(),
+                                                      lambda name: herder.status_store.get_all_progress(name)))
     add_metrics_route(app, metrics)
     return app
 

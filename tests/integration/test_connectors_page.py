@@ -8,11 +8,10 @@ connector has 5 records of its topic to copy. The screenshot lands in the test's
 
 from __future__ import annotations
 
-import shutil
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,6 +23,7 @@ from kopycat.runtime.metrics import ConnectMetrics, GroupValues
 from kopycat.storage.config_backing_store import MemoryConfigBackingStore, TargetState
 from kopycat.storage.connector_status import ConnectorStatus, State, TaskStatus, TopicStatus
 from kopycat.storage.status_backing_store import MemoryStatusBackingStore
+from tests.support.browser import chromium, click, page_error, row_cells, wait_until
 from tests.support.kafka import create_topic, produce
 
 CONNECTOR = "orders-<img src=x onerror=alert(1)>"  # markup in a name must show as text, never run
@@ -60,7 +60,8 @@ def task_metrics() -> ConnectMetrics:
     metrics = ConnectMetrics()
     task0, task1 = {"connector": CONNECTOR, "task": "0"}, {"connector": CONNECTOR, "task": "1"}
     metrics.register("tasks", lambda: [
-        GroupValues("source-task-metrics", task0, {"source-record-write-rate": 12.5, "source-record-active-count": 3}),
+        GroupValues("source-task-metrics", task0, {"source-record-write-rate": 12.5, "source-record-write-total": 40,
+                                                   "source-record-active-count": 3}),
         GroupValues("task-error-metrics", task0, {"total-record-errors": 0, "last-error-timestamp": 0}),
         GroupValues("source-task-metrics", task1, {"source-record-write-rate": float("nan"),
                                                    "source-record-active-count": 0}),
@@ -89,44 +90,8 @@ def base_url(herder: RestHerder, request: pytest.FixtureRequest) -> Iterator[str
 
 @pytest.fixture
 def browser() -> Iterator[object]:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    driver_path = shutil.which("chromedriver")
-    assert driver_path, "the page test drives chromium through chromedriver: run .ci/bootstrap (chromium-driver)"
-    options = webdriver.ChromeOptions()
-    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,600"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(driver_path), options=options)
-    yield driver
-    driver.quit()
-
-
-def _wait(condition: Callable[[], bool], what: str, seen: Callable[[], str] = lambda: "",
-          timeout_s: float = 30) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}; page shows {seen()}")
-        time.sleep(0.1)
-
-
-def _cells(driver: object, row: int = 0) -> list[str]:
-    """One row's cell texts, read in one script: the page re-renders its rows every 5 s."""
-    return driver.execute_script(  # type: ignore[attr-defined,no-any-return]
-        "const row = document.querySelectorAll('#connectors tbody tr')[arguments[0]];"
-        "return row ? Array.from(row.cells, c => c.innerText) : [];", row)
-
-
-def _error(driver: object) -> str:
-    return driver.execute_script("return document.getElementById('error').innerText")  # type: ignore[attr-defined,no-any-return]
-
-
-def _click(driver: object, selector: str) -> None:
-    """Click in one script: a re-render may replace the button between a find and a native click."""
-    assert driver.execute_script(  # type: ignore[attr-defined]
-        "const b = document.querySelector(arguments[0]); if (b) b.click(); return Boolean(b);", selector)
+    with chromium() as driver:
+        yield driver
 
 
 def test_the_page_lists_the_connector_and_its_buttons_pause_resume_stop_and_restart_it(
@@ -135,40 +100,40 @@ def test_the_page_lists_the_connector_and_its_buttons_pause_resume_stop_and_rest
     driver: object = browser
     driver.get(f"{base_url}/ui")  # type: ignore[attr-defined]
     if request.node.callspec.id == "token":  # the page asks for the token, then sends it as a bearer header
-        _wait(lambda: driver.execute_script("return !document.getElementById('login').hidden"),  # type: ignore[attr-defined]
-              "the token form", lambda: _error(driver))
+        wait_until(lambda: driver.execute_script("return !document.getElementById('login').hidden"),  # type: ignore[attr-defined]
+                   "the token form", lambda: page_error(driver))
         driver.execute_script("document.getElementById('token').value = arguments[0];"  # type: ignore[attr-defined]
                               "document.querySelector('#login button').click();", TOKEN)
-    _wait(lambda: driver.execute_script("return document.body.dataset.loaded") == "2",  # type: ignore[attr-defined]
-          "the connectors to load")
-    cells = _cells(driver)
+    wait_until(lambda: driver.execute_script("return document.body.dataset.loaded") == "2",  # type: ignore[attr-defined]
+               "the connectors to load")
+    cells = row_cells(driver)
     assert cells[0] == CONNECTOR  # shown as text, not markup
     assert cells[1] == "source · FileStreamSource" and cells[2] == "RUNNING"
     assert cells[3].splitlines() == ["task 0: RUNNING", "task 1: FAILED — RuntimeError: disk full"]
     assert cells[4] == "orders" and cells[5] == "— reads no Kafka topic"
-    sink = _cells(driver, 1)
+    sink = row_cells(driver, 1)
     assert sink[0] == SINK and sink[1] == "sink · FileStreamSink"
     assert sink[5].splitlines() == ["total 5", f"{topic_name}-1: 5 (at none of 5)"]  # nothing committed yet
     assert cells[6].splitlines() == [
-        "task 0: 12.5 records/s, 3 uncommitted",
+        "task 0: 12.5 records/s, 40 copied, 3 uncommitted",
         "task 1: \u2014 records/s, 0 uncommitted, last error 2026-11-18T11:06:40Z (2 failed: RuntimeError: disk full)"]
     assert sink[6] == ""  # the sink runs no task
     driver.save_screenshot(str(tmp_path / "connectors-page.png"))  # type: ignore[attr-defined]
 
-    def click(action: str, expect: str) -> None:
-        _click(driver, f"button[data-action={action}]")
-        _wait(lambda: _cells(driver)[2] == expect, f"{action} to show {expect}",
-              lambda: f"row {_cells(driver)}, error {_error(driver)!r}")
+    def press(action: str, expect: str) -> None:
+        click(driver, f"button[data-action={action}]")
+        wait_until(lambda: row_cells(driver)[2] == expect, f"{action} to show {expect}",
+                   lambda: f"row {row_cells(driver)}, error {page_error(driver)!r}")
 
-    click("pause", "PAUSED")
+    press("pause", "PAUSED")
     assert herder.config_store.snapshot().target_states[CONNECTOR] is TargetState.PAUSED
-    click("resume", "RUNNING")
+    press("resume", "RUNNING")
     assert herder.config_store.snapshot().target_states[CONNECTOR] is TargetState.STARTED
-    click("restart", "RUNNING")  # includeTasks&onlyFailed: the failed task restarts, the connector runs on
+    press("restart", "RUNNING")  # includeTasks&onlyFailed: the failed task restarts, the connector runs on
     # the row showed RUNNING before the click too: wait for the request itself to land
-    _wait(lambda: herder.status_store.get_task(CONNECTOR, 1).state is State.RESTARTING,  # type: ignore[union-attr]
-          "the failed task to restart", lambda: f"row {_cells(driver)}, error {_error(driver)!r}")
+    wait_until(lambda: herder.status_store.get_task(CONNECTOR, 1).state is State.RESTARTING,  # type: ignore[union-attr]
+               "the failed task to restart", lambda: f"row {row_cells(driver)}, error {page_error(driver)!r}")
     assert herder.status_store.get_task(CONNECTOR, 0).state is State.RUNNING  # type: ignore[union-attr]
-    click("stop", "STOPPED")
+    press("stop", "STOPPED")
     assert herder.config_store.snapshot().target_states[CONNECTOR] is TargetState.STOPPED
-    assert _error(driver) == ""
+    assert page_error(driver) == ""

@@ -123,3 +123,52 @@ def test_a_connector_whose_task_failed_ends_its_run_with_fail_and_the_trace(
         ("START", "kopycat", "bad"), ("FAIL", "kopycat", "bad"), ("START", "kopycat", "fine"),
         ("COMPLETE", "kopycat", "fine")]  # the worker's stop ends the second run
     assert "ExtractField" in found[1]["run"]["facets"]["errorMessage"]["stackTrace"]
+
+
+def test_a_jdbc_source_finding_a_new_table_ends_its_run_and_starts_one_with_the_new_datasets(
+        tmp_path: Path, bootstrap_servers: str) -> None:
+    """The connector's table monitor sees ``refunds`` appear and asks for reconfiguration: the run that
+    copied ``orders`` completes, and a new run starts whose datasets name both tables and topics."""
+    tag = uuid.uuid4().hex[:6]
+    db = tmp_path / "shop.db"
+    engine, _ = create_stamped_tables(f"sqlite:///{db}", ["orders"], ROWS, dt.datetime(2026, 11, 20))
+    prefix = f"sr{tag}_"
+    topics = [create_topic(bootstrap_servers, prefix + table) for table in ("orders", "refunds")]
+    events = tmp_path / "openlineage.jsonl"
+    worker = write_props(tmp_path / "worker.properties", {
+        "bootstrap.servers": bootstrap_servers, "offset.storage.file.filename": str(tmp_path / "offsets"),
+        "offset.flush.interval.ms": "200", "openlineage.transport.type": "file",
+        "openlineage.transport.log_file_path": str(events), "openlineage.transport.append": "true"})
+    connector = write_props(tmp_path / "shop.properties", {
+        "name": f"shop-{tag}", "connector.class": "io.confluent.connect.jdbc.JdbcSourceConnector",
+        "connection.url": f"sqlite:///{db}", "mode": "incrementing", "incrementing.column.name": "id",
+        "topic.prefix": prefix, "tasks.max": "1", "poll.interval.ms": "200", "table.poll.interval.ms": "500"})
+    log = tmp_path / "worker.log"
+    process = start_worker(worker, connector, log)
+    try:
+        _wait_for_rows(bootstrap_servers, topics[:1], log, process)
+        create_stamped_tables(f"sqlite:///{db}", ["refunds"], ROWS, dt.datetime(2026, 11, 21))[0].dispose()
+        _wait_for_rows(bootstrap_servers, topics, log, process)
+    finally:
+        engine.dispose()
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(60) == 0, log.read_text()[-3000:]
+
+    assert len(consume_all(bootstrap_servers, topics[0])) == ROWS  # the new run resumed orders, no duplicates
+    found = [json.loads(line) for line in events.read_text().splitlines() if line.strip()]
+    assert [(e["eventType"], e["job"]["name"]) for e in found] == [
+        ("START", f"shop-{tag}"), ("COMPLETE", f"shop-{tag}"), ("START", f"shop-{tag}"), ("COMPLETE", f"shop-{tag}")]
+    first, second = found[:2], found[2:]
+    assert first[0]["run"]["runId"] == first[1]["run"]["runId"] != second[0]["run"]["runId"] == second[1]["run"][
+        "runId"]
+    namespace, kafka = f"sqlite:{db}", f"kafka://{bootstrap_servers.split(',')[0]}"
+
+    def datasets(event: dict[str, Any]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+        return (sorted((d["namespace"], d["name"]) for d in event["inputs"]),
+                sorted((d["namespace"], d["name"]) for d in event["outputs"]))
+
+    for event in first:
+        assert datasets(event) == ([(namespace, "orders")], [(kafka, topics[0])])
+    for event in second:
+        assert datasets(event) == ([(namespace, "orders"), (namespace, "refunds")],
+                                   [(kafka, topics[0]), (kafka, topics[1])])

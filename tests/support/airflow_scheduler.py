@@ -73,12 +73,22 @@ class AirflowProcesses(ABC):
         The api-server comes first: a task the scheduler starts before the execution API answers fails.
         """
         self.airflow.migrate()
-        self.spawn("api-server", ["api-server"])
-        self.wait_for(self._healthy, timeout_s, "the api-server's health endpoint")
+        self.start_api_server(timeout_s)
         self.spawn("dag-processor", ["dag-processor"])
         self.spawn("scheduler", ["scheduler"])
         self.start_workers()
         return self
+
+    def start_api_server(self, timeout_s: float = 180) -> Self:
+        """Start the api-server alone (on a migrated DB) and wait until it answers: enough for tests of
+        what it serves (the UI, plugins' apps) over runs made elsewhere, e.g. by ``dag.test()``."""
+        self.spawn("api-server", ["api-server"])
+        self.wait_for(self._healthy, timeout_s, "the api-server's health endpoint")
+        return self
+
+    @property
+    def api_url(self) -> str:
+        return f"http://127.0.0.1:{self.api_port}"
 
     def stop(self, grace_s: float = 20) -> None:
         """SIGTERM each process group, then SIGKILL whatever is left in their sessions.

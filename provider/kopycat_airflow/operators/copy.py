@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from typing import Any, Literal, get_args
 
@@ -14,7 +14,9 @@ from kopycat.api.errors import ConfigError
 from kopycat.api.window import TimeWindow
 from kopycat.runtime.bounded_plan import PlannedTask
 from kopycat.runtime.bounds import RunSummary
+from kopycat.runtime.progress import ProgressPublisher
 from kopycat.runtime.stored_connectors import TaskStatusReporter
+from kopycat.runtime.task_metrics import TaskMetrics
 from kopycat.storage.connector_status import State
 from kopycat_airflow.assets import kafka_asset
 from kopycat_airflow.connector_config import ConnectorConfigArg, StoredConnector, resolve_connector_config
@@ -65,6 +67,8 @@ class CopyTaskOperator(MasksConfigSecrets, BaseOperator):
         at the end offsets it snapshotted).
     :param max_records: stop after about this many records (the rest waits for the next run).
     :param max_seconds: stop after about this long.
+    :param progress_interval_s: how often a stored connector's task writes its figures so far to the
+        status topic while it copies (:mod:`kopycat.storage.task_progress`), for the connectors page.
     """
 
     template_fields: Sequence[str] = ("connector_config", "task_config")
@@ -74,9 +78,11 @@ class CopyTaskOperator(MasksConfigSecrets, BaseOperator):
                  task_config: Mapping[str, Any], kopycat_conn_id: str = KopycatHook.default_conn_name,
                  worker_overrides: Mapping[str, Any] | None = None, window: WindowMode = "auto",
                  idle_ms: int = 1_000, max_records: int | None = None, max_seconds: float | None = None,
-                 **kwargs: Any) -> None:
+                 progress_interval_s: float = 5.0, **kwargs: Any) -> None:
         kwargs.setdefault("map_index_template", COPY_LABEL_TEMPLATE)
         check_window_mode(window)
+        if not progress_interval_s > 0:
+            raise ValueError(f"progress_interval_s={progress_interval_s!r}: give a number of seconds > 0, e.g. 5")
         super().__init__(**kwargs)
         self.connector_config = connector_config
         self.task_config = task_config
@@ -86,6 +92,7 @@ class CopyTaskOperator(MasksConfigSecrets, BaseOperator):
         self.idle_ms = idle_ms
         self.max_records = max_records
         self.max_seconds = max_seconds
+        self.progress_interval_s = progress_interval_s
 
     @cached_property
     def hook(self) -> KopycatHook:
@@ -100,8 +107,11 @@ class CopyTaskOperator(MasksConfigSecrets, BaseOperator):
             self.log.info("Windowed run: copying [%s, %s) without touching the live offsets",
                           context.get("data_interval_start"), context.get("data_interval_end"))
         if stored:
-            with TaskStatusReporter(self.hook.worker_props, props["name"], planned.index) as reporter:
-                summary = self._copy(props, planned, window, reporter)
+            run = f"{context['ti'].dag_id}/{context['ti'].run_id}"
+            with TaskStatusReporter(self.hook.worker_props, props["name"], planned.index) as reporter, \
+                    ProgressPublisher(lambda figures: reporter.publish_progress(run, figures),
+                                      self.progress_interval_s) as publisher:
+                summary = self._copy(props, planned, window, reporter, publisher.watch)
         else:
             summary = self._copy(props, planned, window, None)
         self._emit_assets(context, summary)
@@ -112,13 +122,16 @@ class CopyTaskOperator(MasksConfigSecrets, BaseOperator):
         return summary.to_dict()
 
     def _copy(self, props: Mapping[str, str], planned: PlannedTask, window: TimeWindow | None,
-              reporter: TaskStatusReporter | None) -> RunSummary:
-        """The bounded run; a stored connector's task reports RUNNING, then its topics or FAILED."""
+              reporter: TaskStatusReporter | None,
+              observe_metrics: Callable[[TaskMetrics], None] | None = None) -> RunSummary:
+        """The bounded run; a stored connector's task reports RUNNING, its figures as it goes (to
+        ``observe_metrics``), then its topics or FAILED."""
         if reporter is not None:
             reporter.report(State.RUNNING)
         try:
             summary = self.hook.run_task(props, planned, window=window, idle_ms=self.idle_ms,
-                                         max_records=self.max_records, max_seconds=self.max_seconds)
+                                         max_records=self.max_records, max_seconds=self.max_seconds,
+                                         observe_metrics=observe_metrics)
         except Exception as exc:
             if reporter is not None:
                 reporter.report(State.FAILED, traceback.format_exc())

@@ -12,10 +12,13 @@ with ``textContent``, never as HTML, because connector names, classes and traces
 Each task's figures come from the app's ``GET /metrics`` (Kafka Connect's metrics under the JMX
 exporter's names, :mod:`kopycat.runtime.prometheus_metrics`) when the app serves it (``kopycat
 worker``, ``kopycat standalone``'s registry): throughput is ``source-record-write-rate`` or
-``sink-record-send-rate`` (records/s over Kafka's 30 s sample windows), lag the records written or read
-and not yet committed (``*-record-active-count``), and the last error the task's trace with
-``task-error-metrics``' ``last-error-timestamp`` and error count. Without ``/metrics`` the column shows
-the task states alone.
+``sink-record-send-rate`` (records/s over Kafka's 30 s sample windows), records copied
+(``source-record-write-total``, ``sink-record-send-total``), lag the records written or read and not
+yet committed (``*-record-active-count``), and the last error with ``task-error-metrics``'
+``last-error-timestamp`` and error count. A task without figures (no ``/metrics``, or an Airflow copy
+task that failed before returning its summary) shows its last error alone. The last error is the
+exception line of the task's trace: the first line of a Java trace (Kafka Connect's status records),
+the line after the frames of a Python traceback.
 """
 
 from __future__ import annotations
@@ -56,8 +59,8 @@ CONNECTORS_PAGE: Final = """<!doctype html>
 <p class="hint">Connectors stored in the config topic; each runs as the Airflow DAG
 <code>kopycat_connector_&lt;name&gt;</code>. Pause and stop also pause the DAG; restart reruns the failed
 tasks of its latest run. Topics are those the copy tasks used; lag is how far a sink (or a mirror) is
-behind its input topics; figures are each task's throughput, uncommitted records and last error from
-the worker's metrics. Refreshes every 5 seconds.</p>
+behind its input topics; figures are each task's throughput, records copied, uncommitted records and
+last error from the worker's metrics. Refreshes every 5 seconds.</p>
 <form id="login" hidden>This server needs its bearer token (kopycat rest --token-file):
   <input id="token" type="password" autocomplete="off" size="40"> <button type="submit">Use token</button></form>
 <div id="error"></div>
@@ -138,6 +141,8 @@ function lagLines(lag) {
 const FIGURES = {
   kafka_connect_source_task_metrics_source_record_write_rate: "rate",
   kafka_connect_sink_task_metrics_sink_record_send_rate: "rate",
+  kafka_connect_source_task_metrics_source_record_write_total: "copied",
+  kafka_connect_sink_task_metrics_sink_record_send_total: "copied",
   kafka_connect_source_task_metrics_source_record_active_count: "active",
   kafka_connect_sink_task_metrics_sink_record_active_count: "active",
   kafka_connect_task_error_metrics_total_record_errors: "errors",
@@ -168,17 +173,27 @@ async function taskFigures() {
   return figures;
 }
 
+function errorLine(trace) {
+  // Kafka Connect's (Java's) traces start with the exception; Python's end with it, after the indented frames
+  const lines = trace.split("\\n");
+  if (lines[0] !== "Traceback (most recent call last):") return lines[0];
+  let frame = 0;
+  lines.forEach((line, i) => { if (line.startsWith(" ")) frame = i; });
+  return lines[frame + 1] || lines[0];
+}
+
 function figureLines(name, tasks, figures) {
   return tasks.map(t => {
     const f = figures[name + "\\u0000" + t.id];
-    if (!f) return "task " + t.id + ": no metrics";
+    if (!f) return "task " + t.id + ": no metrics" + (t.trace ? ", last error: " + errorLine(t.trace) : "");
     const parts = ["task " + t.id + ": " + (Number.isFinite(f.rate) ? f.rate.toFixed(1) : "\\u2014") + " records/s"];
+    if (f.copied !== undefined) parts.push(f.copied + " copied");
     if (f.active !== undefined) parts.push(f.active + " uncommitted");
     if (f.lastError) {
       parts.push("last error " + new Date(f.lastError).toISOString().replace(".000", "") + " (" + f.errors
-        + " failed" + (t.trace ? ": " + t.trace.split("\\n")[0] : "") + ")");
+        + " failed" + (t.trace ? ": " + errorLine(t.trace) : "") + ")");
     } else if (t.trace) {
-      parts.push("last error: " + t.trace.split("\\n")[0]);
+      parts.push("last error: " + errorLine(t.trace));
     }
     return parts.join(", ");
   });
@@ -210,7 +225,7 @@ async function render() {
       cell(row, status.type + " \\u00b7 " + info.config["connector.class"]);
       cell(row, status.connector.state, "state " + status.connector.state).dataset.role = "state";
       list(cell(row), status.tasks.map(t => "task " + t.id + ": " + t.state + (t.trace ? " \\u2014 "
-        + t.trace.split("\\n")[0] : "")));
+        + errorLine(t.trace) : "")));
       list(cell(row), topics[i].error ? [topics[i].error] : topics[i][name].topics);
       list(cell(row), capped(lagLines(lags[i]))).dataset.role = "lag";
       list(cell(row), capped(figureLines(name, status.tasks, figures))).dataset.role = "figures";

@@ -10,7 +10,9 @@ the OpenLineage provider does around an operator's ``execute``, per connector in
 instance. A connector the worker starts is one run of the job ``<openlineage.namespace>/<connector>``:
 START when it is planned, then COMPLETE when it is removed (the worker stops, or ``DELETE``), or FAIL
 when the connector or one of its tasks failed, with an ``errorMessage`` run facet holding the trace.
-Both events carry the connector's datasets, computed once from the plan's task configs.
+Both events carry the connector's datasets, computed once from the plan's task configs. A connector that
+asks for reconfiguration (the JDBC source finding a new table) and gets new task configs ends its run
+there and starts a new one, with the new configs' datasets: each run's events name what it copied.
 An event that cannot be sent (backend down, lineage not computable) is logged and never stops a task,
 as the provider's listener never fails a task instance.
 """

@@ -1,8 +1,11 @@
-"""Progress of long bounded runs: lines in an Airflow task log, a live bar in ``kopycat run``.
+"""Progress of long bounded runs: lines in an Airflow task log, a live bar in ``kopycat run``, live
+figures for the connectors page.
 
 Kafka Connect reports through JMX metrics; a scheduled copy task is watched in its log, so a
 line every ``interval_s`` says how far it got (records, records/s) without touching the hot path:
-a daemon thread reads the runner's live :class:`RunSummary` counters.
+a daemon thread reads the runner's live :class:`RunSummary` counters. :class:`ProgressPublisher`
+reads them the same way, with the run's Kafka Connect metrics, and hands them to a sink (an Airflow
+copy task writes them to the status topic: :mod:`kopycat.storage.task_progress`).
 """
 
 from __future__ import annotations
@@ -11,11 +14,14 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from kopycat.runtime.bounds import RunSummary
 
-__all__ = ["ProgressBar", "ProgressLogger"]
+if TYPE_CHECKING:
+    from kopycat.runtime.task_metrics import TaskMetrics
+
+__all__ = ["ProgressBar", "ProgressLogger", "ProgressPublisher"]
 
 log = logging.getLogger(__name__)
 
@@ -117,3 +123,54 @@ class ProgressBar:
         else:
             self.stream.write(text + "\n")
         self.stream.flush()
+
+
+class ProgressPublisher:
+    """Hands a running task's summary so far to ``publish`` every ``interval_s``: a ``RunSummary.to_dict()``
+    shape with the counters, the elapsed ``duration_s`` and the live Kafka Connect ``metrics``.
+
+    :meth:`watch` is ``run_planned_task``'s ``observe_metrics`` hook and starts the thread; leaving the
+    context stops it and publishes once more, so a run that failed (and returns no summary) still leaves
+    what it copied and its errors, however soon it failed. A failed publish is logged and the next one
+    tried: figures are informational and never fail a copy.
+    """
+
+    def __init__(self, publish: Callable[[dict[str, Any]], None], interval_s: float = 5.0) -> None:
+        self.publish = publish
+        self.interval_s = interval_s
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._metrics: TaskMetrics | None = None
+        self._started = time.monotonic()
+
+    def watch(self, metrics: TaskMetrics) -> None:
+        summary = metrics.summary
+        self._metrics, self._started = metrics, time.monotonic()
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name=f"progress-publisher-{summary.connector}-{summary.task}")
+        self._thread.start()
+
+    def __enter__(self) -> ProgressPublisher:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=self.interval_s + 5)
+            self._publish_once()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self._publish_once()
+
+    def _publish_once(self) -> None:
+        metrics = self._metrics
+        if metrics is None:
+            return
+        summary = metrics.summary
+        try:
+            self.publish({"connector": summary.connector, "task": summary.task, "records": summary.records,
+                          "skipped": summary.skipped, "filtered": summary.filtered,
+                          "duration_s": time.monotonic() - self._started, "metrics": metrics.figures()})
+        except Exception:  # noqa: BLE001 - live figures are informational
+            log.exception("Could not publish the progress of task %s-%s", summary.connector, summary.task)

@@ -16,8 +16,9 @@ builds one DAG per stored connector, and each run does the herder's share itself
 
 Each call opens the stores, reads them to their end and closes them: a bounded run has no
 thread to keep them warm, and a second or so per task is small beside a scheduled run. A copy
-task reports twice (RUNNING before, its topics or FAILED after), so it opens the status store
-once for both through :class:`TaskStatusReporter`.
+task reports twice (RUNNING before, its topics or FAILED after) and its figures while it copies
+(:mod:`kopycat.storage.task_progress`), so it opens the status store once for all through
+:class:`TaskStatusReporter`.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from kopycat.runtime.worker_config import TOPIC_TRACKING_ENABLE_CONFIG, WORKER_C
 from kopycat.storage.config_backing_store import KafkaConfigBackingStore, TargetState
 from kopycat.storage.connector_status import ConnectorStatus, State, TaskStatus, TopicStatus
 from kopycat.storage.status_backing_store import KafkaStatusBackingStore
+from kopycat.storage.task_progress import TaskProgress
 
 __all__ = ["StoredConnectorState", "TaskStatusReporter", "airflow_worker_id", "load_stored_connector",
            "publish_task_configs", "report_connector"]
@@ -109,6 +111,11 @@ class TaskStatusReporter:
     def report(self, state: State, trace: str | None = None) -> None:
         """Write the task's status record (``status-task-<name>-<task>``)."""
         self._store.put(TaskStatus(self.name, self.task, state, trace, airflow_worker_id())).result(30.0)
+
+    def publish_progress(self, run: str, summary: Mapping[str, Any]) -> None:
+        """Write the task's figures so far in ``run`` (``kopycat-progress-<name>-<task>``): a running copy
+        task's records and metrics for the connectors page. Returns without waiting for the write."""
+        self._store.put_progress(TaskProgress(self.name, self.task, run, dict(summary)))
 
     def record_topics(self, topics: Iterable[str]) -> list[str]:
         """Record the topics the task used that the status topic does not list for the connector

@@ -61,8 +61,10 @@ Runner = SourceTaskRunner | SinkTaskRunner
 
 
 class ConnectorRunListener(Protocol):
-    """Hears each connector's run in this worker: from planned to removed. Called on the worker's API
-    threads; must not raise (the worker does not catch) and should return promptly."""
+    """Hears each connector's run in this worker: from planned (or reconfigured) to reconfigured (or
+    removed). A reconfiguration with new task configs ends one run and starts the next, after the old
+    tasks stopped and before the new ones start. Called on the worker's API threads and its
+    reconfiguration threads; must not raise (the worker does not catch) and should return promptly."""
 
     def connector_started(self, name: str, props: Mapping[str, Any], task_configs: list[dict[str, str]]) -> None:
         """The connector was planned into ``task_configs`` (its tasks start next, unless it is paused)."""
@@ -341,8 +343,12 @@ class Worker:
             log.info("Connector %s asked for reconfiguration: %d -> %d tasks", name,
                      len(running.plan.task_configs), len(configs))
             self._stop_tasks(running)
+            if self.run_listener is not None:  # the old configs' run ends, the new configs' run starts
+                self.run_listener.connector_stopped(name, self._failure(name))
             running.plan.task_configs = configs
             self._publish_task_configs(running.plan)
+            if self.run_listener is not None:
+                self.run_listener.connector_started(name, running.plan.props, list(configs))
             if not running.paused:
                 self._start_tasks(running)
 

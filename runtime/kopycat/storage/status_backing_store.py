@@ -38,6 +38,13 @@ from kopycat.storage.connector_status import (
 from kopycat.storage.internal_topic_codec import parse_task_id
 from kopycat.storage.kafka_based_log import KafkaBasedLog, worker_bootstrap_servers
 from kopycat.storage.kafka_topic_store import KafkaTopicStore
+from kopycat.storage.task_progress import (
+    TaskProgress,
+    decode_progress,
+    encode_progress,
+    parse_progress_key,
+    progress_key,
+)
 from kopycat.storage.worker_storage_config import (
     KAFKA_STATUS_STORE_CONFIG,
     STATUS_STORAGE_PARTITIONS_CONFIG,
@@ -61,6 +68,7 @@ class StatusTable:
         self._connectors: dict[str, ConnectorStatus] = {}
         self._tasks: dict[str, dict[int, TaskStatus]] = {}
         self._topics: dict[str, dict[str, TopicStatus]] = {}
+        self._progress: dict[str, dict[int, TaskProgress]] = {}
 
     def put(self, status: ConnectorStatus | TaskStatus) -> None:
         with self._lock:
@@ -106,8 +114,19 @@ class StatusTable:
                 self.remove_topic(*topic_id)
             elif (topic_status := self._decode_topic(name, value)) is not None:
                 self.put_topic(topic_status)
+        elif (progress_id := parse_progress_key(name)) is not None:
+            self._apply_progress(name, progress_id, value)
         else:
             log.warning("Discarding record with invalid key %r on status topic '%s'", name, self.topic)
+
+    def _apply_progress(self, name: str, progress_id: tuple[str, int], value: bytes | None) -> None:
+        if value is None:
+            self._remove(self._progress, *progress_id)
+            return
+        try:
+            self.put_progress(decode_progress(*progress_id, value, self.topic))
+        except DataError as exc:
+            log.error("Failed to deserialize progress '%s' on topic '%s': %s", name, self.topic, exc)
 
     def _decode(self, name: str, value: bytes) -> tuple[State, str | None, str, int, str | None] | None:
         try:
@@ -140,6 +159,14 @@ class StatusTable:
 
     def remove_topic(self, connector: str, topic: str) -> None:
         self._remove(self._topics, connector, topic)
+
+    def put_progress(self, progress: TaskProgress) -> None:
+        with self._lock:
+            self._progress.setdefault(progress.connector, {})[progress.task] = progress
+
+    def get_all_progress(self, connector: str) -> list[TaskProgress]:
+        with self._lock:
+            return [progress for _, progress in sorted(self._progress.get(connector, {}).items())]
 
     def get_connector(self, connector: str) -> ConnectorStatus | None:
         with self._lock:
@@ -203,6 +230,14 @@ class StatusBackingStore(Lifecycle):
         """The topics the connector used since it was created or last reset, by name."""
 
     @abstractmethod
+    def put_progress(self, progress: TaskProgress) -> Future[None]:
+        """Record a running task's figures so far (:mod:`kopycat.storage.task_progress`)."""
+
+    @abstractmethod
+    def get_all_progress(self, connector: str) -> list[TaskProgress]:
+        """The latest figures each of the connector's tasks recorded, by task number."""
+
+    @abstractmethod
     def flush(self) -> None:
         """Wait until every status put so far is stored."""
 
@@ -251,6 +286,13 @@ class MemoryStatusBackingStore(StatusBackingStore):
 
     def get_all_topics(self, connector: str) -> list[TopicStatus]:
         return self.table.get_all_topics(connector)
+
+    def put_progress(self, progress: TaskProgress) -> Future[None]:
+        self.table.put_progress(progress)
+        return completed_future()
+
+    def get_all_progress(self, connector: str) -> list[TaskProgress]:
+        return self.table.get_all_progress(connector)
 
     def flush(self) -> None:
         """Statuses are stored as they are put."""
@@ -305,6 +347,10 @@ class KafkaStatusBackingStore(KafkaTopicStore, StatusBackingStore):
     def delete_topic(self, connector: str, topic: str) -> Future[None]:
         return self._send(topic_status_key(connector, topic), None, f"reset of topic {topic} of {connector}")
 
+    def put_progress(self, progress: TaskProgress) -> Future[None]:
+        return self._send(progress_key(progress.connector, progress.task), encode_progress(progress),
+                          f"progress of task {progress.connector}-{progress.task}")
+
     def _send(self, key: str, value: bytes | None, what: object) -> Future[None]:
         def report(error: BaseException | None) -> None:
             if error is not None:
@@ -353,3 +399,7 @@ class KafkaStatusBackingStore(KafkaTopicStore, StatusBackingStore):
     def get_all_topics(self, connector: str) -> list[TopicStatus]:
         self._catch_up()
         return self.table.get_all_topics(connector)
+
+    def get_all_progress(self, connector: str) -> list[TaskProgress]:
+        self._catch_up()
+        return self.table.get_all_progress(connector)

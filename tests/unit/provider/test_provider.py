@@ -15,7 +15,7 @@ from kopycat.api.window import WINDOW_END_MS_CONFIG, WINDOW_START_MS_CONFIG, Tim
 from kopycat.runtime.bounded_plan import PlannedTask, plan_bounded_run, with_passwords
 from kopycat_airflow.connector_config import resolve_connector_config
 from kopycat_airflow.get_provider_info import get_provider_info
-from kopycat_airflow.operators.copy import window_of
+from kopycat_airflow.operators.copy import CopyTaskOperator, window_of
 from kopycat_airflow.operators.plan import config_errors
 from kopycat_airflow.operators.spark_export import SparkExportOperator
 
@@ -114,3 +114,9 @@ def test_the_provider_registers_its_hook_and_connection_type() -> None:
     info = get_provider_info()
     assert info["connection-types"][0]["connection-type"] == "kopycat"
     assert "kopycat_airflow.operators.copy" in info["operators"][0]["python-modules"]
+
+
+@pytest.mark.parametrize("interval", [0, -1.5])
+def test_a_copy_task_refuses_a_progress_interval_that_is_not_positive(interval: float) -> None:
+    with pytest.raises(ValueError, match=rf"progress_interval_s={interval}: give a number of seconds > 0"):
+        CopyTaskOperator(task_id="copy", connector_config={"name": "c"}, task_config={}, progress_interval_s=interval)
