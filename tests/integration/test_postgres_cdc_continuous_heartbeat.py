@@ -20,7 +20,7 @@ import subprocess
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -65,13 +65,25 @@ def wait_until(what: str, done: Callable[[], bool], process: subprocess.Popen[by
         time.sleep(0.2)
 
 
+@pytest.fixture
+def workers() -> Iterator[list[subprocess.Popen[bytes]]]:
+    """The workers a test starts: one still running when it ends (a failed assertion) is killed."""
+    started: list[subprocess.Popen[bytes]] = []
+    yield started
+    for process in started:
+        if process.poll() is None:
+            process.kill()
+            process.wait(30)
+
+
 def item_ids(bootstrap: str, topic: str) -> list[int]:
     """The ids of the ``items`` change events in topic order (tombstones left out)."""
     return [value["after"]["id"] for _, value in consume_json(bootstrap, topic) if value is not None]
 
 
 def test_continuous_heartbeats_confirm_an_idle_slot_and_restarts_lose_or_repeat_no_change(
-        bootstrap_servers: str, postgres_server: LocalPostgres, postgres_url: str, tmp_path: Path) -> None:
+        bootstrap_servers: str, postgres_server: LocalPostgres, postgres_url: str, tmp_path: Path,
+        workers: list[subprocess.Popen[bytes]]) -> None:
     run = uuid.uuid4().hex[:8]
     name, prefix, slot = f"hbc-{run}", f"hbc{run}", f"hbc_{run}"
     topic = create_topic(bootstrap_servers, f"{prefix}.public.items")
@@ -97,7 +109,11 @@ def test_continuous_heartbeats_confirm_an_idle_slot_and_restarts_lose_or_repeat_
     def copied() -> bool:
         return len(item_ids(bootstrap_servers, topic)) >= len(expected)
 
-    process = start_worker(worker, connector, log)
+    def start() -> subprocess.Popen[bytes]:
+        workers.append(start_worker(worker, connector, log))
+        return workers[-1]
+
+    process = start()
     wait_until("the snapshot", copied, process, log)
 
     # idle captured table, busy other database: the slot follows the WAL by heartbeats alone
@@ -121,7 +137,7 @@ def test_continuous_heartbeats_confirm_an_idle_slot_and_restarts_lose_or_repeat_
 
     write_items(21, 30)  # while the worker is down, with WAL traffic elsewhere around them
     execute(elsewhere, "INSERT INTO busy SELECT generate_series(1, 1000)")
-    process = start_worker(worker, connector, log)
+    process = start()
     wait_until("the changes written while stopped", copied, process, log)
     write_items(31, 40)
     with Traffic(elsewhere):
@@ -134,7 +150,7 @@ def test_continuous_heartbeats_confirm_an_idle_slot_and_restarts_lose_or_repeat_
 
     write_items(41, 50)
     execute(elsewhere, "INSERT INTO busy SELECT generate_series(1, 1000)")
-    process = start_worker(worker, connector, log)
+    process = start()
     wait_until("the changes written after the kill", copied, process, log)
     after_restart = wal_position(elsewhere)
     wait_until("a heartbeat after the restart", lambda: confirmed_flush(postgres_url, slot) >= after_restart,
