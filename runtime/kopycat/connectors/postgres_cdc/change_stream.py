@@ -14,7 +14,7 @@ the transaction in flight, the changes at or before the stored ``lsn``, as that 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from kopycat.api.data import Struct
 from kopycat.api.records import SourceRecord
@@ -54,21 +54,22 @@ class ChangeStream:
         """The change records of ``messages`` (lsn, xid, pgoutput bytes), in commit order."""
         begin: Begin | None = None
         skip = False
-        held: list[_Change] = []
+        held: list[_Held] = []
+        tables = self.tables
         for lsn, _xid, data in messages:
             message = decode(data)
             if message.__class__ in _CHANGES:  # most messages: tested first
                 if begin is None or skip:
                     continue
-                table = self.tables.get(message.relation_oid)  # type: ignore[union-attr]
+                table = tables.get(message.relation_oid)  # type: ignore[union-attr]
                 if table is None or (begin.xid == self.resume_tx and lsn <= self.resume_lsn):
                     continue
                 if self.transactions is None:
-                    held.append(self._change(table, message, lsn, begin, None))  # type: ignore[arg-type]
+                    held.append((lsn, table, message))  # type: ignore[arg-type]
                 else:
                     block = self.transactions.event(table.collection, lsn)
                     offset = self.transactions.store(self._offset(lsn, None, begin))
-                    yield from self._records(self._change(table, message, lsn, begin, block), offset)  # type: ignore[arg-type]
+                    yield from self._records(table, message, lsn, begin, block, offset)  # type: ignore[arg-type]
             elif isinstance(message, Relation):
                 self.tables[message.oid] = self.lookup(message)
             elif isinstance(message, Begin):
@@ -85,12 +86,10 @@ class ChangeStream:
                     yield from self._commit(begin, message, held)
                 begin, held = None, []
 
-    def _commit(self, begin: Begin, commit: Commit, held: list[_Change]) -> Iterator[SourceRecord]:
+    def _commit(self, begin: Begin, commit: Commit, held: list[_Held]) -> Iterator[SourceRecord]:
         """Held changes (the last one with the commit's offset), a due heartbeat, then the END record."""
         commit_offset = self._offset(commit.end_lsn, commit.end_lsn, begin, "COMMIT")
-        last = len(held) - 1
-        for index, change in enumerate(held):
-            yield from self._records(change, commit_offset if index == last else self._offset(change.lsn, None, begin))
+        yield from self._held_records(begin, held, commit_offset)
         self.last_commit, self.last_offset = commit.end_lsn, commit_offset
         in_flight = commit_offset if self.transactions is None else self.transactions.store(dict(commit_offset))
         if self.heartbeat is not None and self.heartbeat.due():  # Debezium's commitMessage beats before the END
@@ -124,39 +123,58 @@ class ChangeStream:
             offset["messageType"] = kind
         return offset
 
-    def _change(self, table: TableEvents, message: Insert | Update | Delete, lsn: int, begin: Begin,
-                block: Struct | None) -> _Change:
-        where = SourcePosition(begin.commit_ts_us, begin.xid, lsn, self.last_commit)
-        if isinstance(message, Update):
-            op, after = "u", table.row(message.new)
-            before = None if message.old is None or message.old_is_key_only else table.row(message.old)
-        elif isinstance(message, Insert):
-            op, before, after = "c", None, table.row(message.new)
-        else:
-            op, before, after = "d", table.row(message.old), None
-        return _Change(lsn, table, op, table.key(after if after is not None else before),
-                       table.envelope(op, before, after, where, block))
+    def _held_records(self, begin: Begin, held: list[_Held], commit_offset: dict[str, Any]) -> Iterator[SourceRecord]:
+        """A committed transaction's changes, built in one loop: what is the same for the whole
+        transaction (its xid, commit time, the previous commit, the offset's shape) is read once,
+        the events are made only now that the transaction committed, and each change gets its
+        final offset dict at once (the last one the commit's, as Debezium stores after a commit)."""
+        xid, ts_us, last_commit = begin.xid, begin.commit_ts_us, self.last_commit
+        partition, tombstones, record_of, event = self.partition, self.tombstones, SourceRecord.of, _event
+        last = len(held) - 1
+        for index, (lsn, table, message) in enumerate(held):
+            op, key, value = event(table, message, SourcePosition(ts_us, xid, lsn, last_commit), None)
+            if index == last:
+                offset = {"messageType": _MESSAGE_TYPES[op], **commit_offset}  # keeps COMMIT, first in order
+            else:
+                offset = {"messageType": _MESSAGE_TYPES[op], "lsn_proc": lsn, "lsn": lsn, "txId": xid,
+                          "ts_usec": ts_us}
+                if last_commit is not None:
+                    offset["lsn_commit"] = last_commit
+            yield record_of(partition, offset, table.topic, None, table.key_schema, key, table.envelope_schema, value)
+            if op == "d" and tombstones:
+                yield record_of(partition, offset, table.topic, None, table.key_schema, key, None, None)
 
-    def _records(self, change: _Change, offset: dict[str, Any]) -> list[SourceRecord]:
-        """The change's record (and a delete's tombstone) at ``offset``."""
-        table, op, key = change.table, change.op, change.key
-        offset = {"messageType": _MESSAGE_TYPES[op], **offset}  # a transaction's last change keeps COMMIT
+    def _records(self, table: TableEvents, message: Insert | Update | Delete, lsn: int, begin: Begin,
+                 block: Struct, offset: dict[str, Any]) -> list[SourceRecord]:
+        """A change's record (and a delete's tombstone) at ``offset``, built as it is read (with
+        ``provide.transaction.metadata``, where every change has its own offset)."""
+        where = SourcePosition(begin.commit_ts_us, begin.xid, lsn, self.last_commit)
+        op, key, value = _event(table, message, where, block)
+        offset = {"messageType": _MESSAGE_TYPES[op], **offset}
         record = SourceRecord.of(self.partition, offset, table.topic, None, table.key_schema, key,
-                                 table.envelope_schema, change.value)
+                                 table.envelope_schema, value)
         if op == "d" and self.tombstones:
             return [record, SourceRecord.of(self.partition, offset, table.topic, None, table.key_schema, key,
                                             None, None)]
         return [record]
 
 
-class _Change(NamedTuple):
-    """A change event built, waiting for its offset (the last of a transaction gets the commit's)."""
+_Held = tuple[int, TableEvents, Insert | Update | Delete]
+"""A change of the transaction in flight, as read: (lsn, its table, the message); built at the commit."""
 
-    lsn: int
-    table: TableEvents
-    op: str
-    key: Struct | None
-    value: Struct
+
+def _event(table: TableEvents, message: Insert | Update | Delete, where: SourcePosition,
+           block: Struct | None) -> tuple[str, Struct | None, Struct]:
+    """(op, key, envelope) of one change, as Debezium's ``PostgresChangeRecordEmitter``."""
+    kind = message.__class__
+    if kind is Update:
+        op, after = "u", table.row(message.new)  # type: ignore[union-attr]
+        before = None if message.old is None or message.old_is_key_only else table.row(message.old)  # type: ignore[union-attr]
+    elif kind is Insert:
+        op, before, after = "c", None, table.row(message.new)  # type: ignore[union-attr]
+    else:
+        op, before, after = "d", table.row(message.old), None
+    return op, table.key(after if after is not None else before), table.envelope(op, before, after, where, block)
 
 
 _MESSAGE_TYPES: Final = {"c": "INSERT", "u": "UPDATE", "d": "DELETE"}

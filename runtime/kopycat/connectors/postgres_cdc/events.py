@@ -140,12 +140,20 @@ class TableEvents:
     def envelope(self, op: str, before: Sequence[Any] | None, after: Sequence[Any] | None,
                  where: SourcePosition, transaction: Struct | None = None) -> Struct:
         """The change event: ``op`` is c, u, d or r; ``ts_*`` is now, when the event is made; ``transaction``
-        is the block of ``provide.transaction.metadata``."""
+        is the block of ``provide.transaction.metadata``.
+
+        A list from :meth:`row` becomes the row struct's values as it is (one change's rows are made
+        for its event alone); another sequence is copied."""
         now_ns = time.time_ns()
+        value_schema = self.value_schema
         return Struct.of_values(self.envelope_schema, [
-            None if before is None else Struct.of_values(self.value_schema, list(before)),
-            None if after is None else Struct.of_values(self.value_schema, list(after)),
+            None if before is None else Struct.of_values(value_schema, _as_list(before)),
+            None if after is None else Struct.of_values(value_schema, _as_list(after)),
             self.source(where), transaction, op, now_ns // 1_000_000, now_ns // 1000, now_ns])
+
+
+def _as_list(values: Sequence[Any]) -> list[Any]:
+    return values if values.__class__ is list else list(values)  # type: ignore[return-value]
 
 
 def _fallback(schema: Schema) -> Any:

@@ -162,13 +162,14 @@ class PostgresSource:
         cursor = self.conn.cursor(name="kopycat_cdc_peek")
         try:
             with self.conn.transaction():
+                # positions as 64-bit integers computed by the server: each row is the tuple to yield
                 cursor.execute(
-                    "SELECT lsn::text, xid::text::bigint, data FROM pg_logical_slot_peek_binary_changes("
+                    "SELECT (lsn - '0/0'::pg_lsn)::bigint, xid::text::bigint, data "
+                    "FROM pg_logical_slot_peek_binary_changes("
                     "%s, %s::pg_lsn, NULL, 'proto_version', '1', 'publication_names', %s)",
                     (self.settings.slot, format_lsn(end_lsn), self.settings.publication))
                 while rows := cursor.fetchmany(fetch):
-                    for lsn, xid, data in rows:
-                        yield parse_lsn(lsn), int(xid), bytes(data)
+                    yield from rows
         except psycopg.Error as exc:
             raise self.explain(exc) from exc
         finally:
