@@ -1,4 +1,4 @@
-"""What only ``task.isolation=process`` can meet: a task process that dies, and the key's bad values."""
+"""What only ``task.isolation=process`` can meet: a task process that dies."""
 
 from __future__ import annotations
 
@@ -6,9 +6,7 @@ import time
 
 import pytest
 
-from kopycat.api.errors import ConfigError
 from kopycat.embedded import Kopycat
-from kopycat.runtime.worker_config import WORKER_CONFIG
 from kopycat.storage.offset_backing_store import MemoryOffsetStore
 from tests.support.crashing import EXIT_CODE
 
@@ -29,9 +27,3 @@ def test_a_task_process_that_dies_is_failed_with_its_exit_code_and_the_connector
     assert status["connector"]["state"] == "RUNNING"
     assert all(f"exited with code {EXIT_CODE}" in task["trace"] for task in status["tasks"]), status
 
-
-def test_an_unknown_task_isolation_names_the_key_and_the_choices() -> None:
-    with pytest.raises(ConfigError) as raised:
-        WORKER_CONFIG.parse({"task.isolation": "fork"})
-    message = str(raised.value)
-    assert "task.isolation" in message and "fork" in message and "process" in message and "thread" in message
