@@ -5,7 +5,9 @@ lock, so ``tasks.max`` above 1 would not use a second core. :class:`TaskProcess`
 shape the :class:`~kopycat.runtime.worker.Worker` drives (``run``, ``stop``, ``summary``, ``metrics``,
 ``topics_listener``) and runs the real runner, built by the same
 :func:`~kopycat.runtime.task_factory.build_task_runner`, in a child started with multiprocessing's
-"spawn" method (confluent-kafka's librdkafka threads do not survive ``fork``).
+"forkserver" method: confluent-kafka's librdkafka threads do not survive ``fork``, so children are forked
+from a server process that has imported the runtime (this module) and started no thread, which saves each
+task the seconds a "spawn"ed interpreter takes to import it (pyarrow starts threads on import: not preloaded).
 
 One duplex pipe joins the two; every message is a tuple:
 
@@ -54,7 +56,8 @@ log = logging.getLogger(__name__)
 METRICS_INTERVAL_S = 1.0
 """How often a child sends its task's metric groups: a scrape of /metrics is at most this much behind."""
 
-_SPAWN = multiprocessing.get_context("spawn")
+_CONTEXT = multiprocessing.get_context("forkserver")
+_CONTEXT.set_forkserver_preload([__name__])
 
 
 class TaskProcessError(ConnectError):
@@ -86,10 +89,14 @@ class TaskProcess:
         self.summary = RunSummary(task_id.connector, task_id.task)
         self.metrics = _RemoteMetrics()
         self.topics_listener: Callable[[set[str]], None] | None = None
+        self.metrics_listener: Callable[[], None] | None = None
+        """Called once, when the child's first metric groups arrive: a registry that declares instruments per
+        metric name (OpenTelemetry's) reads the task's names then, not from the empty groups before."""
         self._spec = (dict(task_props), dict(connector_props), dict(worker_props), bounds)
         self._store = offset_store
         self._stop_timeout_s = stop_timeout_s
         self._stop_requested: float | None = None
+        self._killed = False
         self._pipe: Connection | None = None
         self._send_lock = threading.Lock()
 
@@ -98,8 +105,8 @@ class TaskProcess:
         task_props, connector_props, worker_props, bounds = self._spec
         spec = _TaskSpec(self.id, task_props, connector_props, worker_props, bounds,
                          self.topics_listener is not None, logging.getLogger().getEffectiveLevel())
-        ours, theirs = _SPAWN.Pipe()
-        process = _SPAWN.Process(target=run_child, args=(theirs, spec), name=f"task-{self.id}", daemon=True)
+        ours, theirs = _CONTEXT.Pipe()
+        process = _CONTEXT.Process(target=run_child, args=(theirs, spec), name=f"task-{self.id}", daemon=True)
         process.start()
         theirs.close()
         with self._send_lock:
@@ -134,10 +141,12 @@ class TaskProcess:
     def _serve(self, pipe: Connection, process: Any) -> tuple[RunSummary, str | None] | None:
         """Answer the child's messages until it reports ``done`` (returned) or dies (None)."""
         while True:
-            if self._stop_requested is not None and time.monotonic() - self._stop_requested > self._stop_timeout_s:
+            if (not self._killed and self._stop_requested is not None
+                    and time.monotonic() - self._stop_requested > self._stop_timeout_s):
                 log.error("Task %s did not stop within %.0f s of being asked; killing its process", self.id,
                           self._stop_timeout_s)
                 process.kill()
+                self._killed = True
             try:
                 if not pipe.poll(0.2):
                     if not process.is_alive() and not pipe.poll(0):
@@ -153,10 +162,16 @@ class TaskProcess:
     def _handle(self, message: tuple[Any, ...]) -> None:
         kind = message[0]
         if kind == "metrics":
+            first = not self.metrics.groups
             self.metrics.groups = message[1]
+            if first and self.metrics_listener is not None:
+                self.metrics_listener()
         elif kind == "topics":
             if self.topics_listener is not None:
-                self.topics_listener(message[1])
+                try:
+                    self.topics_listener(message[1])
+                except Exception:  # noqa: BLE001 - topic tracking is informational, as in WorkerTask
+                    log.exception("Task %s: could not record its active topics %s", self.id, sorted(message[1]))
         elif kind == "set":
             request = message[1]
             self._store.set(message[2]).add_done_callback(

@@ -274,7 +274,10 @@ class Worker:
         plan = running.plan
         task_id = TaskId(plan.name, index)
         task = _TaskThread(self._build_runner(task_id, plan.task_configs[index], running))
-        self.metrics.register(task_id, task.runner.metrics.collect)
+        provider = task.runner.metrics.collect
+        self.metrics.register(task_id, provider)
+        if isinstance(task.runner, TaskProcess):
+            task.runner.metrics_listener = lambda: self.metrics.register(task_id, provider)
         if self.values[TOPIC_TRACKING_ENABLE_CONFIG]:
             task.runner.topics_listener = functools.partial(self._record_topics, task_id)
         task.thread = threading.Thread(target=self._run_task, args=(task_id, task), name=f"task-{task_id}",

@@ -82,8 +82,9 @@ WORKER_CONFIG: Final = (
     .define(TASK_ISOLATION_CONFIG, ConfigType.STRING, TASK_ISOLATION_PROCESS,
             CaseInsensitiveValidString([TASK_ISOLATION_PROCESS, TASK_ISOLATION_THREAD]), Importance.MEDIUM,
             doc="Kopycat's own key: where `kopycat standalone`, `kopycat worker` and the embedded worker run "
-                "each task. 'process' (the default) runs every task config in a child process (the 'spawn' "
-                "start method), so tasks.max > 1 uses more than one core; the child reports its status, "
+                "each task. 'process' (the default) runs every task config in a child process (forked from a server "
+                "process that imported the runtime, multiprocessing's 'forkserver'), so tasks.max > 1 uses more "
+                "than one core; the child reports its status, "
                 "metrics and summary to the worker and reads and writes offsets through it. 'thread' runs "
                 "every task as a thread of the worker's process, sharing one interpreter lock: cheaper to "
                 "start (no interpreter per task), and needed by task classes the child cannot import (defined "
