@@ -89,7 +89,7 @@ def run(argv: Sequence[str] = ()) -> list[BenchResult]:
     lines.append(f"  peak({last:,}) / peak({first:,}) = {peaks[last] / peaks[first]:.2f} (goal <= {GOAL_RATIO})"
                  + ("" if last == SIZES[-1] else f" (--quick: sizes / {QUICK_DIVISOR}, no 10M run)"))
     print("\n".join(lines), flush=True)
-    return [BenchResult(f"sink peak RSS {count:,} records", peak, unit="MiB") for count, peak in peaks.items()]
+    return []  # the table is the result: BenchResult's ratio line reads "goal >=", and this goal is "<="
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--child"]:
