@@ -197,8 +197,14 @@ def fill_topic(bootstrap: str, admin: AdminClient, count: int) -> str:
     return topic
 
 
+def _load() -> str:
+    """The machine's load averages (1, 5, 15 min): above the core count, no second task finds a free core."""
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
 def table(side: str, runs: Sequence[Run]) -> str:
-    lines = [f"=== {side}: one connector, tasks in threads vs processes (medians of rounds) ===",
+    lines = [f"=== {side}: one connector, tasks in threads vs processes (medians of rounds; load average "
+             f"{_load()} on {os.cpu_count()} cores at the end) ===",
              f"  {'mover':<28} {'records/s':>11} {'spread':>7} {'µs CPU/rec':>11} {'broker CPU s':>13} "
              f"{'kopycat CPU s':>14} {'wall s':>7} {'task s':>7} {'task rec/s':>11}"]
     for run in runs:
