@@ -124,9 +124,10 @@ class TaskProcess:
                 self._pipe = None
             ours.close()
         if done is None:
-            self.summary.stop_reason = StopReason.FAILED
-            raise TaskProcessError(f"The process of task {self.id} exited with code {process.exitcode} before "
-                                   f"reporting its end; offsets since its last commit will be copied again")
+            error = TaskProcessError(f"The process of task {self.id} exited with code {process.exitcode} before "
+                                     f"reporting its end; offsets since its last commit will be copied again")
+            self.summary.stop_reason, self.summary.error = StopReason.FAILED, f"{type(error).__name__}: {error}"
+            raise error
         self.summary, trace = done
         if trace is not None:
             raise TaskProcessError(f"Task {self.id} failed in its process:\n{trace}")
