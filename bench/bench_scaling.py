@@ -15,7 +15,8 @@ Timed around ``run_once``: planning, each task's start (a process forked by mult
 process mode) and its final commit included, as a user pays them. CPU per record is this process's (every
 thread) plus that of its children (``RUSAGE_CHILDREN``, and ``/proc`` for the live fork server, which reaps
 the task processes); the broker's CPU over the same run (``/proc/<pid>/stat``
-of its JVM) is printed beside it, so a reader sees which side saturates the two cores.
+of its JVM) is printed beside it, and the share of all cores' time anything on the machine ran
+(``/proc/stat``), so a reader sees which side saturates the two cores, or that others do.
 
 Goal: ``tasks.max=2`` in processes at least 1.3x the records/s of ``tasks.max=1`` (the issue's), per side, on
 the wall time and, in a second line, on the slowest task's own time (RunSummary.duration_s: without planning
@@ -70,6 +71,8 @@ class Run:
     wall_s: float
     cpu_s: float
     broker_cpu_s: float | None
+    machine_busy: float
+    """The share of every core's time that something (anything on the machine) ran during the round."""
     task_s: float
     """The slowest task's own run time (RunSummary.duration_s: from its clients' start to its final commit,
     without planning and without starting an interpreter per task process)."""
@@ -125,21 +128,31 @@ def broker_pid(workdir: Path | None) -> int | None:
     return None
 
 
+def _machine_ticks() -> tuple[int, int]:
+    """(busy, total) clock ticks of all cores since boot, from /proc/stat's "cpu" line."""
+    ticks = [int(tick) for tick in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = ticks[3] + ticks[4]  # idle, iowait
+    return sum(ticks) - idle, sum(ticks)
+
+
 def timed(mover: str, count: int, broker: int | None, move: Callable[[], list[RunSummary | None]]) -> Run:
     """Run ``move`` once, checking its summaries count ``count`` records."""
+    machine_before = _machine_ticks()
     broker_before = cpu_seconds(broker) if broker else None
     cpu_before, started = _own_and_children_cpu(), time.perf_counter()
     summaries = move()
     wall_s = time.perf_counter() - started
     cpu_s = _own_and_children_cpu() - cpu_before
     broker_after = cpu_seconds(broker) if broker else None
+    machine_after = _machine_ticks()
+    busy = (machine_after[0] - machine_before[0]) / max(machine_after[1] - machine_before[1], 1)
     failed = [s.error for s in summaries if s is not None and s.error]
     if failed:
         raise RuntimeError(f"{mover}: a task failed: {failed}")
     check_count(f"{mover} records", sum(s.records for s in summaries if s is not None), count)
     broker_cpu = None if broker_before is None or broker_after is None else broker_after - broker_before
     task_s = max(s.duration_s for s in summaries if s is not None)
-    return Run(mover, count, wall_s, cpu_s, broker_cpu, task_s)
+    return Run(mover, count, wall_s, cpu_s, broker_cpu, busy, task_s)
 
 
 def _worker(bootstrap: str, mode: str) -> dict[str, str]:
@@ -206,12 +219,13 @@ def table(side: str, runs: Sequence[Run]) -> str:
     lines = [f"=== {side}: one connector, tasks in threads vs processes (medians of rounds; load average "
              f"{_load()} on {os.cpu_count()} cores at the end) ===",
              f"  {'mover':<28} {'records/s':>11} {'spread':>7} {'µs CPU/rec':>11} {'broker CPU s':>13} "
-             f"{'kopycat CPU s':>14} {'wall s':>7} {'task s':>7} {'task rec/s':>11}"]
+             f"{'kopycat CPU s':>14} {'machine busy':>13} {'wall s':>7} {'task s':>7} {'task rec/s':>11}"]
     for run in runs:
         spread = spread_of(run)
         broker = "-" if run.broker_cpu_s is None else f"{run.broker_cpu_s:.1f}"
         lines.append(f"  {run.mover:<28} {run.rate:>11,.0f} {'-' if spread is None else f'{spread:.0%}':>7} "
-                     f"{run.cpu_s / run.count * 1e6:>11.2f} {broker:>13} {run.cpu_s:>14.1f} {run.wall_s:>7.2f} "
+                     f"{run.cpu_s / run.count * 1e6:>11.2f} {broker:>13} {run.cpu_s:>14.1f} "
+                     f"{run.machine_busy:>13.0%} {run.wall_s:>7.2f} "
                      f"{run.task_s:>7.2f} {run.task_rate:>11,.0f}")
     return "\n".join([*lines, *rounds_lines(runs)])
 
