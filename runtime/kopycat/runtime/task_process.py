@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import multiprocessing.forkserver
 import os
 import signal
 import threading
@@ -49,7 +50,7 @@ from kopycat.runtime.task_parts import TaskId
 from kopycat.storage.offset_backing_store import OffsetBackingStore
 from kopycat.storage.write_completion import SetCallback
 
-__all__ = ["METRICS_INTERVAL_S", "TaskProcess", "TaskProcessError"]
+__all__ = ["METRICS_INTERVAL_S", "TaskProcess", "TaskProcessError", "start_fork_server"]
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +59,12 @@ METRICS_INTERVAL_S = 1.0
 
 _CONTEXT = multiprocessing.get_context("forkserver")
 _CONTEXT.set_forkserver_preload([__name__])
+
+
+def start_fork_server() -> None:
+    """Start the fork server now (once per process), so that its start (an interpreter importing the runtime:
+    seconds) is paid when a worker starts, not inside its first task's run."""
+    multiprocessing.forkserver.ensure_running()
 
 
 class TaskProcessError(ConnectError):

@@ -46,7 +46,7 @@ from kopycat.runtime.sink_runner import SinkTaskRunner
 from kopycat.runtime.source_runner import SourceTaskRunner
 from kopycat.runtime.task_factory import build_task_runner, exactly_once_enabled
 from kopycat.runtime.task_parts import TaskId
-from kopycat.runtime.task_process import TaskProcess
+from kopycat.runtime.task_process import TaskProcess, start_fork_server
 from kopycat.runtime.worker_config import (
     TASK_ISOLATION_CONFIG,
     TASK_ISOLATION_PROCESS,
@@ -122,6 +122,8 @@ class Worker:
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
+        if str(self.values[TASK_ISOLATION_CONFIG]).lower() == TASK_ISOLATION_PROCESS:
+            start_fork_server()
         self.offset_store.start()
         self.status_store.start()
         self._started = True
