@@ -97,7 +97,8 @@ class _Connector:
 
 
 class Worker:
-    """Connectors and their task threads in this process (Kafka's ``Worker`` + ``StandaloneHerder``)."""
+    """Connectors and their tasks, each watched by a task thread of this process and run in a child process
+    or on that thread (``task.isolation``; Kafka's ``Worker`` + ``StandaloneHerder``)."""
 
     def __init__(self, worker_props: Mapping[str, Any], offset_store: OffsetBackingStore, *,
                  status_store: StatusBackingStore | None = None, worker_id: str | None = None,
@@ -147,7 +148,7 @@ class Worker:
     # ------------------------------------------------------------------ connectors
 
     def add_connector(self, props: Mapping[str, Any], bounds: Bounds | None = None, *, paused: bool = False) -> str:
-        """Plan the connector and start one thread per task config; returns its name.
+        """Plan the connector and start one task per task config (see ``task.isolation``); returns its name.
 
         ``bounds`` makes every task a bounded run (the embedded API's ``run_once``); ``paused``
         plans the connector but starts no task until :meth:`resume_connector`.
