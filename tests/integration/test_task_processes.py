@@ -1,4 +1,4 @@
-"""What only ``task.isolation=process`` can meet: a task process that dies."""
+"""What only ``task.isolation=process`` can meet: a task process that dies, one stopped while it starts."""
 
 from __future__ import annotations
 
@@ -7,7 +7,10 @@ import time
 import pytest
 
 from kopycat.embedded import Kopycat
+from kopycat.runtime.worker import Worker
+from kopycat.storage.connector_status import State
 from kopycat.storage.offset_backing_store import MemoryOffsetStore
+from kopycat.storage.status_backing_store import MemoryStatusBackingStore
 from tests.support.crashing import EXIT_CODE
 
 pytestmark = pytest.mark.integration
@@ -27,3 +30,15 @@ def test_a_task_process_that_dies_is_failed_with_its_exit_code_and_the_connector
     assert status["connector"]["state"] == "RUNNING"
     assert all(f"exited with code {EXIT_CODE}" in task["trace"] for task in status["tasks"]), status
 
+
+
+def test_a_task_stopped_before_its_process_built_it_stops_gracefully_instead_of_being_killed(
+        bootstrap_servers: str, topic_name: str) -> None:
+    statuses = MemoryStatusBackingStore()
+    worker_props = {"bootstrap.servers": bootstrap_servers, "task.isolation": "process"}
+    with Worker(worker_props, MemoryOffsetStore(), status_store=statuses) as worker:
+        name = worker.add_connector({"name": "quick", "topic": topic_name, "total": "3",
+                                     "connector.class": "tests.support.counting.CountingSourceConnector"})  # copies 3 records, then idles: unbounded
+        worker.remove_connector(name)  # "stop" reaches the child while it imports and builds the runner
+    [task] = statuses.get_all_tasks(name)
+    assert task.state is State.UNASSIGNED and task.trace is None, task

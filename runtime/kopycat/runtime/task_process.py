@@ -232,7 +232,7 @@ def run_child(pipe: Connection, spec: _TaskSpec) -> None:
     except BaseException as exc:  # noqa: BLE001 - reported to the worker as the task's failure
         channel.send(("done", summary, "".join(traceback.format_exception(exc))))
         return
-    channel.on_stop = runner.stop
+    channel.on_stop(runner.stop)
     if spec.track_topics:
         runner.topics_listener = lambda topics: channel.send(("topics", topics))
     reporting = threading.Event()
@@ -262,7 +262,8 @@ class _ParentChannel:
     """
 
     def __init__(self, pipe: Connection) -> None:
-        self.on_stop: Callable[[], None] | None = None
+        self._stop: Callable[[], None] | None = None
+        self._stop_received = False
         self._pipe = pipe
         self._lock = threading.Lock()
         self._pending: dict[int, Future[Any]] = {}
@@ -272,6 +273,14 @@ class _ParentChannel:
     def send(self, message: tuple[Any, ...]) -> None:
         with self._lock:
             self._pipe.send(message)
+
+    def on_stop(self, stop: Callable[[], None]) -> None:
+        """Call ``stop`` when the worker says so, or now if it already has (while the runner was built)."""
+        with self._lock:
+            self._stop = stop
+            received = self._stop_received
+        if received:
+            stop()
 
     def request(self, kind: str, argument: Any) -> Future[Any]:
         future: Future[Any] = Future()
@@ -288,8 +297,10 @@ class _ParentChannel:
             except (EOFError, OSError):
                 os._exit(70)  # the worker is gone (EX_SOFTWARE); see the class doc
             if message[0] == "stop":
-                if self.on_stop is not None:
-                    self.on_stop()
+                with self._lock:
+                    self._stop_received, stop = True, self._stop
+                if stop is not None:
+                    stop()
                 continue
             _, request, result, error = message
             with self._lock:
