@@ -34,11 +34,11 @@ def test_a_task_process_that_dies_is_failed_with_its_exit_code_and_the_connector
 
 def test_a_task_stopped_before_its_process_built_it_stops_gracefully_instead_of_being_killed(
         bootstrap_servers: str, topic_name: str) -> None:
-    statuses = MemoryStatusBackingStore()
+    statuses = MemoryStatusBackingStore()  # the task copies 3 records, then idles: an unbounded run
     worker_props = {"bootstrap.servers": bootstrap_servers, "task.isolation": "process"}
     with Worker(worker_props, MemoryOffsetStore(), status_store=statuses) as worker:
         name = worker.add_connector({"name": "quick", "topic": topic_name, "total": "3",
-                                     "connector.class": "tests.support.counting.CountingSourceConnector"})  # copies 3 records, then idles: unbounded
+                                     "connector.class": "tests.support.counting.CountingSourceConnector"})
         worker.remove_connector(name)  # "stop" reaches the child while it imports and builds the runner
     [task] = statuses.get_all_tasks(name)
     assert task.state is State.UNASSIGNED and task.trace is None, task
