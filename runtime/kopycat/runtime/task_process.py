@@ -180,15 +180,16 @@ class TaskProcess:
                     self.topics_listener(message[1])
                 except Exception:  # noqa: BLE001 - topic tracking is informational, as in WorkerTask
                     log.exception("Task %s: could not record its active topics %s", self.id, sorted(message[1]))
-        elif kind == "set":
-            request = message[1]
-            self._store.set(message[2]).add_done_callback(
-                lambda future: self._send(("reply", request, None, _error_text(future.exception()))))
         else:
             self._answer(message[1], kind, message[2])
 
     def _answer(self, request: int, kind: str, argument: Any) -> None:
+        """Run one store call of the child's; a write answers when the store's future resolves."""
         try:
+            if kind == "set":
+                self._store.set(argument).add_done_callback(
+                    lambda future: self._send(("reply", request, None, _error_text(future.exception()))))
+                return
             result = self._store.get(argument) if kind == "get" else self._store.connector_partitions(argument)
         except Exception as exc:  # noqa: BLE001 - the child's call raises it
             self._send(("reply", request, None, _error_text(exc)))
