@@ -73,6 +73,12 @@ def topic_name(request: pytest.FixtureRequest) -> str:
     return f"t-{request.node.name[:40].replace('[', '-').replace(']', '')}-{uuid.uuid4().hex[:8]}"
 
 
+@pytest.fixture(params=["process", "thread"])
+def task_isolation(request: pytest.FixtureRequest) -> str:
+    """The worker's ``task.isolation``: tests of the worker's semantics hold with tasks in processes and threads."""
+    return str(request.param)
+
+
 @pytest.fixture
 def worker(bootstrap_servers: str, topic_name: str) -> dict[str, str]:
     """Worker properties with this test's own config, status and offsets topics: other tests'

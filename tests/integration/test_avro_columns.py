@@ -30,7 +30,7 @@ from tests.integration.test_columnar_sink import (
     reading,
     same_files,
 )
-from tests.integration.test_columnar_source import ROWS, create_kinds, kinds_rows
+from tests.integration.test_columnar_source import IN_THIS_PROCESS, ROWS, create_kinds, kinds_rows
 from tests.integration.test_jdbc_source import consume
 from tests.support.kafka import create_topic
 from tests.unit.converters.test_avro_columns import NESTED, nested
@@ -126,7 +126,7 @@ def test_jdbc_rows_as_avro_columns_give_the_record_paths_bytes(
     url = f"sqlite:///{tmp_path / 'kinds.db'}"
     create_kinds(url, kinds_rows(random.Random(20261127)))
     run = uuid.uuid4().hex[:8]
-    worker = {"offset.storage.topic": f"offsets-{run}", "offset.storage.replication.factor": "1",
+    worker = {**IN_THIS_PROCESS, "offset.storage.topic": f"offsets-{run}", "offset.storage.replication.factor": "1",
               "offset.storage.partitions": "5", "offset.flush.interval.ms": "500"}
     base = {"connector.class": "kopycat.connectors.jdbc.source_connector.JdbcSourceConnector",
             "connection.url": url, "mode": "incrementing", "incrementing.column.name": "id",

@@ -35,6 +35,7 @@ JSON_WITH_SCHEMAS = {"key.converter": "org.apache.kafka.connect.json.JsonConvert
 BOUNDS = Bounds(idle_ms=2000)
 TEXTS = ["plain", 'quote " and \\ backslash', "tab\tnewline\ncontrol\x01", "é ü ß", "emoji 😀", "", None]
 ROWS = 3_000
+IN_THIS_PROCESS = {"task.isolation": "thread"}  # the spies count the calls made in this process
 
 
 @pytest.fixture
@@ -107,7 +108,7 @@ def test_jdbc_rows_as_columns_give_the_record_paths_messages_and_offsets(
     create_kinds(database_url, kinds_rows(random.Random(20261124)))
     run = uuid.uuid4().hex[:8]
     offsets_topic = f"offsets-{run}"
-    worker = {"offset.storage.topic": offsets_topic, "offset.storage.replication.factor": "1",
+    worker = {**IN_THIS_PROCESS, "offset.storage.topic": offsets_topic, "offset.storage.replication.factor": "1",
               "offset.storage.partitions": "5", "offset.flush.interval.ms": "500"}
     base = {"connector.class": "kopycat.connectors.jdbc.source_connector.JdbcSourceConnector",
             "connection.url": database_url, "mode": "incrementing", "incrementing.column.name": "id",
@@ -138,7 +139,7 @@ def test_file_lines_as_columns_give_the_record_paths_messages_and_offsets(
     path.write_bytes(b"\n".join(lines) + b"\r\nbad \xff byte\r\nlast\n")
     run = uuid.uuid4().hex[:8]
     offsets_topic = f"offsets-{run}"
-    worker = {"offset.storage.topic": offsets_topic, "offset.storage.replication.factor": "1",
+    worker = {**IN_THIS_PROCESS, "offset.storage.topic": offsets_topic, "offset.storage.replication.factor": "1",
               "offset.storage.partitions": "5", "offset.flush.interval.ms": "500"}
     base = {"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": str(path),
             "batch.size": "3000", "tasks.max": "1",
@@ -164,7 +165,7 @@ def bulk_both_ways(bootstrap: str, url: str, table: str, bounds: Bounds, extra: 
     base = {"connector.class": "kopycat.connectors.jdbc.source_connector.JdbcSourceConnector",
             "connection.url": url, "mode": "bulk", "table.whitelist": table, "tasks.max": "1",
             **JSON_WITH_SCHEMAS, **(extra or {})}
-    worker = {"offset.storage.topic": f"offsets-{run}", "offset.storage.replication.factor": "1"}
+    worker = {**IN_THIS_PROCESS, "offset.storage.topic": f"offsets-{run}", "offset.storage.replication.factor": "1"}
     with Kopycat(bootstrap, worker_props=worker) as kc:
         columns = kc.run_once({**base, "name": f"columns-{run}", "topic.prefix": f"c{run}-"}, bounds, 120)
         records = kc.run_once({**base, "name": f"records-{run}", "topic.prefix": f"r{run}-", **NO_OP_TRANSFORM},
@@ -219,7 +220,7 @@ def test_a_full_producer_queue_holds_a_batch_back_until_there_is_room(
                  "topic.prefix": f"q{run}-", "value.converter": "org.apache.kafka.connect.json.JsonConverter",
                  "value.converter.schemas.enable": "false"}
         topic, expected = f"q{run}-many", [b'{"id":%d}' % n for n in range(5_000)]
-    worker = {"offset.storage.topic": f"offsets-{run}", "offset.storage.replication.factor": "1",
+    worker = {**IN_THIS_PROCESS, "offset.storage.topic": f"offsets-{run}", "offset.storage.replication.factor": "1",
               "producer.queue.buffering.max.messages": "10", "producer.linger.ms": "0"}
     with Kopycat(bootstrap_servers, worker_props=worker) as kc:
         [summary] = kc.run_once({"name": f"full-{run}", "tasks.max": "1", **props}, BOUNDS, 300)

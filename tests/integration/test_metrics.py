@@ -55,7 +55,7 @@ def value(samples: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: s
 
 
 def test_standalone_metrics_count_the_records_copied_and_the_bad_ones_sent_to_the_dlq(
-        tmp_path: Path, bootstrap_servers: str, topic_name: str) -> None:
+        tmp_path: Path, bootstrap_servers: str, topic_name: str, task_isolation: str) -> None:
     create_topic(bootstrap_servers, topic_name)
     dlq = create_topic(bootstrap_servers, f"{topic_name}-dlq")
     source_file, sink_file = tmp_path / "in.txt", tmp_path / "out.txt"
@@ -63,7 +63,7 @@ def test_standalone_metrics_count_the_records_copied_and_the_bad_ones_sent_to_th
     port = free_port()
     worker = write_props(tmp_path / "worker.properties", {
         "bootstrap.servers": bootstrap_servers, "offset.storage.file.filename": str(tmp_path / "offsets"),
-        "offset.flush.interval.ms": "200", "metrics.port": str(port),
+        "offset.flush.interval.ms": "200", "metrics.port": str(port), "task.isolation": task_isolation,
         "key.converter": "org.apache.kafka.connect.storage.StringConverter",
         "value.converter": "org.apache.kafka.connect.storage.StringConverter"})
     source = write_props(tmp_path / "source.properties", {
@@ -118,12 +118,14 @@ def test_standalone_metrics_count_the_records_copied_and_the_bad_ones_sent_to_th
 
 
 def test_the_rest_worker_serves_its_tasks_metrics_at_slash_metrics(
-        tmp_path: Path, worker: dict[str, Any], bootstrap_servers: str, topic_name: str) -> None:
+        tmp_path: Path, worker: dict[str, Any], bootstrap_servers: str, topic_name: str,
+        task_isolation: str) -> None:
     topic = create_topic(bootstrap_servers, topic_name)
     source_file = tmp_path / "in.txt"
     source_file.write_text("".join(f"line {i}\n" for i in range(LINES)))
     props = {**worker, "value.converter": "org.apache.kafka.connect.storage.StringConverter",
-             "key.converter": "org.apache.kafka.connect.storage.StringConverter", "offset.flush.interval.ms": "300"}
+             "key.converter": "org.apache.kafka.connect.storage.StringConverter", "offset.flush.interval.ms": "300",
+             "task.isolation": task_isolation}
     metrics = ConnectMetrics()
     with running_worker(props, "127.0.0.1:8083", poll_interval_s=0.3, metrics=metrics) as herder:
         app = create_app(herder)

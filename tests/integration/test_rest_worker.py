@@ -27,11 +27,11 @@ QUIET_S = 3.0  # how long nothing must be copied while paused or stopped
 
 
 @pytest.fixture
-def client(worker: dict[str, Any]) -> Iterator[TestClient]:
+def client(worker: dict[str, Any], task_isolation: str) -> Iterator[TestClient]:
     """What ``kopycat worker`` serves, minus uvicorn."""
     props = {**worker, "value.converter": "org.apache.kafka.connect.storage.StringConverter",
              "key.converter": "org.apache.kafka.connect.storage.StringConverter",
-             "offset.flush.interval.ms": "500"}
+             "offset.flush.interval.ms": "500", "task.isolation": task_isolation}
     with running_worker(props, WORKER_ID, poll_interval_s=0.3) as herder, TestClient(create_app(herder)) as c:
         yield c
 

@@ -12,13 +12,13 @@ from tests.support.kafka import create_topic
 
 
 def test_run_once_copies_a_file_through_kafka_into_another_file(
-        bootstrap_servers: str, topic_name: str, tmp_path: Path) -> None:
+        bootstrap_servers: str, topic_name: str, tmp_path: Path, task_isolation: str) -> None:
     create_topic(bootstrap_servers, topic_name, 2)
     source_file, sink_file = tmp_path / "in.txt", tmp_path / "out.txt"
     lines = [f"line {i} ü" for i in range(5000)]
     source_file.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
     worker = {"value.converter": "org.apache.kafka.connect.storage.StringConverter",
-              "offset.flush.interval.ms": "500"}
+              "offset.flush.interval.ms": "500", "task.isolation": task_isolation}
     with Kopycat(bootstrap_servers, worker_props=worker, offset_store=MemoryOffsetStore()) as kc:
         sources = kc.run_once({"name": "file-in", "connector.class": "FileStreamSource",
                                "file": str(source_file), "topic": topic_name})
@@ -31,8 +31,9 @@ def test_run_once_copies_a_file_through_kafka_into_another_file(
     assert sorted(sink_file.read_text(encoding="utf-8").splitlines()) == sorted(lines)
 
 
-def test_a_failing_task_is_reported_failed_with_its_trace(bootstrap_servers: str, tmp_path: Path) -> None:
-    worker = {"value.converter": "org.apache.kafka.connect.json.JsonConverter"}
+def test_a_failing_task_is_reported_failed_with_its_trace(bootstrap_servers: str, tmp_path: Path,
+                                                          task_isolation: str) -> None:
+    worker = {"value.converter": "org.apache.kafka.connect.json.JsonConverter", "task.isolation": task_isolation}
     with Kopycat(bootstrap_servers, worker_props=worker, offset_store=MemoryOffsetStore()) as kc:
         handle = kc.add_connector({"name": "bad", "connector.class": "tests.support.counting.CountingSourceConnector",
                                    "topic": "x", "total": "10", "transforms": "boom",

@@ -13,7 +13,7 @@ from typing import Any
 from kopycat.api.bounded import BOUNDED_RUN_CONFIG
 from kopycat.api.config import parse_type
 from kopycat.api.connector import ConnectorTransactionBoundaries, ExactlyOnceSupport, SourceConnector
-from kopycat.api.errors import ConfigError
+from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.api.records import TopicPartition
 from kopycat.api.task import SinkTask, SourceTask
 from kopycat.kafka import (
@@ -44,6 +44,7 @@ from kopycat.runtime.connector_config import (
 from kopycat.runtime.error_reporters import build_reporters
 from kopycat.runtime.errors import RetryWithToleranceOperator
 from kopycat.runtime.exactly_once_source_runner import ExactlyOnceSourceTaskRunner, fence_zombies
+from kopycat.runtime.planning import task_class_of
 from kopycat.runtime.sink_runner import SinkTaskRunner
 from kopycat.runtime.source_runner import SourceTaskRunner
 from kopycat.runtime.task_parts import TaskId, TaskParts
@@ -64,7 +65,8 @@ from kopycat.storage.offset_backing_store import OffsetBackingStore
 from kopycat.transforms.chain import TransformationChain
 
 __all__ = [
-    "build_sink_runner", "build_source_runner", "build_task_parts", "check_task_parts", "exactly_once_enabled",
+    "build_sink_runner", "build_source_runner", "build_task_parts", "build_task_runner", "check_task_parts",
+    "exactly_once_enabled",
     "fence_source_tasks", "sink_consumer_config", "with_converter_defaults",
 ]
 
@@ -286,3 +288,18 @@ def sink_consumer_config(task_id: TaskId, worker_props: Mapping[str, Any],
                                  "enable.auto.commit": False,
                                  "enable.auto.offset.store": False})
 
+
+
+def build_task_runner(task_id: TaskId, task_props: Mapping[str, str], connector_props: Mapping[str, Any],
+                      worker_props: Mapping[str, Any], offset_store: OffsetBackingStore,
+                      bounds: Bounds | None = None) -> SourceTaskRunner | SinkTaskRunner:
+    """A runner for one task config of either kind (Kafka's ``Worker.buildWorkerTask``): the worker's
+    task threads and its task processes build through here, so both run a task identically."""
+    task_class = task_class_of(task_props, connector_props)
+    if issubclass(task_class, SourceTask):
+        return build_source_runner(task_id, task_class, dict(task_props), connector_props, worker_props,
+                                   offset_store, bounds)
+    if issubclass(task_class, SinkTask):
+        return build_sink_runner(task_id, task_class, dict(task_props), connector_props, worker_props, bounds)
+    raise ConnectError(f"Task class {task_class.__qualname__} of connector {task_id.connector} is neither a "
+                       f"SourceTask nor a SinkTask")

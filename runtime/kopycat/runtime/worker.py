@@ -1,8 +1,10 @@
-"""Runs connectors and their tasks in threads: the engine of standalone and embedded mode.
+"""Runs connectors and their tasks in processes or threads: the engine of standalone and embedded mode.
 
-Follows Kafka Connect's ``Worker`` and ``StandaloneHerder``, trimmed to one process without
+Follows Kafka Connect's ``Worker`` and ``StandaloneHerder``, trimmed to one node without
 group membership: each connector is planned (:mod:`kopycat.runtime.planning`), each task config
-runs on its own thread through the same runners the Airflow tasks use, and every state change
+runs through the same runners the Airflow tasks use, in a child process of its own
+(``task.isolation=process``, :mod:`kopycat.runtime.task_process`: tasks use more than one core) or on a
+thread of this process (``task.isolation=thread``), watched by a task thread either way, and every state change
 goes to a status store in Kafka's shapes (``RUNNING``, ``FAILED`` with its trace, ...).
 Each connector sees the worker's offset store through its own ``ConnectorOffsetBackingStore``
 (its ``offsets.storage.topic`` first, when it names one), opened and closed with the connector.
@@ -15,6 +17,9 @@ Kafka Connect's metrics of this worker and its tasks are in :attr:`Worker.metric
 task's groups, and the worker's own), for a host to export. A :class:`ConnectorRunListener` hears
 each connector start and stop (the standalone worker's OpenLineage run events), as Kafka's
 ``ConnectorStatus.Listener`` hears status changes.
+
+A task process reports its metrics once a second and its summary at its end; it reads and writes
+offsets through this worker's store, and its failure trace (or exit code) becomes the task's FAILED status.
 
 Thread-safety: public methods may be called from any thread; one lock guards the registry.
 """
@@ -31,18 +36,20 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kopycat.api.errors import AlreadyExistsError, ConnectError, NotFoundError
-from kopycat.api.task import SinkTask, SourceTask
+from kopycat.api.errors import AlreadyExistsError, NotFoundError
 from kopycat.runtime.bounds import Bounds, RunSummary
 from kopycat.runtime.config_transformer import reverse_transform
 from kopycat.runtime.metrics import ConnectMetrics
 from kopycat.runtime.offsets_admin import connector_offset_store
-from kopycat.runtime.planning import ConnectorPlan, PlanningContext, plan_connector, task_class_of, task_configs
+from kopycat.runtime.planning import ConnectorPlan, PlanningContext, plan_connector, task_configs
 from kopycat.runtime.sink_runner import SinkTaskRunner
 from kopycat.runtime.source_runner import SourceTaskRunner
-from kopycat.runtime.task_factory import build_sink_runner, build_source_runner
+from kopycat.runtime.task_factory import build_task_runner, exactly_once_enabled
 from kopycat.runtime.task_parts import TaskId
+from kopycat.runtime.task_process import TaskProcess, start_fork_server
 from kopycat.runtime.worker_config import (
+    TASK_ISOLATION_CONFIG,
+    TASK_ISOLATION_PROCESS,
     TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG,
     TOPIC_TRACKING_ENABLE_CONFIG,
     WORKER_CONFIG,
@@ -57,7 +64,7 @@ __all__ = ["ConnectorRunListener", "Worker"]
 
 log = logging.getLogger(__name__)
 
-Runner = SourceTaskRunner | SinkTaskRunner
+Runner = SourceTaskRunner | SinkTaskRunner | TaskProcess
 
 
 class ConnectorRunListener(Protocol):
@@ -92,7 +99,8 @@ class _Connector:
 
 
 class Worker:
-    """Connectors and their task threads in this process (Kafka's ``Worker`` + ``StandaloneHerder``)."""
+    """Connectors and their tasks, each watched by a task thread of this process and run in a child process
+    or on that thread (``task.isolation``; Kafka's ``Worker`` + ``StandaloneHerder``)."""
 
     def __init__(self, worker_props: Mapping[str, Any], offset_store: OffsetBackingStore, *,
                  status_store: StatusBackingStore | None = None, worker_id: str | None = None,
@@ -117,6 +125,8 @@ class Worker:
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
+        if str(self.values[TASK_ISOLATION_CONFIG]).lower() == TASK_ISOLATION_PROCESS:
+            start_fork_server()
         self.offset_store.start()
         self.status_store.start()
         self._started = True
@@ -140,7 +150,7 @@ class Worker:
     # ------------------------------------------------------------------ connectors
 
     def add_connector(self, props: Mapping[str, Any], bounds: Bounds | None = None, *, paused: bool = False) -> str:
-        """Plan the connector and start one thread per task config; returns its name.
+        """Plan the connector and start one task per task config (see ``task.isolation``); returns its name.
 
         ``bounds`` makes every task a bounded run (the embedded API's ``run_once``); ``paused``
         plans the connector but starts no task until :meth:`resume_connector`.
@@ -269,7 +279,10 @@ class Worker:
         plan = running.plan
         task_id = TaskId(plan.name, index)
         task = _TaskThread(self._build_runner(task_id, plan.task_configs[index], running))
-        self.metrics.register(task_id, task.runner.metrics.collect)
+        provider = task.runner.metrics.collect
+        self.metrics.register(task_id, provider)
+        if isinstance(task.runner, TaskProcess):
+            task.runner.metrics_listener = lambda: self.metrics.register(task_id, provider)
         if self.values[TOPIC_TRACKING_ENABLE_CONFIG]:
             task.runner.topics_listener = functools.partial(self._record_topics, task_id)
         task.thread = threading.Thread(target=self._run_task, args=(task_id, task), name=f"task-{task_id}",
@@ -279,14 +292,21 @@ class Worker:
 
     def _build_runner(self, task_id: TaskId, task_props: dict[str, str], running: _Connector) -> Runner:
         plan, bounds = running.plan, running.bounds
-        task_class = task_class_of(task_props, plan.props)
-        if issubclass(task_class, SourceTask):
-            return build_source_runner(task_id, task_class, task_props, plan.props, self.worker_props,
-                                       running.offset_store, bounds)
-        if issubclass(task_class, SinkTask):
-            return build_sink_runner(task_id, task_class, task_props, plan.props, self.worker_props, bounds)
-        raise ConnectError(f"Task class {task_class.__qualname__} of connector {plan.name} is neither a "
-                           f"SourceTask nor a SinkTask")
+        if self._in_process(plan):
+            return TaskProcess(task_id, task_props, plan.props, self.worker_props, running.offset_store, bounds,
+                               stop_timeout_s=self._stop_timeout_s())
+        return build_task_runner(task_id, task_props, plan.props, self.worker_props, running.offset_store, bounds)
+
+    def _in_process(self, plan: ConnectorPlan) -> bool:
+        """``task.isolation=process``, except for exactly-once sources: their transactions write the
+        offsets topic with the task's own producer, next to the worker's store."""
+        if str(self.values[TASK_ISOLATION_CONFIG]).lower() != TASK_ISOLATION_PROCESS:
+            return False
+        return not (plan.is_source and exactly_once_enabled(self.worker_props, plan.props))
+
+    def _stop_timeout_s(self) -> float:
+        """How long a stopping task may take (at least 30 s: a loaded machine commits slowly)."""
+        return max(self.values[TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG] / 1000, 30.0)
 
     def _run_task(self, task_id: TaskId, task: _TaskThread) -> None:
         self._put_status(TaskStatus(task_id.connector, task_id.task, State.RUNNING, None, self.worker_id))
@@ -307,15 +327,15 @@ class Worker:
 
     def _stop_threads(self, tasks: list[_TaskThread], final_state: State | None) -> None:
         """Stop the runs and wait for their threads; each then reports ``final_state`` (None: nothing)."""
-        timeout_s = self.values[TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG] / 1000
+        timeout_s = self._stop_timeout_s() + 10.0  # a task process is killed after _stop_timeout_s
         for task in tasks:
             task.final_state = final_state
             task.runner.stop()
         for task in tasks:
-            task.thread.join(max(timeout_s, 30.0))
+            task.thread.join(timeout_s)
             if task.thread.is_alive():
                 log.error("Task thread %s did not stop within %.0f s; leaving it (its offsets since the "
-                          "last commit will be re-sent on restart)", task.thread.name, max(timeout_s, 30.0))
+                          "last commit will be re-sent on restart)", task.thread.name, timeout_s)
 
     def _put_paused(self, running: _Connector) -> None:
         name = running.plan.name

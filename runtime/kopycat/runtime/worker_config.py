@@ -29,6 +29,7 @@ from kopycat.storage.worker_storage_config import FILE_OFFSET_STORE_CONFIG, KAFK
 __all__ = [
     "BOOTSTRAP_SERVERS_CONFIG", "EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG", "GROUP_ID_CONFIG",
     "OFFSET_COMMIT_INTERVAL_MS_CONFIG", "OFFSET_COMMIT_TIMEOUT_MS_CONFIG", "STANDALONE_CONFIG",
+    "TASK_ISOLATION_CONFIG", "TASK_ISOLATION_PROCESS", "TASK_ISOLATION_THREAD",
     "TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG", "TOPIC_TRACKING_ALLOW_RESET_CONFIG", "TOPIC_TRACKING_ENABLE_CONFIG",
     "WORKER_CONFIG", "converters_for",
 ]
@@ -41,6 +42,9 @@ HEADER_CONVERTER_CLASS_CONFIG: Final = "header.converter"
 OFFSET_COMMIT_INTERVAL_MS_CONFIG: Final = "offset.flush.interval.ms"
 OFFSET_COMMIT_TIMEOUT_MS_CONFIG: Final = "offset.flush.timeout.ms"
 TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG: Final = "task.shutdown.graceful.timeout.ms"
+TASK_ISOLATION_CONFIG: Final = "task.isolation"
+TASK_ISOLATION_PROCESS: Final = "process"
+TASK_ISOLATION_THREAD: Final = "thread"
 EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG: Final = "exactly.once.source.support"
 TOPIC_CREATION_ENABLE_CONFIG: Final = "topic.creation.enable"
 TOPIC_TRACKING_ENABLE_CONFIG: Final = "topic.tracking.enable"
@@ -75,6 +79,17 @@ WORKER_CONFIG: Final = (
                 "cancelling a commit and retrying it at the next interval.")
     .define(TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG, ConfigType.LONG, 5_000, Range(min=0),
             Importance.LOW, doc="How long to wait for tasks to shut down gracefully.")
+    .define(TASK_ISOLATION_CONFIG, ConfigType.STRING, TASK_ISOLATION_PROCESS,
+            CaseInsensitiveValidString([TASK_ISOLATION_PROCESS, TASK_ISOLATION_THREAD]), Importance.MEDIUM,
+            doc="Kopycat's own key: where `kopycat standalone`, `kopycat worker` and the embedded worker run "
+                "each task. 'process' (the default) runs every task config in a child process (forked from a server "
+                "process that imported the runtime, multiprocessing's 'forkserver'), so tasks.max > 1 uses more "
+                "than one core; the child reports its status, "
+                "metrics and summary to the worker and reads and writes offsets through it. 'thread' runs "
+                "every task as a thread of the worker's process, sharing one interpreter lock: cheaper to "
+                "start (no interpreter per task), and needed by task classes the child cannot import (defined "
+                "in __main__ or in a function). Exactly-once source tasks always run as threads: their "
+                "transactions write the offsets topic with the task's own producer.")
     .define(EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG, ConfigType.STRING, "disabled",
             CaseInsensitiveValidString(["disabled", "enabled"]), Importance.HIGH,
             doc="'enabled' runs every source task with transactions: records and their offsets are "
