@@ -10,7 +10,7 @@ record. The rule is the decoder's (:mod:`kopycat.converters.json_arrow`): identi
   character or character outside the BMP).
 - A string column with something to escape is written by one ``orjson.dumps`` of its list, fixed
   to Jackson's escapes as the record path fixes each value (:mod:`kopycat.converters._jsonformat`),
-  and split back into texts by numpy: no Python step per value.
+  and split back into texts by numpy: no Python call per value.
 - Decimals (BASE64) whose unscaled values fit 64 bits are encoded with numpy, as Kafka's
   ``Decimal.fromLogical`` + Jackson's base64 would: the shortest two's-complement big-endian bytes.
 - Everything else (doubles, floats, bytes, NUMERIC decimals) goes value by value
