@@ -27,6 +27,9 @@ __all__ = ["base64_of_int64", "unscaled_int64"]
 
 _ALPHABET: Final = np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", np.uint8)
 _PAD: Final = ord("=")
+_PAIRS: Final = (_ALPHABET[np.arange(4096) >> 6].astype("<u2") | _ALPHABET[np.arange(4096) & 63].astype("<u2") << 8)
+"""12 bits -> their two base64 characters, the first in the low byte (read back as bytes in order)."""
+_HALF_SHIFTS: Final = np.array([52, 40, 28, 16, 4], np.uint64)
 _BYTE_LIMITS: Final = np.array([(1 << (8 * k - 1)) - 1 for k in range(1, 8)], np.int64)
 """The largest magnitude (or ~value of a negative) that k two's-complement bytes hold, k = 1..7."""
 _INVALID: Final = 255
@@ -43,11 +46,11 @@ def base64_of_int64(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # The shortest bytes are the last ``length`` of the 8 big-endian ones: shifted to the front,
     # zeros follow, as base64 pads the last group.
     front = values.view(np.uint64) << ((8 - lengths) * 8).astype(np.uint64)
-    octets = np.zeros((count, 9), np.uint8)
-    octets[:, :8] = front.astype(">u8").view(np.uint8).reshape(count, 8)
-    triples = octets.reshape(count, 3, 3).astype(np.uint32)
-    bits = (triples[..., 0] << 16) | (triples[..., 1] << 8) | triples[..., 2]
-    chars = _ALPHABET[np.stack([(bits >> shift) & 63 for shift in (18, 12, 6, 0)], axis=-1).reshape(count, 12)]
+    # 72 bits (the 8 bytes and a zero byte) are six 12-bit halves, each two characters of _PAIRS.
+    halves = np.empty((count, 6), np.uint64)
+    halves[:, :5] = (front[:, None] >> _HALF_SHIFTS) & np.uint64(0xFFF)
+    halves[:, 5] = (front & np.uint64(0xF)) << np.uint64(8)
+    chars = _PAIRS[halves].view(np.uint8)
     text_lengths = (lengths + 2) // 3 * 4
     rows = np.arange(count)
     short = lengths % 3  # 1: the last two characters are padding, 2: the last one

@@ -8,9 +8,12 @@ record. The rule is the decoder's (:mod:`kopycat.converters.json_arrow`): identi
 - Arrow kernels write a text where Arrow's text is Jackson's: integers, booleans, Date, Time and
   Timestamp (their integers), and strings with nothing to escape (no quote, backslash, control
   character or character outside the BMP).
+- A string column with something to escape is written by one ``orjson.dumps`` of its list, fixed
+  to Jackson's escapes as the record path fixes each value (:mod:`kopycat.converters._jsonformat`),
+  and split back into texts by numpy: no Python call per value.
 - Decimals (BASE64) whose unscaled values fit 64 bits are encoded with numpy, as Kafka's
   ``Decimal.fromLogical`` + Jackson's base64 would: the shortest two's-complement big-endian bytes.
-- Everything else (doubles, floats, bytes, NUMERIC decimals, the strings above) goes value by value
+- Everything else (doubles, floats, bytes, NUMERIC decimals) goes value by value
   through the record path's own encoder, :func:`kopycat.converters._jsoncodec.encoder`.
 - Nulls become ``null`` or the field's default, as the record path writes them; a null in a
   required field without default, a nested type or a null top-level value answers None, and the
@@ -28,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kopycat.api.data import Date, Decimal, Schema, Time, Timestamp, Type
-from kopycat.arrow_buffers import bitmap, boolean_array, string_array, string_scalar, valid_mask
+from kopycat.arrow_buffers import MAX_OFFSET, bitmap, string_array, string_scalar, valid_mask
 from kopycat.converters._jsoncodec import Options, encoder
 from kopycat.converters._jsonformat import fix_escapes, needs_fix
 from kopycat.converters.base64_integers import base64_of_int64
@@ -40,6 +43,8 @@ _AS_INTEGER: Final = {Date.LOGICAL_NAME: pa.int32(), Time.LOGICAL_NAME: pa.int32
                       Timestamp.LOGICAL_NAME: pa.int64()}
 _NESTED: Final = frozenset({Type.STRUCT, Type.ARRAY, Type.MAP})
 _QUOTE: Final = ord('"')
+_BACKSLASH: Final = ord("\\")
+_COMMA: Final = ord(",")
 
 
 def _json(value: Any) -> str:
@@ -100,7 +105,8 @@ def _field_texts(schema: Schema, column: pa.Array, options: Options) -> pa.Array
     if schema.type in _NESTED:
         return None
     if schema.type is Type.STRING and schema.name is None and not column.null_count:
-        return _Unquoted(_string_texts(column, quoted=False))
+        unquoted = _string_texts(column, quoted=False)
+        return None if unquoted is None else _Unquoted(unquoted)
     texts = _fast_texts(schema, column, options)
     if texts is None:
         texts = _value_texts(encoder(schema, options), column)
@@ -125,43 +131,60 @@ def _fast_texts(schema: Schema, column: pa.Array, options: Options) -> pa.Array 
     return None
 
 
-def _string_texts(column: pa.Array, quoted: bool = True) -> pa.Array:
-    """The strings as they are (quoted, or for :class:`_Unquoted` not), except those Jackson
-    escapes, which the record path writes (:func:`_escaped_rows` finds them)."""
-    if quoted:
-        quote = string_scalar('"')
-        texts = pc.binary_join_element_wise(quote, column, quote, string_scalar(""))
-    else:
-        texts = column
-    rows = _escaped_rows(column)
-    if not len(rows):
-        return texts
-    fixed = [_json(value) for value in pc.take(column, _indices(rows)).to_pylist()]
-    mask = np.zeros(len(column), np.bool_)
-    mask[rows] = True
+def _string_texts(column: pa.Array, quoted: bool = True) -> pa.Array | None:
+    """The strings as JSON texts (quoted, or for :class:`_Unquoted` not): as they are when no
+    string holds a byte Jackson escapes, else all at once by :func:`_escaped_texts`."""
+    if _needs_escapes(column):
+        return _escaped_texts(column, quoted)
     if not quoted:
-        fixed = [text[1:-1] for text in fixed]
-    return pc.replace_with_mask(texts, boolean_array(mask), string_array(fixed))
+        return column
+    quote = string_scalar('"')
+    return pc.binary_join_element_wise(quote, column, quote, string_scalar(""))
 
 
-def _escaped_rows(column: pa.Array) -> Any:
-    """Positions of the non-null strings holding a byte Jackson escapes (a quote, a backslash, a
-    control character) or starting a character outside the BMP (written as a surrogate pair),
-    by one numpy pass over the UTF-8 bytes."""
-    count, start = len(column), column.offset
-    offsets = np.frombuffer(column.buffers()[1], np.int32, count + 1, start * 4)
+def _needs_escapes(column: pa.Array) -> bool:
+    """Whether a string holds a byte Jackson escapes (a quote, a backslash, a control character)
+    or starting a character outside the BMP (written as a surrogate pair), by one numpy pass over
+    the UTF-8 bytes (a null's bytes, if any, count too: they only cost the exact path)."""
+    start = column.offset
+    offsets = np.frombuffer(column.buffers()[1], np.int32, len(column) + 1, start * 4)
     data = np.frombuffer(column.buffers()[2], np.uint8)[offsets[0]:offsets[-1]]
-    odd = (data < 0x20) | (data == 0x22) | (data == 0x5C) | (data >= 0xF0)
-    if not odd.any():
-        return np.empty(0, np.int64)
-    rows = np.unique(np.searchsorted(offsets, np.flatnonzero(odd) + offsets[0], side="right") - 1)
-    return rows if not column.null_count else rows[valid_mask(column)[rows]]
+    return bool(((data < 0x20) | (data == _QUOTE) | (data == _BACKSLASH) | (data >= 0xF0)).any())
 
 
-def _indices(rows: Any) -> pa.Array:
-    return pa.Array.from_buffers(pa.int64(), len(rows), [None, pa.py_buffer(rows.astype(np.int64))])
+def _escaped_texts(column: pa.Array, quoted: bool) -> pa.Array | None:
+    """Every string's text from one ``orjson.dumps`` of the column's list, fixed to Jackson's
+    escapes once, then split back into a StringArray by numpy; None beyond int32 offsets.
+
+    Nulls are written as empty strings and keep the column's validity (the caller fills in
+    their text).
+    """
+    strings = pc.fill_null(column, string_scalar("")) if column.null_count else column
+    data = orjson.dumps(strings.to_pylist())
+    if needs_fix(data):
+        data = fix_escapes(data)
+    if len(data) > MAX_OFFSET:
+        return None
+    chars = np.frombuffer(data, np.uint8)
+    opening, closing = _text_quotes(chars)
+    keep = np.zeros(len(chars) + 1, np.int8)  # +1 at each text's start, -1 after its end
+    keep[opening + (0 if quoted else 1)] += 1
+    keep[closing + (1 if quoted else 0)] -= 1
+    text = chars[np.cumsum(keep[:-1], dtype=np.int8).view(np.bool_)]
+    offsets = np.zeros(len(column) + 1, np.int32)
+    np.cumsum(closing - opening + (1 if quoted else -1), out=offsets[1:])
+    return pa.Array.from_buffers(pa.string(), len(column),
+                                 [_validity(column), pa.py_buffer(offsets), pa.py_buffer(text)])
 
 
+def _text_quotes(chars: Any) -> tuple[Any, Any]:
+    """The positions of each text's opening and closing quote in a JSON list of strings: the quotes
+    not escaped, i.e. after an even run of backslashes (``chars[0]`` is the list's ``[``)."""
+    positions = np.arange(len(chars), dtype=np.int32)
+    last_other = np.maximum.accumulate(np.where(chars == _BACKSLASH, np.int32(0), positions))
+    quotes = np.flatnonzero(chars == _QUOTE)
+    unescaped = quotes[(quotes - 1 - last_other[quotes - 1]) % 2 == 0]
+    return unescaped[0::2], unescaped[1::2]
 
 
 def _value_texts(encode: Callable[[Any], Any] | None, column: pa.Array) -> pa.Array:

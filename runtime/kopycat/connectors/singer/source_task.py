@@ -11,6 +11,10 @@ stream's Connect schemas (:mod:`~kopycat.connectors.singer.json_schema`); a stre
 
 Consecutive records of one stream and schema are returned as one :class:`SourceRecordBatch`
 (the columnar path) when the run takes columns; otherwise, and for single records, as records.
+Whether the converters take a stream schema's columns is decided once per schema, by its first
+batch: when the engine asks that batch for its records (a nested field JsonConverter's column
+path does not write, a converter without columns), the schema's later records skip the Arrow
+batch and go straight to records, which costs no Arrow work that would be thrown away.
 """
 
 from __future__ import annotations
@@ -102,6 +106,7 @@ class SingerSourceTask(SourceTask):
                                    list(config[SELECT_CONFIG]))
         self.catalog_file = None if catalog is None else self._private_file("catalog.json", catalog)
         self.schemas: dict[str, StreamSchema] = {}
+        self.record_only: set[StreamSchema] = set()
         self.gate: StateGate[Entry] = StateGate(state_of(self.context.offset_reader.offset(self.partition)),
                                                self.limit)
         self.finished = False
@@ -207,7 +212,7 @@ class SingerSourceTask(SourceTask):
             while end < len(ready) and ready[end][0][0] is schema:
                 end += 1
             records = [self._record(schema, value, offsets[id(state)]) for (_, value), state in ready[start:end]]
-            batch = self._batch(schema, records) if end - start > 1 and self.context.takes_columns else None
+            batch = self._batch(schema, records) if end - start > 1 and self._takes_columns(schema) else None
             if batch is not None:
                 items.append(batch)
             else:
@@ -218,6 +223,19 @@ class SingerSourceTask(SourceTask):
     def _record(self, schema: StreamSchema, value: Struct, offset: dict[str, Any] | None) -> SourceRecord:
         return SourceRecord.of(self.partition, offset, topic_for(self.prefix, schema.stream), None,
                                schema.key_schema, schema.key(value), schema.schema, value, None)
+
+    def _takes_columns(self, schema: StreamSchema) -> bool:
+        """Whether a batch of this stream schema may go as columns: the run takes columns and no
+        batch of the schema was refused."""
+        return self.context.takes_columns and schema not in self.record_only
+
+    def _refused(self, schema: StreamSchema, records: list[SourceRecord]) -> list[SourceRecord]:
+        """A batch's records, asked for by the engine: its converters did not take the columns, so
+        this schema's next records are not built into columns."""
+        if schema not in self.record_only:
+            log.debug("Singer stream %s: the converters do not take its columns; sending records", schema.stream)
+            self.record_only.add(schema)
+        return records
 
     def _batch(self, schema: StreamSchema, records: list[SourceRecord]) -> SourceRecordBatch | None:
         """The records as columns; None when Arrow cannot hold them (they then go as records)."""
@@ -230,7 +248,8 @@ class SingerSourceTask(SourceTask):
             log.debug("Singer stream %s: sending %d records one by one: %s", schema.stream, len(records), exc)
             return None
         return SourceRecordBatch(self.partition, records[-1].source_offset, records[-1].topic, schema.schema,
-                                 values, schema.key_schema, keys, record_factory=lambda: records)
+                                 values, schema.key_schema, keys,
+                                 record_factory=lambda: self._refused(schema, records))
 
     def stop(self) -> None:
         """From any thread: end the tap and remove its files (they may hold secrets)."""

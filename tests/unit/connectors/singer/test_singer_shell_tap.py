@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kopycat.api import BOUNDED_RUN_CONFIG, ConnectError, RunComplete
+from kopycat.api import BOUNDED_RUN_CONFIG, ConnectError, RunComplete, SourceRecordBatch
 from kopycat.connectors.singer.source_task import SingerSourceTask
 from tests.support.singer import TaskContext
 from tests.support.source_items import records_of
@@ -65,5 +65,39 @@ def test_a_tap_that_prints_logs_to_stdout_fails_saying_where_logs_belong(tmp_pat
     try:
         with pytest.raises(ConnectError, match="must log to stderr"):
             task.poll()
+    finally:
+        task.stop()
+
+
+def test_a_stream_schema_whose_batch_went_as_records_skips_columns_and_a_new_schema_tries_again(
+        tmp_path: Path) -> None:
+    """The engine asks a batch for its records when its converters do not take the columns (a
+    nested field): that stream schema's later records come as records, another schema's as a batch."""
+    marker = tmp_path / "go"
+    other = SCHEMA.replace('"stream":"s"', '"stream":"t"')
+    first = [SCHEMA, *(f'{{"type":"RECORD","stream":"s","record":{{"n":{n}}}}}' for n in (1, 2)),
+             '{"type":"STATE","value":{"at":2}}', '{"type":"RECORD","stream":"s","record":{"n":3}}']  # 3 releases 1, 2
+    then = ['{"type":"RECORD","stream":"s","record":{"n":4}}', other,
+            *(f'{{"type":"RECORD","stream":"t","record":{{"n":{n}}}}}' for n in (5, 6)),
+            '{"type":"STATE","value":{"at":6}}']
+    body = "\n".join([*(f"echo '{line}'" for line in first), f'while [ ! -e "{marker}" ]; do sleep 0.05; done',
+                      *(f"echo '{line}'" for line in then)])
+    task = started(shell_tap(tmp_path, body))
+    deadline = time.monotonic() + 60
+    try:
+        polled: list[object] = []
+        while not polled and time.monotonic() < deadline:
+            polled = list(task.poll() or [])
+        [batch] = polled
+        assert isinstance(batch, SourceRecordBatch) and len(batch) == 2
+        sent = [(r.topic, r.value.get("n")) for r in batch.records()]  # as the engine does on a refusal
+        marker.touch()
+        later: list[object] = []
+        with pytest.raises(RunComplete):
+            while time.monotonic() < deadline:
+                later += task.poll() or []
+        assert [type(item).__name__ for item in later] == ["SourceRecord", "SourceRecord", "SourceRecordBatch"]
+        sent += [(r.topic, r.value.get("n")) for r in records_of(later)]
+        assert sent == [("s", 1), ("s", 2), ("s", 3), ("s", 4), ("t", 5), ("t", 6)]
     finally:
         task.stop()
