@@ -20,6 +20,7 @@ from kopycat.api.data import Struct
 from kopycat.api.records import SourceRecord
 from kopycat.connectors.postgres_cdc.events import ColumnInfo, SourcePosition, TableEvents
 from kopycat.connectors.postgres_cdc.heartbeat import Heartbeat
+from kopycat.connectors.postgres_cdc.incremental_snapshot import IncrementalSnapshot
 from kopycat.connectors.postgres_cdc.pgoutput import Begin, Commit, Delete, Insert, Relation, Update, decode
 from kopycat.connectors.postgres_cdc.transactions import TransactionMetadata
 
@@ -32,13 +33,17 @@ class ChangeStream:
     """Stateful over one task's life: the resume position and each relation's event builder.
 
     With ``transactions`` every change gets its own offset and the transaction's END record carries
-    the commit's; ``heartbeat`` is consulted at each commit and by :meth:`idle`.
+    the commit's; ``heartbeat`` is consulted at each commit and by :meth:`idle`; ``snapshot`` (with
+    ``signal.data.collection``) gets the signal table's inserts, the keys of changes inside its
+    window, every offset to add its state to, and each commit to emit a closed chunk after.
     """
 
     def __init__(self, partition: dict[str, Any], stored: Mapping[str, Any] | None, lookup: TableLookup,
                  tombstones: bool, skip_xid: Callable[[int, int], bool] | None = None, *,
-                 transactions: TransactionMetadata | None = None, heartbeat: Heartbeat | None = None) -> None:
+                 transactions: TransactionMetadata | None = None, heartbeat: Heartbeat | None = None,
+                 snapshot: IncrementalSnapshot | None = None) -> None:
         self.partition, self.lookup, self.tombstones = partition, lookup, tombstones
+        self.snapshot, self.signal_oid = snapshot, -1
         self.transactions, self.heartbeat = transactions, heartbeat
         stored = stored or {}
         self.last_commit: int | None = stored.get("lsn_commit")
@@ -61,7 +66,11 @@ class ChangeStream:
                 if begin is None or skip:
                     continue
                 table = self.tables.get(message.relation_oid)  # type: ignore[union-attr]
-                if table is None or (begin.xid == self.resume_tx and lsn <= self.resume_lsn):
+                if begin.xid == self.resume_tx and lsn <= self.resume_lsn:
+                    continue
+                if message.relation_oid == self.signal_oid and isinstance(message, Insert):  # type: ignore[union-attr]
+                    self.snapshot.signal(message.new)  # type: ignore[union-attr]
+                if table is None:
                     continue
                 if self.transactions is None:
                     held.append(self._change(table, message, lsn, begin, None))  # type: ignore[arg-type]
@@ -71,6 +80,8 @@ class ChangeStream:
                     yield from self._records(self._change(table, message, lsn, begin, block), offset)  # type: ignore[arg-type]
             elif isinstance(message, Relation):
                 self.tables[message.oid] = self.lookup(message)
+                if self.snapshot is not None:
+                    self.signal_oid = self.snapshot.relation(message)
             elif isinstance(message, Begin):
                 begin, held = message, []
                 skip = (self.last_commit is not None and message.final_lsn < self.last_commit) or (
@@ -83,6 +94,8 @@ class ChangeStream:
             elif isinstance(message, Commit):
                 if begin is not None and not skip:
                     yield from self._commit(begin, message, held)
+                    if self.snapshot is not None:
+                        yield from self.snapshot.committed(self.last_offset or {}, begin.xid)
                 begin, held = None, []
 
     def _commit(self, begin: Begin, commit: Commit, held: list[_Change]) -> Iterator[SourceRecord]:
@@ -112,6 +125,8 @@ class ChangeStream:
             self.last_commit = position
             self.last_offset = {**(self.last_offset or {}), "lsn": position, "lsn_proc": position,
                                 "lsn_commit": position, "messageType": "COMMIT"}
+        if self.snapshot is not None and self.last_offset is not None:  # a snapshot may have ended since
+            self.last_offset = self.snapshot.store(dict(self.last_offset))
         if self.heartbeat.due() or (final and moved):
             yield from _present(self.heartbeat.beat(self.last_offset))
 
@@ -122,7 +137,7 @@ class ChangeStream:
             offset["lsn_commit"] = last_commit
         if kind:
             offset["messageType"] = kind
-        return offset
+        return offset if self.snapshot is None else self.snapshot.store(offset)
 
     def _change(self, table: TableEvents, message: Insert | Update | Delete, lsn: int, begin: Begin,
                 block: Struct | None) -> _Change:
@@ -134,8 +149,12 @@ class ChangeStream:
             op, before, after = "c", None, table.row(message.new)
         else:
             op, before, after = "d", table.row(message.old), None
-        return _Change(lsn, table, op, table.key(after if after is not None else before),
-                       table.envelope(op, before, after, where, block))
+        key = table.key(after if after is not None else before)
+        if self.snapshot is not None and self.snapshot.window_open:
+            self.snapshot.seen(table, key)
+            if before is not None and op == "u":  # a changed primary key: the old key's row is gone too
+                self.snapshot.seen(table, table.key(before))
+        return _Change(lsn, table, op, key, table.envelope(op, before, after, where, block))
 
     def _records(self, change: _Change, offset: dict[str, Any]) -> list[SourceRecord]:
         """The change's record (and a delete's tombstone) at ``offset``."""
