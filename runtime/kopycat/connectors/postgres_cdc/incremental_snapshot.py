@@ -205,10 +205,11 @@ class IncrementalSnapshot:
         table = self.table = self._events(name)
         if not self._supported(table):
             return False
-        names = [f'"{table.columns[i].name}"' for i in table.key_index]
+        relation = f'"{table.schema_name}"."{table.table}"'
+        names = [f'{relation}."{table.columns[i].name}"' for i in table.key_index]  # the columns, not the texts
         keys = ", ".join(names)
         columns = ", ".join(f'"{c.name}"::text' for c in table.columns)
-        select = f'SELECT {columns} FROM "{table.schema_name}"."{table.table}"'
+        select = f"SELECT {columns} FROM {relation}"
         db = self._db()
         if self.maximum is None:
             row = db.conn.execute(f"{select} ORDER BY {', '.join(n + ' DESC' for n in names)} LIMIT 1").fetchone()
