@@ -158,3 +158,43 @@ def test_a_signalled_incremental_snapshot_under_concurrent_writes_loses_no_key_a
           f"({len(untouched)} untouched rows all read), {len(events)} events, {writer.writes} concurrent writes, "
           f"{len(resumed_from) + 1} runs (resumed after keys {[k[0] for k in resumed_from]}), 0 lost, "
           f"{duplicates} duplicates, {streamed_instead} rows of the table only streamed (changed inside a window)")
+
+
+def test_stop_snapshot_ends_the_chunk_in_flight_and_a_later_signal_snapshots_again(
+        bootstrap_servers: str, postgres_url: str) -> None:
+    run = uuid.uuid4().hex[:8]
+    name, prefix, slot, offsets_topic = f"stop-{run}", f"stop{run}", f"slot_stop_{run}", f"offsets-stop-{run}"
+    execute(postgres_url, "CREATE TABLE items (id INT PRIMARY KEY, label TEXT)",
+            "INSERT INTO items SELECT n, 'row ' || n FROM generate_series(1, 50) n",
+            "CREATE TABLE dbz_signal (id VARCHAR(42) PRIMARY KEY, type VARCHAR(32) NOT NULL, data VARCHAR(2048))")
+    props = {**connector_props(postgres_url, name, prefix, slot), "snapshot.mode": "no_data",
+             "signal.data.collection": "public.dbz_signal", "incremental.snapshot.chunk.size": "10",
+             "key.converter.schemas.enable": "false", "value.converter.schemas.enable": "false",
+             "publication.autocreate.mode": "filtered"}
+    worker = {"offset.storage.topic": offsets_topic, "offset.storage.replication.factor": "1",
+              "offset.storage.partitions": "1", "offset.flush.interval.ms": "200"}
+
+    def copy() -> None:
+        with Kopycat(bootstrap_servers, worker_props=worker) as kc:
+            [summary] = kc.run_once(props, Bounds(max_seconds=300), timeout_s=600)
+        assert summary is not None and summary.error is None, summary.error if summary else None
+
+    copy()
+    # The first chunk is read at the execute signal's commit; its close watermark comes after the
+    # stop signal in the WAL, so it is no longer expected and the chunk is never emitted.
+    execute(postgres_url, f"INSERT INTO dbz_signal VALUES ('go-{run}', 'execute-snapshot', '{SIGNAL}')",
+            f"INSERT INTO dbz_signal VALUES ('stop-{run}', 'stop-snapshot', '{SIGNAL}')",
+            "UPDATE items SET label = 'changed' WHERE id = 3")
+    copy()
+    events = consume_json(bootstrap_servers, f"{prefix}.public.items")
+    assert [(k["id"], v["op"]) for k, v in events] == [(3, "u")]
+    assert "incremental_snapshot_collections" not in last_offset(bootstrap_servers, offsets_topic, name, prefix)
+
+    execute(postgres_url, f"INSERT INTO dbz_signal VALUES ('again-{run}', 'execute-snapshot', '{SIGNAL}')")
+    copy()
+    reads = [k["id"] for k, v in consume_json(bootstrap_servers, f"{prefix}.public.items")[1:] if v["op"] == "r"]
+    assert reads == list(range(1, 51))
+    with psycopg.connect(dsn(postgres_url), autocommit=True) as conn:
+        published = conn.execute("SELECT tablename FROM pg_publication_tables WHERE pubname = %s ORDER BY 1",
+                                 (f"pub_{slot}",)).fetchall()
+    assert published == [("dbz_signal",), ("items",)]  # filtered: the signal table's rows reach the slot too
