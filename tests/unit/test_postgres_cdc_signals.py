@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from kopycat.api.errors import ConfigError
+from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.connectors.postgres_cdc.config import CdcSettings
+from kopycat.connectors.postgres_cdc.incremental_snapshot import IncrementalSnapshot
 from kopycat.connectors.postgres_cdc.java_keys import JavaKeyError, read_keys, write_keys
 from kopycat.connectors.postgres_cdc.signals import Signal, SignalError, snapshot_collections
 
@@ -85,3 +86,17 @@ def test_a_bad_signal_or_chunk_value_names_the_key_and_the_value(key: str, value
     with pytest.raises(ConfigError, match=message) as error:
         CdcSettings.parse({**BASE, key: value})
     assert key in str(error.value) and value.split(",")[-1] in str(error.value)
+
+
+def test_a_stored_incremental_snapshot_resumes_after_its_key_and_a_bad_one_says_how_to_drop_it() -> None:
+    settings = CdcSettings.parse({**BASE, "signal.data.collection": "public.dbz_signal"})
+    stored = {"lsn": 10, "incremental_snapshot_collections":
+              '[{"incremental_snapshot_collections_id":"public.items",'
+              '"incremental_snapshot_collections_additional_condition":null,'
+              '"incremental_snapshot_collections_surrogate_key":null}]',
+              "incremental_snapshot_primary_key": JAVA["int 42"][2], "incremental_snapshot_maximum_key": "aced000570"}
+    snapshot = IncrementalSnapshot(settings, {"server": "p"}, ["public.items"], stored)
+    assert (snapshot.collections, snapshot.position, snapshot.maximum, snapshot.start_due) == (
+        ["public.items"], [42], None, True)
+    with pytest.raises(ConnectError, match="store the offset without the incremental_snapshot_\\* keys"):
+        IncrementalSnapshot(settings, {"server": "p"}, [], {**stored, "incremental_snapshot_primary_key": "zz"})

@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from kopycat.api.data import Struct
+from kopycat.api.errors import ConnectError
 from kopycat.api.records import SourceRecord
 from kopycat.connectors.postgres_cdc.config import CdcSettings
 from kopycat.connectors.postgres_cdc.events import SourcePosition, TableEvents
@@ -93,16 +94,13 @@ class IncrementalSnapshot:
             self.sent = self.position = read_keys(stored[PRIMARY_KEY]) if stored.get(PRIMARY_KEY) else None
             self.maximum = read_keys(stored[MAXIMUM_KEY]) if stored.get(MAXIMUM_KEY) else None
         except (ValueError, KeyError, TypeError, JavaKeyError) as exc:
-            raise SignalError(f"The stored offset's incremental snapshot state cannot be read ({exc}): "
-                              f"{COLLECTIONS_KEY}={stored.get(COLLECTIONS_KEY)!r}; send a stop-snapshot signal "
-                              f"from Debezium, or reset this connector's offsets") from None
+            raise ConnectError(f"The stored offset's incremental snapshot state cannot be read ({exc}): "
+                               f"{COLLECTIONS_KEY}={stored.get(COLLECTIONS_KEY)!r}, {PRIMARY_KEY}="
+                               f"{stored.get(PRIMARY_KEY)!r}: store the offset without the incremental_snapshot_* "
+                               f"keys to drop that snapshot, then insert a new execute-snapshot signal") from None
         self.correlation = stored.get(CORRELATION_KEY)
         self.start_due = bool(self.collections)
         log.info("Incremental snapshot of %s resumes after key %s", self.collections, self.sent)
-
-    @property
-    def running(self) -> bool:
-        return bool(self.collections)
 
     def store(self, offset: dict[str, Any]) -> dict[str, Any]:
         """``offset`` with the snapshot's keys while one runs, without them otherwise (every offset: keep it cheap)."""
