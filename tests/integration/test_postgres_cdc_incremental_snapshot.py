@@ -31,6 +31,9 @@ from typing import Any
 import psycopg
 import pytest
 
+from kopycat.api.errors import ConnectError
+from kopycat.connectors.postgres_cdc.config import CdcSettings
+from kopycat.connectors.postgres_cdc.incremental_snapshot import IncrementalSnapshot
 from kopycat.connectors.postgres_cdc.java_keys import read_keys
 from kopycat.embedded import Kopycat
 from kopycat.runtime.bounds import Bounds
@@ -300,3 +303,18 @@ def test_kill_9_mid_snapshot_resumes_from_the_stored_key_with_no_lost_key(
     print(f"incremental snapshot kill -9: {sum(reads.values())} r events ({len(reads)} keys, "
           f"{sum(n - 1 for n in reads.values())} re-read after kills at keys {[k[0] for k in killed_at]}), "
           f"{len(events)} events, {writer.writes} concurrent writes, 0 lost")
+
+
+def test_a_missing_signal_table_fails_the_chunk_with_the_create_statement(postgres_url: str) -> None:
+    run = uuid.uuid4().hex[:8]
+    props = {**connector_props(postgres_url, f"miss-{run}", f"miss{run}", f"slot_miss_{run}"),
+             "signal.data.collection": f"public.missing_{run}"}
+    stored = {"incremental_snapshot_collections": '[{"incremental_snapshot_collections_id":"public.items"}]',
+              "incremental_snapshot_primary_key": "aced000570"}
+    snapshot = IncrementalSnapshot(CdcSettings.parse(props), {"server": f"miss{run}"}, ["public.items"], stored)
+    try:
+        with pytest.raises(ConnectError, match=f'signal.data.collection=public.missing_{run}: .*CREATE TABLE '
+                                               f'"public"."missing_{run}" \\(id VARCHAR\\(42\\) PRIMARY KEY'):
+            snapshot.resume()
+    finally:
+        snapshot.close()

@@ -24,6 +24,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
 
+import psycopg
+
 from kopycat.api.data import Struct
 from kopycat.api.errors import ConnectError
 from kopycat.api.records import SourceRecord
@@ -105,8 +107,9 @@ class IncrementalSnapshot:
     def store(self, offset: dict[str, Any]) -> dict[str, Any]:
         """``offset`` with the snapshot's keys while one runs, without them otherwise (every offset: keep it cheap)."""
         if not self.collections:
-            for key in _OFFSET_KEYS:
-                offset.pop(key, None)
+            if COLLECTIONS_KEY in offset:  # an offset carried over from when a snapshot ran
+                for key in _OFFSET_KEYS:
+                    offset.pop(key, None)
             return offset
         state = (self.sent, self.maximum, self.collections, self.correlation)
         if self.stored_state != state:
@@ -271,8 +274,16 @@ class IncrementalSnapshot:
 
     def _watermark(self, suffix: str, kind: str, data: str) -> None:
         schema, name = self.signals.schema, self.signals.table
-        self._db().conn.execute(f'INSERT INTO "{schema}"."{name}" VALUES (%s, %s, %s)',
-                                (f"{self.chunk_id}{suffix}", kind, data))
+        try:
+            self._db().conn.execute(f'INSERT INTO "{schema}"."{name}" VALUES (%s, %s, %s)',
+                                    (f"{self.chunk_id}{suffix}", kind, data))
+        except psycopg.Error as exc:
+            problem = str(exc).strip().splitlines()[0]
+            raise ConnectError(
+                f"signal.data.collection={schema}.{name}: the incremental snapshot cannot write its watermark "
+                f"({problem}): create the table with CREATE TABLE \"{schema}\".\"{name}\" (id VARCHAR(42) "
+                f"PRIMARY KEY, type VARCHAR(32) NOT NULL, data VARCHAR(2048)); and GRANT INSERT ON it to "
+                f"{self.settings.user}") from exc
 
     def _events(self, name: str) -> TableEvents:
         schema, _, table = name.partition(".")
