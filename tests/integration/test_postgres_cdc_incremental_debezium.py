@@ -5,7 +5,8 @@ table, so one ``execute-snapshot`` row starts both snapshots; each ignores the o
 (their chunk ids differ). Their ``r`` events must be equal field by field once the fields that
 depend on when each side read are left out (as in test_postgres_cdc_debezium). Then the handover:
 a Kopycat run stopped mid-snapshot leaves Debezium's offset keys, and Debezium, started with the
-same name on those offsets, reads on from the stored key: together every row once.
+same name on those offsets, reads on from the stored key: together every row once; and the
+reverse, Kopycat reading on from a Debezium snapshot stopped mid-way.
 """
 
 from __future__ import annotations
@@ -60,6 +61,13 @@ def wait_streaming(url: str, slot: str) -> None:
             time.sleep(0.5)
 
 
+def stored_key(bootstrap: str, offsets: str, name: str, prefix: str) -> int:
+    """The first column of the stored incremental_snapshot_primary_key; 0 before one is stored."""
+    stored = [v for k, v in consume_json(bootstrap, offsets) if k == [name, {"server": prefix}]]
+    key = read_keys(stored[-1].get("incremental_snapshot_primary_key") or "aced000570") if stored else None
+    return int(key[0]) if key else 0
+
+
 def reads(records: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
     return [(k, v) for k, v in records if v is not None and v["payload"]["op"] == "r"]
 
@@ -110,3 +118,37 @@ def test_debezium_reads_on_from_a_kopycat_run_stopped_mid_snapshot(
     updates = [(k["payload"]["id"], v["payload"]["after"]["label"]) for k, v in records if v["payload"]["op"] == "u"]
     assert updates == [(1, "late")]  # streamed from Kopycat's stored position, once
     debezium_connect.delete_connector(name)
+
+
+def test_kopycat_reads_on_from_a_debezium_snapshot_stopped_mid_way(
+        debezium_connect: LocalKafkaConnect, bootstrap_servers: str, postgres_url: str) -> None:
+    run = uuid.uuid4().hex[:8]
+    create_tables(postgres_url)
+    # Each watermark waits 50 ms, so Debezium's chunks of one row take long enough to stop it mid-way.
+    execute(postgres_url, "CREATE FUNCTION slow_mark() RETURNS trigger LANGUAGE plpgsql AS "
+                          "$$ BEGIN PERFORM pg_sleep(0.05); RETURN NEW; END $$",
+            "CREATE TRIGGER slow BEFORE INSERT ON dbz_signal FOR EACH ROW EXECUTE FUNCTION slow_mark()")
+    name, prefix, slot = f"rev-inc-{run}", f"rev{run}", f"rev_{run}"
+    props = {**connector_props(postgres_url, name, prefix, slot), **INCREMENTAL,
+             "incremental.snapshot.chunk.size": "1"}
+    offsets = debezium_connect.offsets_topic
+    start_debezium(debezium_connect, props)
+    wait_streaming(postgres_url, slot)
+    execute(postgres_url, f"INSERT INTO dbz_signal VALUES ('snap-{run}', 'execute-snapshot', '{SIGNAL}')")
+    deadline = time.monotonic() + 180
+    while stored_key(bootstrap_servers, offsets, name, prefix) < 5:
+        assert time.monotonic() < deadline, "Debezium stored no incremental snapshot offset"
+        time.sleep(0.2)
+    debezium_connect.stop_connector(name)
+    debezium_connect.wait_for_connector_state(name, "STOPPED", timeout_s=120)
+    debezium_connect.delete_connector(name)
+    theirs = last_offset(bootstrap_servers, offsets, name, prefix)
+    sent = read_keys(theirs["incremental_snapshot_primary_key"])
+    assert sent is not None and 5 <= sent[0] < ROWS, theirs
+
+    execute(postgres_url, "DROP TRIGGER slow ON dbz_signal")
+    copy(bootstrap_servers, {**props, "incremental.snapshot.chunk.size": str(CHUNK)}, offsets,
+         Bounds(max_seconds=300))
+    ids = [k["payload"]["id"] for k, _ in reads(consume_json(bootstrap_servers, f"{prefix}.public.items"))]
+    assert ids == list(range(1, ROWS + 1)), (sent, ids)  # Debezium's up to its stored key, then Kopycat's
+    assert stored_key(bootstrap_servers, offsets, name, prefix) == ROWS  # the last r event's key, as Debezium
