@@ -151,4 +151,10 @@ def test_kopycat_reads_on_from_a_debezium_snapshot_stopped_mid_way(
          Bounds(max_seconds=300))
     ids = [k["payload"]["id"] for k, _ in reads(consume_json(bootstrap_servers, f"{prefix}.public.items"))]
     assert ids == list(range(1, ROWS + 1)), (sent, ids)  # Debezium's up to its stored key, then Kopycat's
-    assert stored_key(bootstrap_servers, offsets, name, prefix) == ROWS  # the last r event's key, as Debezium
+    ours = last_offset(bootstrap_servers, offsets, name, prefix)
+    assert read_keys(ours["incremental_snapshot_primary_key"]) == [ROWS]  # the last r event's key
+    incremental = sorted(k for k in theirs if k.startswith("incremental_snapshot"))
+    assert sorted(k for k in ours if k.startswith("incremental_snapshot")) == incremental
+    assert ours["snapshot"] == "INCREMENTAL"  # an r event's offset, as Debezium's r events store them
+    assert [ours[k] for k in incremental if k != "incremental_snapshot_primary_key"] == \
+        [theirs[k] for k in incremental if k != "incremental_snapshot_primary_key"]  # the same bytes and JSON

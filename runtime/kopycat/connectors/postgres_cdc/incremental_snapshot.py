@@ -46,7 +46,7 @@ from kopycat.connectors.postgres_cdc.signals import (
 )
 from kopycat.connectors.postgres_cdc.values import BPCHAR, INT2, INT4, INT8, TEXT, VARCHAR
 
-__all__ = ["COLLECTIONS_KEY", "MAXIMUM_KEY", "PRIMARY_KEY", "IncrementalSnapshot"]
+__all__ = ["COLLECTIONS_KEY", "INCREMENTAL", "MAXIMUM_KEY", "PRIMARY_KEY", "IncrementalSnapshot"]
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +55,9 @@ PRIMARY_KEY: Final = "incremental_snapshot_primary_key"
 MAXIMUM_KEY: Final = "incremental_snapshot_maximum_key"
 CORRELATION_KEY: Final = "incremental_snapshot_correlation_id"
 _OFFSET_KEYS: Final = (PRIMARY_KEY, MAXIMUM_KEY, COLLECTIONS_KEY, CORRELATION_KEY)
+INCREMENTAL: Final = "INCREMENTAL"
+"""The ``snapshot`` of an ``r`` event's offset: a streaming position, not an unfinished initial snapshot."""
+_READ_OFFSET: Final = {"snapshot": INCREMENTAL, "last_snapshot_record": False, "snapshot_completed": False}
 _JAVA_KINDS: Final[dict[int, JavaKind]] = {INT2: "Integer", INT4: "Integer", INT8: "Long", TEXT: "String",
                                             VARCHAR: "String", BPCHAR: "String"}
 
@@ -120,8 +123,8 @@ class IncrementalSnapshot:
     def _keys(self) -> dict[str, Any]:
         table = self.table or self._events(self.collections[0])
         kinds = [_JAVA_KINDS.get(table.columns[i].type_oid, "String") for i in table.key_index]
-        collections = [{f"{COLLECTIONS_KEY}_id": name, f"{COLLECTIONS_KEY}_additional_condition": "",
-                        f"{COLLECTIONS_KEY}_surrogate_key": ""} for name in self.collections]
+        collections = [{f"{COLLECTIONS_KEY}_id": name, f"{COLLECTIONS_KEY}_additional_condition": None,
+                        f"{COLLECTIONS_KEY}_surrogate_key": None} for name in self.collections]
         return {PRIMARY_KEY: write_keys(self.sent, kinds), MAXIMUM_KEY: write_keys(self.maximum, kinds),
                 COLLECTIONS_KEY: json.dumps(collections, separators=(",", ":")), CORRELATION_KEY: self.correlation}
 
@@ -265,6 +268,7 @@ class IncrementalSnapshot:
             return
         ts_us = time.time_ns() // 1000
         where = SourcePosition(ts_us, xid, offset.get("lsn"), offset.get("lsn_commit"), "incremental")
+        offset = {**offset, **_READ_OFFSET}  # as Debezium's r events: the snapshot keys of its SourceInfo
         for key, values in self.window.items():
             self.sent = list(key)
             self.events += 1

@@ -29,7 +29,7 @@ from kopycat.connectors.postgres_cdc.change_stream import ChangeStream, table_ev
 from kopycat.connectors.postgres_cdc.config import CdcSettings
 from kopycat.connectors.postgres_cdc.events import TableEvents
 from kopycat.connectors.postgres_cdc.heartbeat import Heartbeat
-from kopycat.connectors.postgres_cdc.incremental_snapshot import IncrementalSnapshot
+from kopycat.connectors.postgres_cdc.incremental_snapshot import INCREMENTAL, IncrementalSnapshot
 from kopycat.connectors.postgres_cdc.pgoutput import Relation, parse_lsn
 from kopycat.connectors.postgres_cdc.replication import PostgresSource
 from kopycat.connectors.postgres_cdc.snapshot import SnapshotHorizon, snapshot_records
@@ -71,7 +71,8 @@ class PostgresCdcTask(SourceTask):
         log.info("Task for %s: slot %s at %s, stored offset %s", settings.prefix, settings.slot, slot_lsn, stored)
         self.end_lsn = parse_lsn(settings.end_lsn) if settings.end_lsn else source.current_lsn()
         self.horizons: list[SnapshotHorizon] = []
-        streamed = stored if stored and not stored.get("snapshot") else None
+        # an r event's offset of an incremental snapshot (Kopycat's or Debezium's) is a streaming position
+        streamed = stored if stored and stored.get("snapshot") in (None, False, INCREMENTAL) else None
         self.heartbeat = heartbeat = Heartbeat(settings, self.partition)
         transactions = TransactionMetadata(settings.prefix, settings.transaction_topic, self.partition, streamed) \
             if settings.transaction_metadata else None
@@ -80,7 +81,7 @@ class PostgresCdcTask(SourceTask):
         self.stream = ChangeStream(self.partition, streamed, self._table_for, settings.tombstones,
                                    self._seen_by_snapshot, transactions=transactions, heartbeat=heartbeat,
                                    snapshot=self.snapshot)
-        redo = stored is None or bool(stored.get("snapshot") and not stored.get("snapshot_completed"))
+        redo = stored is None or (streamed is None and not stored.get("snapshot_completed"))
         self.items: Iterator[SourceRecord | None] = self._run(settings.snapshot_mode == "initial" and redo, tables)
 
     def _run(self, snapshot: bool, tables: list[tuple[str, str]]) -> Iterator[SourceRecord | None]:
