@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import psycopg
@@ -23,7 +24,24 @@ from kopycat.dev.kafka_connect import LocalKafkaConnect
 from kopycat.embedded import Kopycat
 from kopycat.runtime.bounds import Bounds
 from tests.integration.test_postgres_cdc_debezium import compared, debezium_connect, start_debezium, wait_for_records
-from tests.support.cdc import connector_props, consume_json, dsn, execute, last_offset
+from tests.support.cdc import (
+    connector_props,
+    consume_json,
+    drop_slots_since,
+    dsn,
+    execute,
+    last_offset,
+    slot_names,
+)
+
+
+@pytest.fixture(autouse=True)
+def released_slots(postgres_url: str) -> Iterator[None]:
+    """Each test's slots are dropped after it: the session's server has room for 20."""
+    before = slot_names(postgres_url)
+    yield
+    drop_slots_since(postgres_url, before)
+
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -91,6 +109,7 @@ def test_incremental_snapshot_events_equal_debeziums_on_the_same_signal(
     differences = compared(ours, theirs, kc_prefix, dbz_prefix)
     assert not differences, "\n".join(differences)
     assert {v["payload"]["source"]["snapshot"] for _, v in ours} == {"incremental"}
+    debezium_connect.delete_connector(f"dbz-{run}")  # its slot is then dropped with Kopycat's
 
 
 def test_debezium_reads_on_from_a_kopycat_run_stopped_mid_snapshot(

@@ -24,7 +24,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +39,25 @@ from kopycat.embedded import Kopycat
 from kopycat.runtime.bounds import Bounds
 from kopycat.storage.file_offset_store import loads_offsets
 from kopycat.storage.offset_codec import decode_value
-from tests.support.cdc import connector_props, consume_json, dsn, execute, last_offset
+from tests.support.cdc import (
+    connector_props,
+    consume_json,
+    drop_slots_since,
+    dsn,
+    execute,
+    last_offset,
+    slot_names,
+)
 from tests.support.standalone import start_worker, write_props
+
+
+@pytest.fixture(autouse=True)
+def released_slots(postgres_url: str) -> Iterator[None]:
+    """Each test's slots are dropped after it: the session's server has room for 20."""
+    before = slot_names(postgres_url)
+    yield
+    drop_slots_since(postgres_url, before)
+
 
 pytestmark = pytest.mark.timeout(1200)
 
