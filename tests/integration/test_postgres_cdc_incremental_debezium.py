@@ -37,7 +37,7 @@ from tests.support.cdc import (
 
 @pytest.fixture(autouse=True)
 def released_slots(postgres_url: str) -> Iterator[None]:
-    """Each test's slots are dropped after it: the session's server has room for 20."""
+    """Each test's slots are dropped after it: the session's server has a fixed number."""
     before = slot_names(postgres_url)
     yield
     drop_slots_since(postgres_url, before)

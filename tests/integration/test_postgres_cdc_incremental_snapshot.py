@@ -53,7 +53,7 @@ from tests.support.standalone import start_worker, write_props
 
 @pytest.fixture(autouse=True)
 def released_slots(postgres_url: str) -> Iterator[None]:
-    """Each test's slots are dropped after it: the session's server has room for 20."""
+    """Each test's slots are dropped after it: the session's server has a fixed number."""
     before = slot_names(postgres_url)
     yield
     drop_slots_since(postgres_url, before)
