@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import orjson
@@ -70,3 +71,21 @@ def connector_props(url: str, name: str, prefix: str, slot: str) -> dict[str, st
             "database.user": str(info["user"]), "database.dbname": str(info["dbname"]),
             "topic.prefix": prefix, "plugin.name": "pgoutput", "slot.name": slot, "publication.name": f"pub_{slot}",
             "table.include.list": "public.items", **JSON}
+
+
+def slot_names(url: str) -> set[str]:
+    with psycopg.connect(dsn(url), autocommit=True) as conn:
+        return {row[0] for row in conn.execute("SELECT slot_name FROM pg_replication_slots")}
+
+
+def drop_slots_since(url: str, before: set[str], timeout_s: float = 60) -> None:
+    """Drop the slots made since ``before`` once nothing reads them: the session's server has a
+    fixed max_replication_slots, and every CDC test holds one or two."""
+    deadline = time.monotonic() + timeout_s
+    with psycopg.connect(dsn(url), autocommit=True) as conn:
+        for slot in slot_names(url) - before:
+            while conn.execute("SELECT active FROM pg_replication_slots WHERE slot_name = %s",
+                               (slot,)).fetchone() == (True,) and time.monotonic() < deadline:
+                time.sleep(0.5)
+            conn.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
+                         "WHERE slot_name = %s AND NOT active", (slot,))

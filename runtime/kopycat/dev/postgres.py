@@ -83,7 +83,7 @@ class LocalPostgres(LocalService):
                               "--auth=trust", "-E", "UTF8", "--no-locale"), "initdb")
         options = (f"-p {self.port} -k {self.workdir} -c listen_addresses=127.0.0.1 "
                    "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
-                   "-c wal_level=logical -c max_replication_slots=20 -c max_wal_senders=20")
+                   "-c wal_level=logical -c max_replication_slots=64 -c max_wal_senders=20")
         self._check(self._cmd(str(bindir / "pg_ctl"), "-D", str(data), "-o", options,
                               "-l", str(log), "-w", "-t", "60", "start"), "pg_ctl start")
 

@@ -5,9 +5,11 @@ messages), :mod:`.config` (Debezium's keys), :mod:`.values` (column types to Con
 values), :mod:`.defaults` (column DEFAULTs as field defaults), :mod:`.events` (the change-event
 envelope), :mod:`.transactions` (BEGIN/END events and the transaction block),
 :mod:`.replication` (slot, publication and the WAL read over SQL), :mod:`.heartbeat`,
+:mod:`.java_keys` and :mod:`.signals` (signal rows; key arrays as Debezium stores them),
+:mod:`.incremental_snapshot` (chunks between watermarks on an execute-snapshot signal),
 :mod:`.change_stream` (WAL messages to records and offsets), :mod:`.snapshot` (the initial
 snapshot), :mod:`.source_task` and :mod:`.source_connector`.
 
-Not yet: the incremental snapshot, exactly-once delivery, column comments in the schemas, and
-types beyond those :mod:`.values` lists.
+Not yet: blocking snapshots by signal, the kafka/file/jmx signal channels, column comments in the
+schemas, and types beyond those :mod:`.values` lists.
 """

@@ -20,6 +20,7 @@ from kopycat.api.data import Struct
 from kopycat.api.records import SourceRecord
 from kopycat.connectors.postgres_cdc.events import ColumnInfo, SourcePosition, TableEvents
 from kopycat.connectors.postgres_cdc.heartbeat import Heartbeat
+from kopycat.connectors.postgres_cdc.incremental_snapshot import IncrementalSnapshot
 from kopycat.connectors.postgres_cdc.pgoutput import Begin, Commit, Delete, Insert, Relation, Update, decode
 from kopycat.connectors.postgres_cdc.transactions import TransactionMetadata
 
@@ -32,13 +33,17 @@ class ChangeStream:
     """Stateful over one task's life: the resume position and each relation's event builder.
 
     With ``transactions`` every change gets its own offset and the transaction's END record carries
-    the commit's; ``heartbeat`` is consulted at each commit and by :meth:`idle`.
+    the commit's; ``heartbeat`` is consulted at each commit and by :meth:`idle`; ``snapshot`` (with
+    ``signal.data.collection``) gets the signal table's inserts, the keys of changes inside its
+    window, every offset to add its state to, and each commit to emit a closed chunk after.
     """
 
     def __init__(self, partition: dict[str, Any], stored: Mapping[str, Any] | None, lookup: TableLookup,
                  tombstones: bool, skip_xid: Callable[[int, int], bool] | None = None, *,
-                 transactions: TransactionMetadata | None = None, heartbeat: Heartbeat | None = None) -> None:
+                 transactions: TransactionMetadata | None = None, heartbeat: Heartbeat | None = None,
+                 snapshot: IncrementalSnapshot | None = None) -> None:
         self.partition, self.lookup, self.tombstones = partition, lookup, tombstones
+        self.snapshot, self.signal_oid = snapshot, -1
         self.transactions, self.heartbeat = transactions, heartbeat
         stored = stored or {}
         self.last_commit: int | None = stored.get("lsn_commit")
@@ -62,7 +67,11 @@ class ChangeStream:
                 if begin is None or skip:
                     continue
                 table = tables.get(message.relation_oid)  # type: ignore[union-attr]
-                if table is None or (begin.xid == self.resume_tx and lsn <= self.resume_lsn):
+                if begin.xid == self.resume_tx and lsn <= self.resume_lsn:
+                    continue
+                if self.snapshot is not None:
+                    self._watch_snapshot(table, message)  # type: ignore[arg-type]
+                if table is None:
                     continue
                 if self.transactions is None:
                     held.append((lsn, table, message))  # type: ignore[arg-type]
@@ -72,6 +81,8 @@ class ChangeStream:
                     yield from self._records(table, message, lsn, begin, block, offset)  # type: ignore[arg-type]
             elif isinstance(message, Relation):
                 self.tables[message.oid] = self.lookup(message)
+                if self.snapshot is not None:
+                    self.signal_oid = self.snapshot.relation(message)
             elif isinstance(message, Begin):
                 begin, held = message, []
                 skip = (self.last_commit is not None and message.final_lsn < self.last_commit) or (
@@ -84,6 +95,8 @@ class ChangeStream:
             elif isinstance(message, Commit):
                 if begin is not None and not skip:
                     yield from self._commit(begin, message, held)
+                    if self.snapshot is not None:
+                        yield from self.snapshot.committed(self.last_offset or {}, begin.xid)
                 begin, held = None, []
 
     def _commit(self, begin: Begin, commit: Commit, held: list[_Held]) -> Iterator[SourceRecord]:
@@ -111,6 +124,8 @@ class ChangeStream:
             self.last_commit = position
             self.last_offset = {**(self.last_offset or {}), "lsn": position, "lsn_proc": position,
                                 "lsn_commit": position, "messageType": "COMMIT"}
+        if self.snapshot is not None and self.last_offset is not None:  # a snapshot may have ended since
+            self.last_offset = self.snapshot.store(dict(self.last_offset))
         if self.heartbeat.due() or (final and moved):
             yield from _present(self.heartbeat.beat(self.last_offset))
 
@@ -121,7 +136,7 @@ class ChangeStream:
             offset["lsn_commit"] = last_commit
         if kind:
             offset["messageType"] = kind
-        return offset
+        return offset if self.snapshot is None else self.snapshot.store(offset)
 
     def _held_records(self, begin: Begin, held: list[_Held], commit_offset: dict[str, Any]) -> Iterator[SourceRecord]:
         """A committed transaction's changes, built in one loop: what is the same for the whole
@@ -143,6 +158,23 @@ class ChangeStream:
             yield record_of(partition, offset, table.topic, None, table.key_schema, key, table.envelope_schema, value)
             if op == "d" and tombstones:
                 yield record_of(partition, offset, table.topic, None, table.key_schema, key, None, None)
+
+    def _watch_snapshot(self, table: TableEvents | None, message: Insert | Update | Delete) -> None:
+        """At read time: a signal row goes to the incremental snapshot, and a change inside its open
+        window drops the key's row from the chunk (DBLog: the log has a newer version of it)."""
+        snapshot = self.snapshot
+        assert snapshot is not None
+        if message.relation_oid == self.signal_oid and message.__class__ is Insert:
+            snapshot.signal(message.new)  # type: ignore[union-attr]
+        if table is None or not snapshot.window_open:
+            return
+        if message.__class__ is Delete:
+            snapshot.seen(table, table.key(table.row(message.old)))  # type: ignore[union-attr]
+            return
+        snapshot.seen(table, table.key(table.row(message.new)))  # type: ignore[union-attr]
+        old = message.old if message.__class__ is Update else None  # type: ignore[union-attr]
+        if old is not None and not message.old_is_key_only:  # type: ignore[union-attr]
+            snapshot.seen(table, table.key(table.row(old)))  # a changed primary key: the old row is gone too
 
     def _records(self, table: TableEvents, message: Insert | Update | Delete, lsn: int, begin: Begin,
                  block: Struct, offset: dict[str, Any]) -> list[SourceRecord]:

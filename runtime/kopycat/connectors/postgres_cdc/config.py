@@ -43,6 +43,10 @@ HEARTBEAT_INTERVAL_MS: Final = "heartbeat.interval.ms"
 HEARTBEAT_ACTION_QUERY: Final = "heartbeat.action.query"
 HEARTBEAT_TOPIC_PREFIX: Final = "topic.heartbeat.prefix"
 TRANSACTION_TOPIC: Final = "topic.transaction"
+SIGNAL_DATA_COLLECTION: Final = "signal.data.collection"
+SIGNAL_ENABLED_CHANNELS: Final = "signal.enabled.channels"
+INCREMENTAL_CHUNK_SIZE: Final = "incremental.snapshot.chunk.size"
+WATERMARKING_STRATEGY: Final = "incremental.snapshot.watermarking.strategy"
 END_LSN_CONFIG: Final = "kopycat.cdc.end.lsn"
 """Task config key: the WAL position the plan read (``pg_current_wal_lsn()``), where a bounded run ends."""
 
@@ -105,6 +109,20 @@ CONFIG = (
             doc="Most change events one poll() returns.")
     .define(POLL_INTERVAL_MS, ConfigType.LONG, default=500, validator=Range.at_least(1), importance=Importance.LOW,
             doc="How long a continuous run waits for new changes before looking again.")
+    .define(SIGNAL_DATA_COLLECTION, ConfigType.STRING, default="", importance=Importance.MEDIUM,
+            doc="The signal table <schema>.<table>, with columns id VARCHAR(42) PRIMARY KEY, type VARCHAR(32) and "
+                "data VARCHAR(2048): a row inserted there is a signal read from the WAL (the source channel), e.g. "
+                "type execute-snapshot with data {\"data-collections\": [\"public.t\"], \"type\": \"incremental\"}. "
+                "The incremental snapshot also writes its chunk watermarks there. Empty: no signals.")
+    .define(SIGNAL_ENABLED_CHANNELS, ConfigType.LIST, default="source", importance=Importance.LOW,
+            doc="Where signals are read: only source (rows of signal.data.collection in the WAL).")
+    .define(INCREMENTAL_CHUNK_SIZE, ConfigType.INT, default=1024, validator=Range.at_least(1),
+            importance=Importance.MEDIUM,
+            doc="Rows an incremental snapshot reads per chunk (one primary key range between two watermarks).")
+    .define(WATERMARKING_STRATEGY, ConfigType.STRING, default="insert_insert",
+            validator=ValidString.in_("insert_insert"), importance=Importance.LOW,
+            doc="How chunk watermarks are written: insert_insert (an open and a close row per chunk, kept in "
+                "the signal table), Debezium's default.")
     .define(END_LSN_CONFIG, ConfigType.STRING, default="", importance=Importance.LOW, internal=True,
             doc="Set by the plan: the WAL position a bounded run copies to.")
 )
@@ -137,12 +155,15 @@ class CdcSettings:
     heartbeat_interval_ms: int = 0
     heartbeat_query: str = ""
     heartbeat_prefix: str = "__debezium-heartbeat"
+    signal_table: tuple[str, str] | None = None
+    chunk_size: int = 1024
 
     @classmethod
     def parse(cls, props: Mapping[str, Any]) -> CdcSettings:
         values = CONFIG.parse(props)
         if values[TABLE_INCLUDE] and values[TABLE_EXCLUDE]:
             raise ConfigError(f"Set {TABLE_INCLUDE} or {TABLE_EXCLUDE}, not both (as Debezium)", key=TABLE_EXCLUDE)
+        _check_channels(values[SIGNAL_ENABLED_CHANNELS])
         password = values[PASSWORD]
         return cls(values[TOPIC_PREFIX], values[HOSTNAME], values[PORT], values[USER],
                    password.value if password is not None else None, values[DBNAME], values[SLOT_NAME],
@@ -152,7 +173,8 @@ class CdcSettings:
                    values[TIME_PRECISION], values[MAX_BATCH_SIZE], values[POLL_INTERVAL_MS] / 1000.0,
                    values[END_LSN_CONFIG], values[TRANSACTION_METADATA], values[TRANSACTION_TOPIC],
                    values[HEARTBEAT_INTERVAL_MS], values[HEARTBEAT_ACTION_QUERY].strip(),
-                   values[HEARTBEAT_TOPIC_PREFIX])
+                   values[HEARTBEAT_TOPIC_PREFIX], _signal_table(values[SIGNAL_DATA_COLLECTION]),
+                   values[INCREMENTAL_CHUNK_SIZE])
 
     def captures(self, schema: str, table: str) -> bool:
         """Whether ``schema.table`` passes the filters (Debezium matches the whole name)."""
@@ -174,3 +196,24 @@ def _patterns(key: str, items: list[str]) -> tuple[re.Pattern[str], ...]:
         return tuple(re.compile(item.strip()) for item in items if item.strip())
     except re.error as exc:
         raise ConfigError(f"{key}: {exc}; give regular expressions over <schema>.<table>", key=key) from None
+
+
+def _signal_table(text: str) -> tuple[str, str] | None:
+    """``signal.data.collection`` as (schema, table): Debezium's PostgreSQL form is ``<schema>.<table>``."""
+    text = text.strip()
+    if not text:
+        return None
+    parts = text.split(".")
+    if len(parts) != 2 or not all(parts):
+        raise ConfigError.for_key(SIGNAL_DATA_COLLECTION, text, "give the signal table as <schema>.<table>, "
+                                  "e.g. public.debezium_signal")
+    return parts[0], parts[1]
+
+
+def _check_channels(channels: list[str]) -> None:
+    """Only the source channel exists here: a kafka, file or jmx channel would silently never signal."""
+    for channel in channels:
+        if channel.strip() and channel.strip() != "source":
+            raise ConfigError.for_key(SIGNAL_ENABLED_CHANNELS, ",".join(channels),
+                                      f"channel {channel.strip()!r} is not supported; Kopycat reads signals only "
+                                      f"from the signal table in the WAL: set {SIGNAL_ENABLED_CHANNELS}=source")

@@ -29,6 +29,7 @@ from kopycat.connectors.postgres_cdc.change_stream import ChangeStream, table_ev
 from kopycat.connectors.postgres_cdc.config import CdcSettings
 from kopycat.connectors.postgres_cdc.events import TableEvents
 from kopycat.connectors.postgres_cdc.heartbeat import Heartbeat
+from kopycat.connectors.postgres_cdc.incremental_snapshot import INCREMENTAL, IncrementalSnapshot
 from kopycat.connectors.postgres_cdc.pgoutput import Relation, parse_lsn
 from kopycat.connectors.postgres_cdc.replication import PostgresSource
 from kopycat.connectors.postgres_cdc.snapshot import SnapshotHorizon, snapshot_records
@@ -46,6 +47,7 @@ class PostgresCdcTask(SourceTask):
         self.stopping = threading.Event()
         self.source: PostgresSource | None = None
         self.heartbeat: Heartbeat | None = None
+        self.snapshot: IncrementalSnapshot | None = None
         self.confirmable: int | None = None  # the lsn_commit of the last record poll() returned
 
     def version(self) -> str:
@@ -59,7 +61,8 @@ class PostgresCdcTask(SourceTask):
         self.source = source = PostgresSource(settings)
         source.check_ready()
         tables = source.captured_tables()
-        source.ensure_publication(tables)
+        signals = [settings.signal_table] if settings.signal_table and settings.signal_table not in tables else []
+        source.ensure_publication(tables + signals)  # a filtered publication must carry the signal table's rows
         stored = self.context.offset_reader.offset(self.partition)
         slot_lsn = source.slot_position()
         if slot_lsn is None:
@@ -68,13 +71,17 @@ class PostgresCdcTask(SourceTask):
         log.info("Task for %s: slot %s at %s, stored offset %s", settings.prefix, settings.slot, slot_lsn, stored)
         self.end_lsn = parse_lsn(settings.end_lsn) if settings.end_lsn else source.current_lsn()
         self.horizons: list[SnapshotHorizon] = []
-        streamed = stored if stored and not stored.get("snapshot") else None
+        # an r event's offset of an incremental snapshot (Kopycat's or Debezium's) is a streaming position
+        streamed = stored if stored and stored.get("snapshot") in (None, False, INCREMENTAL) else None
         self.heartbeat = heartbeat = Heartbeat(settings, self.partition)
         transactions = TransactionMetadata(settings.prefix, settings.transaction_topic, self.partition, streamed) \
             if settings.transaction_metadata else None
+        if settings.signal_table:
+            self.snapshot = IncrementalSnapshot(settings, self.partition, [f"{s}.{t}" for s, t in tables], streamed)
         self.stream = ChangeStream(self.partition, streamed, self._table_for, settings.tombstones,
-                                   self._seen_by_snapshot, transactions=transactions, heartbeat=heartbeat)
-        redo = stored is None or bool(stored.get("snapshot") and not stored.get("snapshot_completed"))
+                                   self._seen_by_snapshot, transactions=transactions, heartbeat=heartbeat,
+                                   snapshot=self.snapshot)
+        redo = stored is None or (streamed is None and not stored.get("snapshot_completed"))
         self.items: Iterator[SourceRecord | None] = self._run(settings.snapshot_mode == "initial" and redo, tables)
 
     def _run(self, snapshot: bool, tables: list[tuple[str, str]]) -> Iterator[SourceRecord | None]:
@@ -85,8 +92,13 @@ class PostgresCdcTask(SourceTask):
             yield from snapshot_records(source, events, self.partition, self.slot_lsn, self.horizons)
             if self.horizons:
                 self.end_lsn = max(self.end_lsn, self.horizons[0].lsn)
+        if self.snapshot is not None:
+            self.snapshot.resume()
         while not self.stopping.is_set():
             yield from self.stream.records(source.peek(self.end_lsn))
+            if self.snapshot is not None and self.snapshot.end > self.end_lsn:
+                self.end_lsn = self.snapshot.end  # a chunk's watermarks lie past the end: read on to them
+                continue
             yield from self.stream.idle(self.end_lsn, final=self.bounded)
             if self.bounded:
                 return
@@ -136,6 +148,8 @@ class PostgresCdcTask(SourceTask):
         self.stopping.set()
         if self.heartbeat is not None:
             self.heartbeat.close()
+        if self.snapshot is not None:
+            self.snapshot.close()
         if self.source is not None:
             self.source.close()
 
