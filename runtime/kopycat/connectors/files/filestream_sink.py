@@ -9,7 +9,10 @@ Characters UTF-8 cannot encode (lone surrogates) become ``?``, as Java's encoder
 Each ``put`` hands its whole batch to the operating system in one ``writev`` call before it
 returns, as Kafka's ``PrintStream`` writes each line through to the file: a killed worker loses
 no batch ``put`` returned from (under ``delivery.guarantee=at_most_once`` it loses at most the
-batch in flight), and a batch is never left on disk without its last newline.
+batch in flight). A kill inside that call can leave part of the batch, ending in a torn line:
+``start`` cuts the file back to its last newline, so the next lines never run on from half a
+record (the cut records were never acknowledged: resent under at-least-once, lost under
+at-most-once, as the batch in flight is).
 
 Differences from Kafka, on purpose: ``file`` is required (Kafka's falls back to standard
 output), ``flush`` also fsyncs, so the offsets the engine commits after it never run ahead of
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 import threading
 from array import array
 from collections.abc import Mapping, Sequence
@@ -93,6 +97,7 @@ class FileStreamSinkTask(SinkTask):
         path = CONFIG.parse(props)[FILE_CONFIG]
         try:
             handle = open(path, "ab", buffering=0)  # noqa: SIM115 - closed by stop()
+            cut_torn_line(path)
         except OSError as exc:
             raise ConnectError(f"Couldn't find or create file {path!r} for FileStreamSinkTask: "
                                f"{exc}. Create its directory or fix the '{FILE_CONFIG}' setting"
@@ -141,6 +146,29 @@ class FileStreamSinkTask(SinkTask):
             raise ConnectError(f"FileStreamSinkTask for {self._path or '(not started)'} is not "
                                f"running: start() it first (or it was stopped)")
         return self._file
+
+
+def cut_torn_line(path: str, chunk: int = 1 << 16) -> int:
+    """Truncate ``path`` after its last newline; the number of bytes cut (0 for a whole last line).
+
+    Only a regular file is read: a FIFO or a device (``/dev/stdout``) has no tail to cut.
+    """
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        return 0
+    with open(path, "rb") as file:
+        size = end = file.seek(0, os.SEEK_END)
+        while end > 0:
+            start = max(0, end - chunk)
+            file.seek(start)
+            newline = file.read(end - start).rfind(b"\n")
+            if newline >= 0:
+                end = start + newline + 1
+                break
+            end = start
+    if end < size:
+        os.truncate(path, end)
+        log.warning("FileStreamSinkTask cut a torn last line (%d bytes, a killed write's) from %s", size - end, path)
+    return size - end
 
 
 class FileStreamSinkConnector(SinkConnector):

@@ -142,3 +142,16 @@ def test_a_batch_of_texts_writes_the_bytes_put_writes(tmp_path: Path) -> None:
         sink.stop()
         written.append((tmp_path / f"{how}.txt").read_bytes())
     assert written[0] == written[1] == b"plain\nz\xc3\xa9ro \xf0\x9f\x98\x80\n\nwith\ttab\nlast\n"
+
+
+@pytest.mark.parametrize(("content", "kept"), [
+    (b"", b""), (b"a\nb\n", b"a\nb\n"), (b"a\nb\nli", b"a\nb\n"), (b"torn", b""),
+    (b"x" * 70_000 + b"\n" + b"y" * 70_000, b"x" * 70_000 + b"\n")])
+def test_start_cuts_a_torn_last_line_a_killed_write_left(tmp_path: Path, content: bytes, kept: bytes) -> None:
+    path = tmp_path / "out.txt"
+    path.write_bytes(content)
+    task = FileStreamSinkTask()
+    task.start({"file": str(path)})
+    task.put([SinkRecord(topic="in", kafka_partition=0, kafka_offset=0, value="next")])
+    task.stop()
+    assert path.read_bytes() == kept + b"next\n"
