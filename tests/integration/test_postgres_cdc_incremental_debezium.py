@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import psycopg
@@ -27,25 +26,15 @@ from tests.integration.test_postgres_cdc_debezium import compared, debezium_conn
 from tests.support.cdc import (
     connector_props,
     consume_json,
-    drop_slots_since,
     dsn,
     execute,
     last_offset,
-    slot_names,
+    released_slots,
 )
 
+pytestmark = [pytest.mark.timeout(900), pytest.mark.usefixtures("released_slots")]
 
-@pytest.fixture(autouse=True)
-def released_slots(postgres_url: str) -> Iterator[None]:
-    """Each test's slots are dropped after it: the session's server has a fixed number."""
-    before = slot_names(postgres_url)
-    yield
-    drop_slots_since(postgres_url, before)
-
-
-pytestmark = pytest.mark.timeout(900)
-
-__all__ = ["debezium_connect"]  # the module fixture, shared with the other Debezium oracle tests
+__all__ = ["debezium_connect", "released_slots"]  # fixtures shared with other modules
 
 ROWS, CHUNK = 60, 10
 SIGNAL = '{"data-collections": ["public.items"], "type": "incremental"}'

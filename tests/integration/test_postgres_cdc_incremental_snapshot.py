@@ -24,7 +24,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,24 +42,16 @@ from kopycat.storage.offset_codec import decode_value
 from tests.support.cdc import (
     connector_props,
     consume_json,
-    drop_slots_since,
     dsn,
     execute,
     last_offset,
-    slot_names,
+    released_slots,
 )
 from tests.support.standalone import start_worker, write_props
 
+pytestmark = [pytest.mark.timeout(1200), pytest.mark.usefixtures("released_slots")]
 
-@pytest.fixture(autouse=True)
-def released_slots(postgres_url: str) -> Iterator[None]:
-    """Each test's slots are dropped after it: the session's server has a fixed number."""
-    before = slot_names(postgres_url)
-    yield
-    drop_slots_since(postgres_url, before)
-
-
-pytestmark = pytest.mark.timeout(1200)
+__all__ = ["released_slots"]  # the fixture pytestmark uses
 
 ROWS, CHUNK = 5000, 400
 SIGNAL = '{"data-collections": ["public.items"], "type": "incremental"}'

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
 import psycopg
+import pytest
 
 from kopycat.connectors.postgres_cdc.pgoutput import parse_lsn
 from tests.support.kafka import consume_records
@@ -89,3 +91,11 @@ def drop_slots_since(url: str, before: set[str], timeout_s: float = 60) -> None:
                 time.sleep(0.5)
             conn.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
                          "WHERE slot_name = %s AND NOT active", (slot,))
+
+
+@pytest.fixture
+def released_slots(postgres_url: str) -> Iterator[None]:
+    """Drops the slots a test created after it: the session's server has a fixed number of them."""
+    before = slot_names(postgres_url)
+    yield
+    drop_slots_since(postgres_url, before)
