@@ -168,9 +168,23 @@ class ArrowStore(Store):
 
     def list_files(self, directory: str) -> Iterator[str]:
         selector = pafs.FileSelector(directory, recursive=True, allow_not_found=True)
-        for info in self._call(f"listing {directory}", self.filesystem.get_file_info, selector):
+        for info in self._file_infos(directory, selector):
             if info.type == pafs.FileType.File:
                 yield info.path
+
+    def _file_infos(self, directory: str, selector: pafs.FileSelector) -> list[pafs.FileInfo]:
+        """List once more when the directory appeared during the listing.
+
+        fsspec's pyarrow handler (the WebHDFS store's) asks ``isdir`` and then ``exists``: a directory
+        another writer creates between the two reads as a file and fails with NotADirectoryError.
+        The second answer sees the directory whole; a real file there fails again.
+        """
+        try:
+            return self._call(f"listing {directory}", self.filesystem.get_file_info, selector)
+        except RetriableError as exc:
+            if not isinstance(exc.__cause__, NotADirectoryError):
+                raise
+        return self._call(f"listing {directory}", self.filesystem.get_file_info, selector)
 
     def _create_parent(self, path: str) -> None:
         parent = posixpath.dirname(path)
