@@ -3,8 +3,8 @@
 N lines of 100 bytes (1,000,000 by default, ``--records``), split over four files, and the same N records
 on a topic of four partitions (produced once, untimed). Each mover is one embedded worker
 (:class:`kopycat.embedded.Kopycat`, a memory offset store) running one connector to its end
-(``run_once``, caught up), every mover ``--rounds`` times (3 by default), taking turns
-(``bench.common.median_rounds``):
+(``run_once``, caught up after :data:`IDLE_MS` without new data), every mover ``--rounds`` times
+(3 by default), taking turns (``bench.common.median_rounds``):
 
 - *source*: FileStreamSource with ``files`` = the four files, each round to a fresh four-partition topic;
   checked: N records in the summaries and on the topic's end offsets;
@@ -50,7 +50,7 @@ from bench.common import (
     spread_of,
 )
 from kopycat.embedded import Kopycat
-from kopycat.runtime.bounds import RunSummary
+from kopycat.runtime.bounds import Bounds, RunSummary
 from kopycat.storage.offset_backing_store import MemoryOffsetStore
 
 RECORDS = 1_000_000
@@ -59,6 +59,10 @@ TASKS = (1, 2, 4)
 MODES = ("thread", "process")
 PLURAL = {"thread": "threads", "process": "processes"}
 GOAL = 1.3
+IDLE_MS = 100
+"""A run ends after this long with nothing new (the file source polls as often): the default 1 s tail, which
+a scheduled run pays once, would be half of a one-million-record run and hide the scaling."""
+CAUGHT_UP = Bounds.caught_up(idle_ms=IDLE_MS)
 STRING = "org.apache.kafka.connect.storage.StringConverter"
 
 
@@ -165,9 +169,11 @@ def source_mover(bootstrap: str, admin: AdminClient, files: str, count: int, tas
     def move() -> Run:
         topic = new_topic(admin, "bench-scaling-source", PARTITIONS)
         props = {"name": f"scaling-source-{uuid.uuid4().hex[:8]}", "connector.class": "FileStreamSource",
-                 "files": files, "topic": topic, "tasks.max": str(tasks), "batch.size": "2000"}
+                 "files": files, "topic": topic, "tasks.max": str(tasks), "batch.size": "2000",
+                 "poll.interval.ms": str(IDLE_MS)}
         with Kopycat(bootstrap, worker_props=_worker(bootstrap, mode), offset_store=MemoryOffsetStore()) as kc:
-            run = timed(f"source {PLURAL[mode]} tasks.max={tasks}", count, broker, lambda: kc.run_once(props))
+            run = timed(f"source {PLURAL[mode]} tasks.max={tasks}", count, broker,
+                        lambda: kc.run_once(props, CAUGHT_UP))
         delete_topic(admin, topic)
         return run
     return move
@@ -181,7 +187,8 @@ def sink_mover(bootstrap: str, topic: str, out_dir: Path, count: int, tasks: int
         props = {"name": name, "connector.class": "FileStreamSink", "file": str(out), "topics": topic,
                  "tasks.max": str(tasks), "consumer.auto.offset.reset": "earliest"}
         with Kopycat(bootstrap, worker_props=_worker(bootstrap, mode), offset_store=MemoryOffsetStore()) as kc:
-            run = timed(f"sink {PLURAL[mode]} tasks.max={tasks}", count, broker, lambda: kc.run_once(props))
+            run = timed(f"sink {PLURAL[mode]} tasks.max={tasks}", count, broker,
+                        lambda: kc.run_once(props, CAUGHT_UP))
         with out.open("rb") as written:
             lines = sum(chunk.count(b"\n") for chunk in iter(lambda: written.read(1 << 20), b""))
         check_count(f"lines in {out}", lines, count)

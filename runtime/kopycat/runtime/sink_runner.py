@@ -66,6 +66,9 @@ __all__ = ["SinkTaskRunner"]
 log = logging.getLogger(__name__)
 
 _RETRY_BACKOFF_S = 1.0
+CONSUME_WAIT_S: Final = 0.5
+"""How long one ``consume`` waits for records; a caught-up run idle for less waits only that long, so
+its last wait does not outlast the idleness that ends it."""
 
 
 class SinkTaskRunner(WorkerTask):
@@ -211,11 +214,13 @@ class SinkTaskRunner(WorkerTask):
         consumer, ahead = self._consumer, self._ahead
         assert consumer is not None and ahead is not None
         next_commit = time.monotonic() + self.commit_interval_s
+        idle_ms = self.bounds.idle_ms
+        wait_s = CONSUME_WAIT_S if idle_ms is None else min(CONSUME_WAIT_S, idle_ms / 1000)
         with ahead.running():
             while not self.stopping.is_set():
                 if self.ends.all_reached() and ahead.empty():
                     return StopReason.END_OFFSETS
-                messages = [] if self.ends.all_reached() else consumer.consume(self.batch_size, timeout=0.5)
+                messages = [] if self.ends.all_reached() else consumer.consume(self.batch_size, timeout=wait_s)
                 delivered = 0
                 if ahead.depth:
                     delivered, messages = self._put_due(messages)
