@@ -234,7 +234,21 @@ def table(side: str, runs: Sequence[Run]) -> str:
                      f"{run.cpu_s / run.count * 1e6:>11.2f} {broker:>13} {run.cpu_s:>14.1f} "
                      f"{run.machine_busy:>13.0%} {run.wall_s:>7.2f} "
                      f"{run.task_s:>7.2f} {run.task_rate:>11,.0f}")
-    return "\n".join([*lines, *rounds_lines(runs)])
+    return "\n".join([*lines, *rounds_lines(runs), ceiling_line(side, runs)])
+
+
+def ceiling_line(side: str, runs: Sequence[Run]) -> str:
+    """The most any number of tasks could reach if the cores were the only limit: all cores' time divided by
+    the CPU one record costs (Kopycat's and the broker's, from the one-task run), against that run's rate.
+
+    One task already runs librdkafka's threads beside its own, so it may use more than one core: then no
+    tasks.max reaches twice its rate on two cores, and a goal above this ceiling cannot be met here.
+    """
+    one = next(run for run in runs if run.mover == f"{side} processes tasks.max=1")
+    per_record_s = (one.cpu_s + (one.broker_cpu_s or 0.0)) / one.count
+    ceiling = (os.cpu_count() or 1) / per_record_s
+    return (f"  cores-bound ceiling: {ceiling:,.0f} records/s = {ceiling / one.task_rate:.2f}x the one-task rate "
+            f"(one task used {(one.cpu_s + (one.broker_cpu_s or 0.0)) / one.task_s:.2f} cores with the broker)")
 
 
 def results(side: str, runs: Sequence[Run]) -> list[BenchResult]:
