@@ -80,10 +80,9 @@ class Options:
 
 
 def parse_options(argv: Sequence[str]) -> Options:
-    args = common.size_and_switch(argv, bench="metrics", doc=__doc__,
-                                  size=("--records", 200_000, "lines to copy each way"),
-                                  switch=("--keep", "keep the work directory"), rounds=True, default_rounds=ROUNDS)
-    return Options(args.records, args.keep, args.rounds)
+    return common.parse_into(Options, argv, bench="metrics", doc=__doc__,
+                             size=("--records", 200_000, "lines to copy each way"),
+                             switch=("--keep", "keep the work directory"), default_rounds=ROUNDS)
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 
-from bench.common import Measure, median_rounds, rounds_lines, size_and_switch
+from bench.common import Measure, median_rounds, parse_into, rounds_lines, size_and_switch
 
 
 def _mover(name: str, walls: list[float], calls: list[str]) -> object:
@@ -46,3 +48,29 @@ def test_rounds_default_to_three_and_below_one_are_refused(capsys: pytest.Captur
     with pytest.raises(SystemExit):
         parse("--rounds", "0")
     assert "--rounds must be 1 or more, not 0" in capsys.readouterr().err
+
+
+@dataclass(frozen=True)
+class Sized:
+    records: int
+    profile: bool
+
+
+@dataclass(frozen=True)
+class SizedRounds:
+    rows: int
+    keep: bool
+    rounds: int
+
+
+def test_parse_into_fills_the_benchs_dataclass_by_field_name_with_rounds_only_when_it_has_them(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert parse_into(SizedRounds, ["--rows", "7", "--keep"], bench="b", doc="d", size=("--rows", 10, "rows"),
+                      switch=("--keep", "k"), default_rounds=5) == SizedRounds(rows=7, keep=True, rounds=5)
+    def sized(*argv: str) -> Sized:
+        return parse_into(Sized, argv, bench="b", doc="d", size=("--records", 10, "records"), switch=("--profile", "p"))
+
+    assert sized() == Sized(records=10, profile=False)
+    with pytest.raises(SystemExit):
+        sized("--rounds", "2")
+    assert "unrecognized arguments: --rounds 2" in capsys.readouterr().err
