@@ -70,6 +70,7 @@ from bench.common import (
     median_rounds,
     num_text,
     parse_into,
+    print_results,
     rounds_lines,
     shared_broker,
 )
@@ -438,11 +439,5 @@ def run(argv: Sequence[str] = ()) -> list[BenchResult]:
     return results(standalone_run, dag, warm)
 
 
-def main() -> None:
-    """``python -m bench.bench_dag_overhead [--rows N] [--keep]``."""
-    for result in run(sys.argv[1:]):
-        print(result.line())
-
-
 if __name__ == "__main__":
-    main()
+    print_results(run)

@@ -52,7 +52,6 @@ import dataclasses
 import datetime as dt
 import os
 import re
-import sys
 import tempfile
 import uuid
 from collections.abc import Mapping, Sequence
@@ -77,6 +76,7 @@ from bench.common import (
     measure_row,
     median_rounds,
     parse_into,
+    print_results,
     profiled,
     rounds_lines,
     run_child,
@@ -495,11 +495,5 @@ def profile(records: int) -> str:
     return report
 
 
-def main() -> None:
-    """``python -m bench.bench_file_sink [--records N] [--profile]``."""
-    for result in run(sys.argv[1:]):
-        print(result.line())
-
-
 if __name__ == "__main__":
-    main()
+    print_results(run)

@@ -32,7 +32,6 @@ the Kopycat source (incrementing) and sink once more under cProfile (CPU µs per
 from __future__ import annotations
 
 import contextlib
-import sys
 import tempfile
 import uuid
 from collections.abc import Sequence
@@ -58,6 +57,7 @@ from bench.common import (
     measure_row,
     median_rounds,
     parse_into,
+    print_results,
     profiled,
     rounds_lines,
     shared_broker,
@@ -397,11 +397,5 @@ def profile(rows: int) -> str:
     return "\n".join(report)
 
 
-def main() -> None:
-    """``python -m bench.bench_jdbc [--rows N] [--profile]``: the bench, or the cProfile report."""
-    for result in run(sys.argv[1:]):
-        print(result.line())
-
-
 if __name__ == "__main__":
-    main()
+    print_results(run)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 import uuid
@@ -257,5 +256,4 @@ def run(argv: Sequence[str] = ()) -> list[BenchResult]:
 
 
 if __name__ == "__main__":
-    for result in run(sys.argv[1:]):
-        print(result.line())
+    common.print_results(run)

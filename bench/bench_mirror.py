@@ -39,7 +39,6 @@ process's during Kopycat's run (VmHWM, reset before) and the worker JVM's at the
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
 import uuid
@@ -60,6 +59,7 @@ from bench.common import (
     delete_topic,
     median_rounds,
     parse_into,
+    print_results,
     profiled,
     rounds_lines,
     shared_broker,
@@ -404,11 +404,5 @@ def profile(records: int) -> str:
     return report
 
 
-def main() -> None:
-    """``python -m bench.bench_mirror [--records N] [--profile]``."""
-    for result in run(sys.argv[1:]):
-        print(result.line())
-
-
 if __name__ == "__main__":
-    main()
+    print_results(run)

@@ -58,6 +58,7 @@ from bench.common import (
     measure_row,
     median_rounds,
     parse_into,
+    print_results,
     profiled,
     rounds_lines,
     run_child,
@@ -368,11 +369,5 @@ def profile(setup: Setup) -> str:
     return "\n".join(reports)
 
 
-def main() -> None:
-    """``python -m bench.bench_python_sources [--rows N] [--profile]``: the bench, or the cProfile report."""
-    for result in run(sys.argv[1:]):
-        print(result.line())
-
-
 if __name__ == "__main__":
-    main()
+    print_results(run)

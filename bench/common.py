@@ -12,6 +12,7 @@ import pstats
 import re
 import resource
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -318,6 +319,13 @@ def parse_into(options: type[T], argv: Sequence[str], *, bench: str, doc: str | 
     args = size_and_switch(argv, bench=bench, doc=doc, size=size, switch=switch, rounds="rounds" in names,
                            default_rounds=default_rounds)
     return options(**{name: getattr(args, name) for name in names})
+
+
+def print_results(run: Callable[[Sequence[str]], Sequence[BenchResult]]) -> None:
+    """A bench run as ``python -m bench.bench_<name> [options]``: its result lines, as ``python -m bench``
+    prints them (a ``--profile`` run prints its report itself and returns none)."""
+    for result in run(sys.argv[1:]):
+        print(result.line())
 
 
 def per_row(profiler: cProfile.Profile, rows: int, count: int = 25) -> str:
