@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import psycopg
 from confluent_kafka.admin import AdminClient
 
-from bench.bench_jdbc import TABLE, Database, checked_copy_out, end_offset, new_topic, prepare, raw_produce
+from bench.bench_jdbc import TABLE, Database, checked_copy_out, end_offset, new_topic, prepare, produce_round
 from bench.bench_raw_kafka import warm_up
 from bench.common import (
     BenchResult,
@@ -241,13 +241,6 @@ class Phase:
         return out
 
 
-def produce_round(bootstrap: str, admin: AdminClient, records: int, size: int) -> Measure:
-    topic = new_topic(admin, f"bench-cdc-raw-{uuid.uuid4().hex[:8]}")
-    measure = raw_produce(bootstrap, topic, records, size)
-    delete_topic(admin, topic)
-    return measure
-
-
 def run(argv: Sequence[str] = ()) -> list[BenchResult]:
     """``python -m bench cdc [--rows N] [--rounds N] [--no-debezium]``."""
     options = parse_options(argv)
@@ -270,7 +263,7 @@ def run(argv: Sequence[str] = ()) -> list[BenchResult]:
             connect.start()
         _, size = kopycat_run(bootstrap, admin, database, slot("warm"), "initial", rows)  # untimed: record size
         read, produce, kopycat = median_rounds(
-            [lambda: checked_copy_out(database, rows), lambda: produce_round(bootstrap, admin, rows, size),
+            [lambda: checked_copy_out(database, rows), lambda: produce_round(bootstrap, admin, rows, size, "cdc"),
              lambda: kopycat_run(bootstrap, admin, database, slot("snap"), "initial", rows)[0]], rounds)
         dbz_snap = f"bench_dbz_snap_{uuid.uuid4().hex[:8]}"  # Debezium creates it, as it would in use
         slots.append(dbz_snap)
@@ -283,7 +276,7 @@ def run(argv: Sequence[str] = ()) -> list[BenchResult]:
         update_all(database, rows)
         left = iter(stream_slots)
         read, produce, kopycat = median_rounds(
-            [lambda: peek_read(database, raw_slot, rows), lambda: produce_round(bootstrap, admin, rows, size),
+            [lambda: peek_read(database, raw_slot, rows), lambda: produce_round(bootstrap, admin, rows, size, "cdc"),
              lambda: kopycat_run(bootstrap, admin, database, next(left), "no_data", rows)[0]], rounds)
         debezium = debezium_run(connect, bootstrap, admin, database, dbz_slot, "no_data", rows) if connect else None
         streaming = Phase("PostgreSQL -> Kafka, streaming updates", "changes/s", read, produce, kopycat, debezium)

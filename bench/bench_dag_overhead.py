@@ -68,9 +68,11 @@ from bench.common import (
     cpu_seconds,
     delete_topic,
     median_rounds,
+    num_text,
+    parse_into,
+    print_results,
     rounds_lines,
     shared_broker,
-    size_and_switch,
 )
 from kopycat.dev.processes import stop_process_group
 from kopycat.storage.kafka_offset_store import KafkaOffsetStore
@@ -115,10 +117,8 @@ class Options:
 
 def parse_options(argv: Sequence[str]) -> Options:
     """``--rows N`` (default 1,000,000), ``--rounds N`` and ``--keep`` (leave the work directory for profiling)."""
-    args = size_and_switch(argv, bench="dag_overhead", doc=__doc__, size=("--rows", ROWS, "rows in the table"),
-                           switch=("--keep", "keep the work directory (Airflow home and logs) and print its path"),
-                           rounds=True)
-    return Options(rows=args.rows, keep=args.keep, rounds=args.rounds)
+    return parse_into(Options, argv, bench="dag_overhead", doc=__doc__, size=("--rows", ROWS, "rows in the table"),
+                      switch=("--keep", "keep the work directory (Airflow home and logs) and print its path"))
 
 
 @dataclass(frozen=True)
@@ -365,10 +365,6 @@ def write_dag(folder: Path, props: Mapping[str, str], rows: int) -> None:
 # ------------------------------------------------------------------ report
 
 
-def _num(value: float | None, spec: str) -> str:
-    return "-" if value is None else format(value, spec)
-
-
 def table(standalone_run: Run, dag: Run, record_bytes: float, warm: Run) -> str:
     """Both paths, the DAG's copy and fixed cost, and the ratio against the goal; then the DAG in a
     long-lived process."""
@@ -381,8 +377,8 @@ def table(standalone_run: Run, dag: Run, record_bytes: float, warm: Run) -> str:
                                    (f"{dag.path}, start -> result", dag.wall_s, dag.cpu_s, dag.load),
                                    ("  of which the copy task (RunSummary)", copy_s, None, None),
                                    ("  of which the rest (fixed cost)", dag.wall_s - copy_s, None, None)):
-        lines.append(f"  {label:<44} {wall:>8.2f} {rows / wall:>10,.0f} {_num(cpu, '.1f'):>7} "
-                     f"{_num(load, '.1f'):>5}")
+        lines.append(f"  {label:<44} {wall:>8.2f} {rows / wall:>10,.0f} {num_text(cpu, '.1f'):>7} "
+                     f"{num_text(load, '.1f'):>5}")
     lines += [f"    DAG phase: {label:<48} {seconds:>8.2f}" for label, seconds in dag.phases]
     lines.append(f"  ratio DAG/standalone {dag.wall_s / standalone_run.wall_s:.2f} (goal <= {GOAL}); "
                  f"copy task/standalone {copy_s / standalone_run.wall_s:.2f}")
@@ -443,11 +439,5 @@ def run(argv: Sequence[str] = ()) -> list[BenchResult]:
     return results(standalone_run, dag, warm)
 
 
-def main() -> None:
-    """``python -m bench.bench_dag_overhead [--rows N] [--keep]``."""
-    for result in run(sys.argv[1:]):
-        print(result.line())
-
-
 if __name__ == "__main__":
-    main()
+    print_results(run)

@@ -52,7 +52,6 @@ import dataclasses
 import datetime as dt
 import os
 import re
-import sys
 import tempfile
 import uuid
 from collections.abc import Mapping, Sequence
@@ -74,12 +73,14 @@ from bench.common import (
     Measure,
     Span,
     check_count,
+    measure_row,
     median_rounds,
+    parse_into,
+    print_results,
     profiled,
     rounds_lines,
     run_child,
     shared_broker,
-    size_and_switch,
 )
 from kopycat.api.arrow import PRECISION_PARAMETER, to_arrow_schema
 from kopycat.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Timestamp
@@ -129,10 +130,9 @@ class Options:
 
 def parse_options(argv: Sequence[str]) -> Options:
     """``--records N`` (default 1,000,000), ``--rounds N`` and ``--profile`` (the cProfile report instead)."""
-    args = size_and_switch(argv, bench="file_sink", doc=__doc__, size=("--records", RECORDS, "records in the topic"),
-                           switch=("--profile", "run the Kopycat sink under cProfile instead of the bench"),
-                           rounds=True)
-    return Options(records=args.records, profile=args.profile, rounds=args.rounds)
+    return parse_into(Options, argv, bench="file_sink", doc=__doc__,
+                      size=("--records", RECORDS, "records in the topic"),
+                      switch=("--profile", "run the Kopycat sink under cProfile instead of the bench"))
 
 
 # ------------------------------------------------------------------ the records
@@ -393,16 +393,6 @@ def _verdict(kopycat: Fit, spark: Fit) -> str:
             f"< Kopycat's {kopycat.rate:,.0f}")
 
 
-def _num(value: float | None, spec: str) -> str:
-    return "-" if value is None else format(value, spec)
-
-
-def _row(measure: Measure) -> str:
-    return (f"  {measure.mover:<46} {measure.rate:>10,.0f} {measure.wall_s:>8.2f} "
-            f"{_num(measure.cpu_s, '.1f'):>7} {_num(measure.rss_mib, ',.0f'):>8} "
-            f"{_num(measure.duration_s, '.2f'):>10}")
-
-
 def table(report: Report) -> str:
     """Each mover's rate, times and peak RSS, the limit, the ratio, the files checked, the crossover."""
     records = report.kopycat.count
@@ -412,7 +402,7 @@ def table(report: Report) -> str:
          f"{report.record_bytes:.0f} B as JSON with schemas; one task"),
         (f"  {'mover':<46} {'records/s':>10} {'wall s':>8} {'CPU s':>7} {'RSS MiB':>8} "
          f"{'summary s':>10}"),
-        _row(report.consume), _row(report.write), _row(report.kopycat), _row(report.spark),
+        measure_row(report.consume), measure_row(report.write), measure_row(report.kopycat), measure_row(report.spark),
         *rounds_lines([report.consume, report.kopycat]),
         (f"  limit min(consume, write) {report.limit:,.0f} records/s ({report.limited_by}); "
          f"Kopycat/limit {ratio:.2f} (goal >= {GOAL})"),
@@ -505,11 +495,5 @@ def profile(records: int) -> str:
     return report
 
 
-def main() -> None:
-    """``python -m bench.bench_file_sink [--records N] [--profile]``."""
-    for result in run(sys.argv[1:]):
-        print(result.line())
-
-
 if __name__ == "__main__":
-    main()
+    print_results(run)

@@ -32,7 +32,6 @@ the Kopycat source (incrementing) and sink once more under cProfile (CPU µs per
 from __future__ import annotations
 
 import contextlib
-import sys
 import tempfile
 import uuid
 from collections.abc import Sequence
@@ -53,13 +52,16 @@ from bench.common import (
     Measure,
     Span,
     check_count,
+    checked_summary,
     delete_topic,
+    measure_row,
     median_rounds,
+    parse_into,
+    print_results,
     profiled,
     rounds_lines,
     shared_broker,
     shared_postgres,
-    size_and_switch,
 )
 from kopycat.api.records import TopicPartition
 from kopycat.connectors.jdbc.sink_connector import JdbcSinkConnector
@@ -104,10 +106,8 @@ class Options:
 
 def parse_options(argv: Sequence[str]) -> Options:
     """``--rows N`` (default 1,000,000), ``--rounds N`` and ``--profile`` (only with ``python -m bench.bench_jdbc``)."""
-    args = size_and_switch(argv, bench="jdbc", doc=__doc__, size=("--rows", ROWS, "rows in the table"),
-                           switch=("--profile", "run the Kopycat source and sink under cProfile instead of the bench"),
-                           rounds=True)
-    return Options(rows=args.rows, profile=args.profile, rounds=args.rounds)
+    return parse_into(Options, argv, bench="jdbc", doc=__doc__, size=("--rows", ROWS, "rows in the table"),
+                      switch=("--profile", "run the Kopycat source and sink under cProfile instead of the bench"))
 
 
 # ------------------------------------------------------------------ the database
@@ -220,14 +220,6 @@ def sink_props(database: Database, topic: str, table: str) -> dict[str, str]:
             **JSON_WITH_SCHEMAS}
 
 
-def _summary(summaries: list[RunSummary | None], what: str, rows: int) -> RunSummary:
-    [summary] = summaries
-    if summary is None or summary.error is not None:
-        raise RuntimeError(f"{what} failed: {summary.error if summary else 'no summary'}")
-    check_count(f"{what} records", summary.records, rows)
-    return summary
-
-
 def kopycat_source(bootstrap: str, admin: AdminClient, database: Database, mode: str,
                    rows: int) -> tuple[Measure, str, RunSummary]:
     """One bounded run of ``rows`` records into a new one-partition topic; its topic too."""
@@ -237,7 +229,7 @@ def kopycat_source(bootstrap: str, admin: AdminClient, database: Database, mode:
           Span() as span):  # the worker's start is not timed: its run is
         summaries = kc.run_once(source_props(database, mode, prefix), Bounds(max_records=rows),
                                 timeout_s=TIMEOUT_S)
-    summary = _summary(summaries, f"Kopycat JDBC source ({mode})", rows)
+    summary = checked_summary(summaries, f"Kopycat JDBC source ({mode})", rows)
     check_count(f"end offset of {topic}", end_offset(bootstrap, topic), rows)
     return Measure.of(f"Kopycat JdbcSource {mode}", rows, span, summary.duration_s), topic, summary
 
@@ -249,9 +241,9 @@ def source_round(bootstrap: str, admin: AdminClient, database: Database, mode: s
     return measure
 
 
-def produce_round(bootstrap: str, admin: AdminClient, rows: int, size: int) -> Measure:
-    """One raw producer run into a new topic, deleted after."""
-    topic = new_topic(admin, f"bench-jdbc-raw-{uuid.uuid4().hex[:8]}")
+def produce_round(bootstrap: str, admin: AdminClient, rows: int, size: int, bench: str = "jdbc") -> Measure:
+    """One raw producer run into a new topic (``bench-<bench>-raw-...``), deleted after."""
+    topic = new_topic(admin, f"bench-{bench}-raw-{uuid.uuid4().hex[:8]}")
     measure = raw_produce(bootstrap, topic, rows, size)
     delete_topic(admin, topic)
     return measure
@@ -270,7 +262,7 @@ def kopycat_sink(bootstrap: str, database: Database, topic: str, rows: int) -> M
           Span() as span):
         summaries = kc.run_once(sink_props(database, topic, SINK_TABLE), bounds,
                                 timeout_s=TIMEOUT_S)
-    summary = _summary(summaries, "Kopycat JDBC sink (upsert)", rows)
+    summary = checked_summary(summaries, "Kopycat JDBC sink (upsert)", rows)
     return Measure.of("Kopycat JdbcSink upsert", rows, span, summary.duration_s)
 
 
@@ -294,16 +286,6 @@ class Source:
         return min(self.read.rate, self.produce.rate)
 
 
-def _num(value: float | None, spec: str) -> str:
-    return "-" if value is None else format(value, spec)
-
-
-def _row(measure: Measure) -> str:
-    return (f"  {measure.mover:<46} {measure.rate:>10,.0f} {measure.wall_s:>8.2f} "
-            f"{_num(measure.cpu_s, '.1f'):>7} {_num(measure.rss_mib, ',.0f'):>8} "
-            f"{_num(measure.duration_s, '.2f'):>10}")
-
-
 def _header(title: str) -> str:
     return (f"{title}\n  {'mover':<46} {'rows/s':>10} {'wall s':>8} {'CPU s':>7} "
             f"{'RSS MiB':>8} {'summary s':>10}")
@@ -316,13 +298,13 @@ def table(source: Source, sink: Measure, copy: Measure) -> str:
     return "\n".join([
         _header(f"PostgreSQL -> Kafka (source): {rows:,} rows, {source.row_bytes:.0f} B as COPY "
                 f"text, {source.record_bytes} B as JSON records with schemas; one task"),
-        *(_row(m) for m in (source.read, source.produce, source.bulk, source.incrementing)),
+        *(measure_row(m) for m in (source.read, source.produce, source.bulk, source.incrementing)),
         *rounds_lines([source.read, source.produce, source.bulk, source.incrementing]),
         (f"  limit min(read, produce) {source.limit:,.0f} rows/s ({limit}); Kopycat/limit: "
          f"bulk {source.bulk.rate / source.limit:.2f}, incrementing "
          f"{source.incrementing.rate / source.limit:.2f} (goal >= {SOURCE_GOAL})"),
         _header(f"Kafka -> PostgreSQL (sink, upsert on id): {rows:,} rows; one task"),
-        _row(copy), _row(sink),
+        measure_row(copy), measure_row(sink),
         f"  Kopycat/COPY FROM {sink.rate / copy.rate:.2f}"])
 
 
@@ -378,7 +360,7 @@ def run(argv: Sequence[str] = ()) -> list[BenchResult]:
 def _profiled(label: str, runner: Any, rows: int) -> str:
     """The run under cProfile (time waiting on the database is left out), its summary checked."""
     summary, report = profiled(label, runner.run, rows, unit="rows")
-    _summary([summary], label, rows)
+    checked_summary([summary], label, rows)
     return report
 
 
@@ -415,11 +397,5 @@ def profile(rows: int) -> str:
     return "\n".join(report)
 
 
-def main() -> None:
-    """``python -m bench.bench_jdbc [--rows N] [--profile]``: the bench, or the cProfile report."""
-    for result in run(sys.argv[1:]):
-        print(result.line())
-
-
 if __name__ == "__main__":
-    main()
+    print_results(run)

@@ -36,7 +36,7 @@ from typing import Any
 
 import orjson
 
-from bench.common import BenchResult, Measure, median_rounds, rounds_lines, size_and_switch
+from bench.common import BenchResult, Measure, median_rounds, print_results, rounds_lines, size_and_switch
 from kopycat.api.arrow_values import to_arrow_batch
 from kopycat.api.data import Schema, SchemaBuilder, Struct, Timestamp
 from kopycat.converters.json import JsonConverter
@@ -208,13 +208,5 @@ def run(argv: Sequence[str] = ()) -> list[BenchResult]:
     return found
 
 
-def main() -> None:
-    """``python -m bench.bench_json_converter [--records N] [--rounds N] [--no-java]``."""
-    import sys
-
-    for result in run(sys.argv[1:]):
-        print(result.line())
-
-
 if __name__ == "__main__":
-    main()
+    print_results(run)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 import uuid
@@ -80,10 +79,9 @@ class Options:
 
 
 def parse_options(argv: Sequence[str]) -> Options:
-    args = common.size_and_switch(argv, bench="metrics", doc=__doc__,
-                                  size=("--records", 200_000, "lines to copy each way"),
-                                  switch=("--keep", "keep the work directory"), rounds=True, default_rounds=ROUNDS)
-    return Options(args.records, args.keep, args.rounds)
+    return common.parse_into(Options, argv, bench="metrics", doc=__doc__,
+                             size=("--records", 200_000, "lines to copy each way"),
+                             switch=("--keep", "keep the work directory"), default_rounds=ROUNDS)
 
 
 @dataclass(frozen=True)
@@ -258,5 +256,4 @@ def run(argv: Sequence[str] = ()) -> list[BenchResult]:
 
 
 if __name__ == "__main__":
-    for result in run(sys.argv[1:]):
-        print(result.line())
+    common.print_results(run)

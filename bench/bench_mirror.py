@@ -39,7 +39,6 @@ process's during Kopycat's run (VmHWM, reset before) and the worker JVM's at the
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
 import uuid
@@ -59,10 +58,11 @@ from bench.common import (
     cpu_seconds,
     delete_topic,
     median_rounds,
+    parse_into,
+    print_results,
     profiled,
     rounds_lines,
     shared_broker,
-    size_and_switch,
     spread_of,
     vm_hwm_mib,
 )
@@ -103,11 +103,9 @@ class Options:
 
 def parse_options(argv: Sequence[str]) -> Options:
     """``--records N`` (default 2,000,000), ``--rounds N`` and ``--profile`` (the cProfile report instead)."""
-    args = size_and_switch(argv, bench="mirror", doc=__doc__,
-                           size=("--records", RECORDS, "records in each source topic"),
-                           switch=("--profile", "run Kopycat's mirror task under cProfile instead of the bench"),
-                           rounds=True)
-    return Options(records=args.records, profile=args.profile, rounds=args.rounds)
+    return parse_into(Options, argv, bench="mirror", doc=__doc__,
+                      size=("--records", RECORDS, "records in each source topic"),
+                      switch=("--profile", "run Kopycat's mirror task under cProfile instead of the bench"))
 
 
 # ------------------------------------------------------------------ topics
@@ -406,11 +404,5 @@ def profile(records: int) -> str:
     return report
 
 
-def main() -> None:
-    """``python -m bench.bench_mirror [--records N] [--profile]``."""
-    for result in run(sys.argv[1:]):
-        print(result.line())
-
-
 if __name__ == "__main__":
-    main()
+    print_results(run)

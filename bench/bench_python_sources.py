@@ -53,18 +53,21 @@ from bench.common import (
     Measure,
     Span,
     check_count,
+    checked_summary,
     delete_topic,
+    measure_row,
     median_rounds,
+    parse_into,
+    print_results,
     profiled,
     rounds_lines,
     run_child,
     shared_broker,
-    size_and_switch,
 )
 from kopycat.connectors.dlt.source_connector import DltSourceConnector
 from kopycat.connectors.singer.source_connector import SingerSourceConnector
 from kopycat.embedded import Kopycat
-from kopycat.runtime.bounds import Bounds, RunSummary
+from kopycat.runtime.bounds import Bounds
 from kopycat.runtime.task_factory import build_source_runner
 from kopycat.runtime.task_parts import TaskId
 from kopycat.storage.offset_backing_store import MemoryOffsetStore
@@ -99,10 +102,8 @@ class Options:
 
 def parse_options(argv: Sequence[str]) -> Options:
     """``--rows N`` (default 200,000), ``--rounds N`` and ``--profile``."""
-    args = size_and_switch(argv, bench="python_sources", doc=__doc__, size=("--rows", ROWS, "rows in the table"),
-                           switch=("--profile", "run the Singer and dlt source tasks under cProfile instead"),
-                           rounds=True)
-    return Options(rows=args.rows, profile=args.profile, rounds=args.rounds)
+    return parse_into(Options, argv, bench="python_sources", doc=__doc__, size=("--rows", ROWS, "rows in the table"),
+                      switch=("--profile", "run the Singer and dlt source tasks under cProfile instead"))
 
 
 # ------------------------------------------------------------------ the table and the tap
@@ -213,15 +214,6 @@ def jdbc_props(url: str, prefix: str) -> dict[str, str]:
             "poll.interval.ms": "3600000", **JSON_WITH_SCHEMAS}
 
 
-def checked_summary(summaries: Sequence[RunSummary | None], what: str, rows: int) -> RunSummary:
-    """The one task's summary: no error, exactly ``rows`` records."""
-    [summary] = summaries
-    if summary is None or summary.error is not None:
-        raise RuntimeError(f"{what} failed: {summary.error if summary else 'no summary'}")
-    check_count(f"{what} records", summary.records, rows)
-    return summary
-
-
 def kopycat_round(bootstrap: str, admin: AdminClient, mover: str, props_for: Callable[[str], dict[str, str]],
                   rows: int) -> Measure:
     """One bounded run into a new one-partition topic (checked: N records, end offset N), deleted after."""
@@ -252,23 +244,13 @@ class Pair:
         return self.kopycat.rate / self.own.rate
 
 
-def _num(value: float | None, spec: str) -> str:
-    return "-" if value is None else format(value, spec)
-
-
-def _row(measure: Measure) -> str:
-    return (f"  {measure.mover:<46} {measure.rate:>10,.0f} {measure.wall_s:>8.2f} "
-            f"{_num(measure.cpu_s, '.1f'):>7} {_num(measure.rss_mib, ',.0f'):>8} "
-            f"{_num(measure.duration_s, '.2f'):>10}")
-
-
 def table(pairs: Sequence[Pair], jdbc: Measure) -> str:
     """Each mover's rate, times and peak RSS, its rounds, then the ratios asked for."""
     movers = [m for pair in pairs for m in (pair.own, pair.kopycat)] + [jdbc]
     return "\n".join([
         f"SQLite -> Kafka through Python sources: {jdbc.count:,} rows of {TABLE}; one task, JSON with schemas",
         f"  {'mover':<46} {'rows/s':>10} {'wall s':>8} {'CPU s':>7} {'RSS MiB':>8} {'summary s':>10}",
-        *(_row(m) for m in movers),
+        *(measure_row(m) for m in movers),
         *rounds_lines(movers),
         *(f"  {pair.name}: Kopycat/own {pair.ratio:.2f} (goal >= {GOAL}), Kopycat/JDBC source "
           f"{pair.kopycat.rate / jdbc.rate:.2f}" for pair in pairs)])
@@ -387,11 +369,5 @@ def profile(setup: Setup) -> str:
     return "\n".join(reports)
 
 
-def main() -> None:
-    """``python -m bench.bench_python_sources [--rows N] [--profile]``: the bench, or the cProfile report."""
-    for result in run(sys.argv[1:]):
-        print(result.line())
-
-
 if __name__ == "__main__":
-    main()
+    print_results(run)

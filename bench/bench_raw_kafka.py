@@ -84,6 +84,21 @@ def raw_produce(bootstrap: str, topic: str, records: int = RECORDS, value: bytes
     return Measure.of(mover, records, span)
 
 
+def fill_numbered(bootstrap: str, admin: AdminClient, prefix: str, count: int, partitions_count: int,
+                  timeout_s: float = 300.0) -> str:
+    """A new topic ``<prefix>-<id>`` holding ``count`` 100-byte records, record i the zero-padded
+    number i, round-robin over ``partitions_count`` partitions (untimed: the input of a sink bench)."""
+    topic = new_topic(admin, prefix, partitions_count)
+    producer = ready_producer(bootstrap, topic)
+    for i in range(count):
+        producer.produce(topic, b"%099d" % i, partition=i % partitions_count)
+        if i & 0xFFFF == 0:
+            producer.poll(0)
+    if producer.flush(timeout_s) != 0:
+        raise RuntimeError(f"records to {topic} left undelivered")
+    return topic
+
+
 def raw_consume(bootstrap: str, topic: str, records: int = RECORDS,
                 mover: str = "raw confluent-kafka Consumer") -> Measure:
     """The first ``records`` messages of ``topic`` in batches, by an assigned consumer."""

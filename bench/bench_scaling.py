@@ -37,7 +37,7 @@ from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
 
-from bench.bench_raw_kafka import new_topic, ready_producer, warm_up
+from bench.bench_raw_kafka import fill_numbered, new_topic, warm_up
 from bench.common import (
     BenchResult,
     check_count,
@@ -205,18 +205,6 @@ def write_files(directory: Path, count: int) -> str:
     return str(directory / "in-*.txt")
 
 
-def fill_topic(bootstrap: str, admin: AdminClient, count: int) -> str:
-    topic = new_topic(admin, "bench-scaling-sink", PARTITIONS)
-    producer = ready_producer(bootstrap, topic)
-    for i in range(count):
-        producer.produce(topic, b"%099d" % i, partition=i % PARTITIONS)
-        if i & 0xFFFF == 0:
-            producer.poll(0)
-    if producer.flush(300) != 0:
-        raise RuntimeError(f"records to {topic} left undelivered")
-    return topic
-
-
 def _load() -> str:
     """The machine's load averages (1, 5, 15 min): above the core count, no second task finds a free core."""
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
@@ -286,7 +274,7 @@ def run(argv: Sequence[str] = ()) -> list[BenchResult]:
                                  for tasks, mode in configs], args.rounds)
         print(table("source", sources), flush=True)
         rows += results("source", sources)
-        topic = fill_topic(bootstrap, admin, args.records)
+        topic = fill_numbered(bootstrap, admin, "bench-scaling-sink", args.records, PARTITIONS)
         sinks = median_rounds([sink_mover(bootstrap, topic, directory, args.records, tasks, mode, pid)
                                for tasks, mode in configs], args.rounds)
         delete_topic(admin, topic)

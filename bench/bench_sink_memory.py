@@ -19,25 +19,13 @@ from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
 
-from bench.bench_raw_kafka import new_topic, ready_producer, warm_up
+from bench.bench_raw_kafka import fill_numbered, warm_up
 from bench.common import QUICK_DIVISOR, BenchResult, check_count, delete_topic, run_child, scaled, shared_broker
 
 SIZES = (1_000_000, 3_000_000, 10_000_000)
 PARTITIONS = 2
 GOAL_RATIO = 1.2
 STRING = "org.apache.kafka.connect.storage.StringConverter"
-
-
-def fill_topic(bootstrap: str, admin: AdminClient, count: int) -> str:
-    topic = new_topic(admin, "bench-sink-memory", PARTITIONS)
-    producer = ready_producer(bootstrap, topic)
-    for i in range(count):
-        producer.produce(topic, b"%099d" % i, partition=i % PARTITIONS)
-        if i & 0xFFFF == 0:
-            producer.poll(0)
-    if producer.flush(600) != 0:
-        raise RuntimeError(f"records to {topic} left undelivered")
-    return topic
 
 
 def child(bootstrap: str, topic: str, out: Path, count: int) -> None:
@@ -73,7 +61,7 @@ def run(argv: Sequence[str] = ()) -> list[BenchResult]:
              f"  {'records':>11} {'peak RSS MiB':>13} {'wall s':>8} {'records/s':>11}"]
     with tempfile.TemporaryDirectory(prefix="bench-sink-memory-") as tmp:
         for count in sizes():
-            topic = fill_topic(bootstrap, admin, count)
+            topic = fill_numbered(bootstrap, admin, "bench-sink-memory", count, PARTITIONS, timeout_s=600.0)
             out = Path(tmp) / f"out-{count}.txt"
             done = run_child([sys.executable, "-m", "bench.bench_sink_memory", "--child", bootstrap, topic, str(out),
                               str(count)], dict(os.environ), Path(tmp) / "child.out", Path(tmp) / "child.err",

@@ -12,10 +12,11 @@ import pstats
 import re
 import resource
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from operator import attrgetter
 from pathlib import Path
 from typing import Protocol, Self, TypeVar
@@ -24,6 +25,7 @@ from confluent_kafka.admin import AdminClient
 
 from kopycat.dev.kafka_broker import LocalKafkaBroker
 from kopycat.dev.postgres import LocalPostgres
+from kopycat.runtime.bounds import RunSummary
 
 _broker: LocalKafkaBroker | None = None
 T = TypeVar("T")
@@ -196,6 +198,27 @@ class Measure:
         return cls(mover, count, span.wall_s, span.cpu_s, span.rss_mib, duration_s)
 
 
+def num_text(value: float | None, spec: str) -> str:
+    """``value`` formatted by ``spec``, or "-" where it was not measured."""
+    return "-" if value is None else format(value, spec)
+
+
+def measure_row(measure: Measure) -> str:
+    """A mover's line in a bench's table: rate, wall s, CPU s, peak RSS MiB, the RunSummary's s."""
+    return (f"  {measure.mover:<46} {measure.rate:>10,.0f} {measure.wall_s:>8.2f} "
+            f"{num_text(measure.cpu_s, '.1f'):>7} {num_text(measure.rss_mib, ',.0f'):>8} "
+            f"{num_text(measure.duration_s, '.2f'):>10}")
+
+
+def checked_summary(summaries: Sequence[RunSummary | None], what: str, count: int) -> RunSummary:
+    """The one task's summary of a run: no error, exactly ``count`` records (:func:`check_count`)."""
+    [summary] = summaries
+    if summary is None or summary.error is not None:
+        raise RuntimeError(f"{what} failed: {summary.error if summary else 'no summary'}")
+    check_count(f"{what} records", summary.records, count)
+    return summary
+
+
 ROUNDS = 3
 """Runs of each anchor and mover per bench (``--rounds``): one run on this 2-vCPU VM is no figure."""
 
@@ -285,6 +308,24 @@ def size_and_switch(argv: Sequence[str], *, bench: str, doc: str | None, size: t
                             help=f"runs of each anchor and mover, taking turns; the median counts "
                                  f"(default {default_rounds})")
     return parser.parse_args(list(argv))
+
+
+def parse_into(options: type[T], argv: Sequence[str], *, bench: str, doc: str | None, size: tuple[str, int, str],
+               switch: tuple[str, str], default_rounds: int = ROUNDS) -> T:
+    """:func:`size_and_switch`'s arguments as the bench's own frozen dataclass ``options``, each field
+    taking the argument of its name (``rows``/``records``, ``profile``/``keep``); ``--rounds`` is
+    offered when the dataclass has a ``rounds`` field."""
+    names = [field.name for field in fields(options)]  # type: ignore[arg-type]
+    args = size_and_switch(argv, bench=bench, doc=doc, size=size, switch=switch, rounds="rounds" in names,
+                           default_rounds=default_rounds)
+    return options(**{name: getattr(args, name) for name in names})
+
+
+def print_results(run: Callable[[Sequence[str]], Sequence[BenchResult]]) -> None:
+    """A bench run as ``python -m bench.bench_<name> [options]``: its result lines, as ``python -m bench``
+    prints them (a ``--profile`` run prints its report itself and returns none)."""
+    for result in run(sys.argv[1:]):
+        print(result.line())
 
 
 def per_row(profiler: cProfile.Profile, rows: int, count: int = 25) -> str:

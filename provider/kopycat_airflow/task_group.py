@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import AssetAlias, TaskGroup, XComArg, get_current_context, task
 
-from kopycat_airflow.assets import connector_alias, kafka_asset
+from kopycat_airflow.assets import connector_alias, emit_topic_events
 from kopycat_airflow.connector_config import ConnectorConfigArg, connector_name
 from kopycat_airflow.hooks.kopycat import KopycatHook
 from kopycat_airflow.operators.copy import COPY_LABEL_TEMPLATE, CopyTaskOperator, WindowMode
@@ -102,7 +102,10 @@ def summarize_run(summaries: list[dict[str, Any]], kopycat_conn_id: str = Kopyca
     total = run_totals(summaries)
     print(f"Kopycat run: {total['records']:,} records over {total['tasks']} task(s)"  # noqa: T201 - task log
           f"{', topics ' + ', '.join(total['topics']) if total['topics'] else ''}")
-    _emit_topic_assets(total, kopycat_conn_id, worker_overrides)
+    context = get_current_context()
+    emit_topic_events(context, context["task"].outlets,
+                      lambda: KopycatHook(kopycat_conn_id, worker_overrides).cluster,
+                      total["topics"], {"records": total["records"], "tasks": total["tasks"]})
     return total
 
 
@@ -116,18 +119,3 @@ def run_totals(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             "skipped": sum(s.get("skipped", 0) for s in summaries),
             "bytes": sum(s.get("bytes", 0) for s in summaries),
             "topics": sorted({t for s in summaries for t in s.get("topics", [])})}
-
-
-def _emit_topic_assets(total: Mapping[str, Any], kopycat_conn_id: str,
-                       worker_overrides: Mapping[str, Any] | None) -> None:
-    """One asset event per written topic on each alias the summary task declares."""
-    context = get_current_context()
-    aliases = [o for o in context["task"].outlets if isinstance(o, AssetAlias)]
-    if not aliases or not total["topics"]:
-        return
-    cluster = KopycatHook(kopycat_conn_id, worker_overrides).cluster
-    for alias in aliases:
-        for topic in total["topics"]:
-            context["outlet_events"][alias].add(kafka_asset(cluster, topic),
-                                                extra={"records": total["records"], "tasks": total["tasks"]})
-

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
+from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 from kopycat.api.errors import ConfigError
@@ -39,6 +37,7 @@ from kopycat.storage.connector_status import (
 )
 from kopycat.storage.offset_codec import default_partition
 from kopycat.storage.status_backing_store import KafkaStatusBackingStore
+from tests.support.kafka import consume_records
 
 ORACLE = Path(__file__).parents[1] / "unit" / "storage" / "java" / "ConfigStatusOracle.java"
 PROPS = {"connector.class": "FileStreamSource", "tasks.max": "2", "file": "/tmp/in.txt", "topic": "lines"}
@@ -61,32 +60,6 @@ def status_store(bootstrap_servers: str, topic_name: str) -> Iterator[KafkaStatu
     with KafkaStatusBackingStore(bootstrap_servers, topic=topic_name, replication_factor=1) as started:
         assert isinstance(started, KafkaStatusBackingStore)
         yield started
-
-
-def _consume_all(bootstrap: str, topic: str) -> list[Message]:
-    """Every record of every partition up to the end, with a plain consumer."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": uuid.uuid4().hex,
-                         "enable.auto.commit": False, "enable.partition.eof": True})
-    try:
-        partitions = consumer.list_topics(topic, timeout=30).topics[topic].partitions
-        consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
-        at_end: set[int] = set()
-        records: list[Message] = []
-        deadline = time.monotonic() + 120
-        while len(at_end) < len(partitions):
-            assert time.monotonic() < deadline, f"partitions {set(partitions) - at_end} never reached the end"
-            for message in consumer.consume(1000, timeout=1.0):
-                error = message.error()
-                if error is None:
-                    records.append(message)
-                    at_end.discard(message.partition())
-                elif error.code() == KafkaError._PARTITION_EOF:
-                    at_end.add(message.partition() or 0)
-                elif error.fatal():
-                    raise KafkaException(error)
-        return records
-    finally:
-        consumer.close()
 
 
 def _topic_shape(bootstrap: str, topic: str) -> tuple[str, int]:
@@ -134,7 +107,7 @@ def test_the_config_topic_holds_kafka_connects_records_in_write_order(
     config_store.put_connector_config("c", PROPS, TargetState.STOPPED)
     config_store.put_task_configs("c", [_task(0), _task(1)])
     config_store.remove_connector_config("c")
-    records = [(m.key(), m.value()) for m in _consume_all(bootstrap_servers, topic_name)]
+    records = [(m.key(), m.value()) for m in consume_records(bootstrap_servers, topic_name, committed_only=True)]
     assert records == [
         (b"target-state-c", b'{"state":"PAUSED","state.v2":"STOPPED"}'),
         (b"connector-c", (b'{"properties":{"connector.class":"FileStreamSource","tasks.max":"2",'
@@ -210,7 +183,7 @@ def test_status_topic_is_compacted_and_keys_land_on_the_murmur2_partition(
         status_store.put(status)
     status_store.flush()
     assert _topic_shape(bootstrap_servers, topic_name) == ("compact", 5) and status_store.num_partitions == 5
-    records = _consume_all(bootstrap_servers, topic_name)
+    records = consume_records(bootstrap_servers, topic_name, committed_only=True)
     assert sorted(m.key() or b"" for m in records) == sorted(status_key(s).encode() for s in statuses)
     for message in records:
         key = message.key()

@@ -14,11 +14,9 @@ read_committed consumer sees every row once: duplicates = 0.
 from __future__ import annotations
 
 import json
-import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -27,16 +25,13 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 from tests.support.kafka import consume_records, create_topic
+from tests.support.kills import kill_when
+from tests.support.standalone import write_props
 
 pytestmark = pytest.mark.timeout(900)
 
 ROWS = 400_000  # an unloaded run copies it in seconds: the kill comes at the first records it sees
 CHUNK = 2000  # rows a poll returns (dlt's chunk and the batch)
-
-
-def _properties(path: Path, props: dict[str, str]) -> Path:
-    path.write_text("".join(f"{key}={value}\n" for key, value in props.items()))
-    return path
 
 
 def _create_table(database: Path) -> None:
@@ -58,36 +53,34 @@ def _command(worker: Path, connector: Path) -> list[str]:
     return [sys.executable, "-m", "kopycat.cli", "run", str(worker), str(connector), "--no-progress"]
 
 
-def _files(tmp_path: Path, worker: dict[str, str], topic_name: str, *, database: Path, sorted_rows: bool,
-           exactly_once: bool) -> tuple[Path, Path]:
-    """The worker's and the connector's properties files."""
+def _prepared(tmp_path: Path, worker: dict[str, str], bootstrap: str, topic_name: str, *, sorted_rows: bool,
+              exactly_once: bool) -> tuple[str, Path, Path]:
+    """Fill the table and create its topic; the topic, and the worker's and the connector's properties files."""
+    database = tmp_path / "shop.db"
+    _create_table(database)
+    topic = f"{topic_name}.orders"
+    create_topic(bootstrap, topic)
     eos = {"exactly.once.source.support": "enabled", "group.id": f"eos-{topic_name}"} if exactly_once else {}
-    worker_file = _properties(tmp_path / "worker.properties", {
+    worker_file = write_props(tmp_path / "worker.properties", {
         **worker, **eos, "key.converter": "org.apache.kafka.connect.json.JsonConverter",
         "key.converter.schemas.enable": "false", "value.converter": "org.apache.kafka.connect.json.JsonConverter",
         "value.converter.schemas.enable": "false", "offset.flush.interval.ms": "200"})
     order = {"dlt.incremental.row.order": "asc"} if sorted_rows else {}
-    connector_file = _properties(tmp_path / "dlt.properties", {
+    connector_file = write_props(tmp_path / "dlt.properties", {
         "name": f"{topic_name}-dlt", "connector.class": "kopycat.connectors.dlt.DltSourceConnector",
         "dlt.source": "dlt.sources.sql_database:sql_database", "dlt.args.credentials": f"sqlite:///{database}",
         "dlt.args.table_names": '["orders"]', "dlt.args.backend": "pyarrow", "dlt.args.chunk_size": str(CHUNK),
         "dlt.batch.max.rows": str(CHUNK), "dlt.incremental": "orders:id", **order, "topic.prefix": f"{topic_name}."})
-    return worker_file, connector_file
+    return topic, worker_file, connector_file
 
 
 def _kill_mid_copy(worker_file: Path, connector_file: Path, log_path: Path, bootstrap: str, topic: str,
                    progress: Callable[[], int]) -> int:
     """Start a run, kill -9 it once ``progress`` (records in the topic) is past 0; the topic's end offset then."""
-    log = log_path.open("w")
-    process = subprocess.Popen(_command(worker_file, connector_file), stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 300
-    while progress() == 0:  # copying, however slow the machine
-        assert process.poll() is None, log_path.read_text()[-3000:]
-        assert time.monotonic() < deadline, log_path.read_text()[-3000:]
-        time.sleep(0.02)
-    process.send_signal(signal.SIGKILL)
-    process.wait(30)
-    log.close()
+    with log_path.open("w") as log:
+        process = subprocess.Popen(_command(worker_file, connector_file), stdout=log, stderr=subprocess.STDOUT)
+        # copying, however slow the machine
+        kill_when(process, lambda: progress() > 0, log_path, waiting_for="records in the topic", poll_s=0.02)
     written = _records_in(bootstrap, topic)
     assert 0 < written < ROWS, f"the kill did not land mid-copy: {written} of {ROWS}"
     return written
@@ -95,12 +88,8 @@ def _kill_mid_copy(worker_file: Path, connector_file: Path, log_path: Path, boot
 
 def test_a_kill_mid_copy_loses_no_row_and_the_rerun_repeats_exactly_what_the_killed_run_wrote(
         tmp_path: Path, worker: dict[str, str], bootstrap_servers: str, topic_name: str) -> None:
-    database = tmp_path / "shop.db"
-    _create_table(database)
-    topic = f"{topic_name}.orders"
-    create_topic(bootstrap_servers, topic)
-    worker_file, connector_file = _files(tmp_path, worker, topic_name, database=database, sorted_rows=False,
-                                         exactly_once=False)
+    topic, worker_file, connector_file = _prepared(tmp_path, worker, bootstrap_servers, topic_name,
+                                                   sorted_rows=False, exactly_once=False)
     written_by_killed = _kill_mid_copy(worker_file, connector_file, tmp_path / "killed.log", bootstrap_servers,
                                        topic, lambda: _records_in(bootstrap_servers, topic))
 
@@ -117,12 +106,8 @@ def test_a_kill_mid_copy_loses_no_row_and_the_rerun_repeats_exactly_what_the_kil
 
 def test_a_sorted_resource_with_exactly_once_shows_every_row_once_after_a_kill_and_a_rerun(
         tmp_path: Path, worker: dict[str, str], bootstrap_servers: str, topic_name: str) -> None:
-    database = tmp_path / "shop.db"
-    _create_table(database)
-    topic = f"{topic_name}.orders"
-    create_topic(bootstrap_servers, topic)
-    worker_file, connector_file = _files(tmp_path, worker, topic_name, database=database, sorted_rows=True,
-                                         exactly_once=True)
+    topic, worker_file, connector_file = _prepared(tmp_path, worker, bootstrap_servers, topic_name,
+                                                   sorted_rows=True, exactly_once=True)
     # killed once a transaction committed (the topic is past its 2000 records and commit marker, as the
     # next poll's transaction starts after it): the rerun must start after it, not copy the table again
     _kill_mid_copy(worker_file, connector_file, tmp_path / "killed.log", bootstrap_servers, topic,

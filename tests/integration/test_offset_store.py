@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
+from confluent_kafka import Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic
 
 from kopycat.api.errors import ConfigError
@@ -30,6 +30,7 @@ from kopycat.storage.offset_codec import (
     java_string_hash,
     murmur2,
 )
+from tests.support.kafka import consume_records
 
 ORACLE = Path(__file__).parents[1] / "unit" / "storage" / "java" / "OffsetOracle.java"
 
@@ -38,32 +39,6 @@ ORACLE = Path(__file__).parents[1] / "unit" / "storage" / "java" / "OffsetOracle
 def store(bootstrap_servers: str, topic_name: str) -> Iterator[KafkaOffsetStore]:
     with KafkaOffsetStore(bootstrap_servers, topic=topic_name, replication_factor=1) as started:
         yield started
-
-
-def _consume_all(bootstrap: str, topic: str, **overrides: object) -> list[Message]:
-    """Every record of every partition up to the end, with a plain consumer."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": uuid.uuid4().hex,
-                         "enable.auto.commit": False, "enable.partition.eof": True, **overrides})
-    try:
-        partitions = consumer.list_topics(topic, timeout=30).topics[topic].partitions
-        consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
-        at_end: set[int] = set()
-        records: list[Message] = []
-        deadline = time.monotonic() + 120
-        while len(at_end) < len(partitions):
-            assert time.monotonic() < deadline, f"partitions {set(partitions) - at_end} never reached their end"
-            for message in consumer.consume(1000, timeout=1.0):
-                error = message.error()
-                if error is None:
-                    records.append(message)
-                    at_end.discard(message.partition())
-                elif error.code() == KafkaError._PARTITION_EOF:
-                    at_end.add(message.partition())
-                elif error.fatal():
-                    raise KafkaException(error)
-        return records
-    finally:
-        consumer.close()
 
 
 def _java_producer(bootstrap: str, **extra: object) -> Producer:
@@ -89,7 +64,7 @@ def test_written_offsets_land_on_the_java_partitioners_partition(store: KafkaOff
     for i, partition in enumerate(partitions):
         writer.offset(partition, {"incrementing": i, "timestamp": 1714521600000 + i, "timestamp_nanos": 0})
     assert writer.flush(timeout_s=30)
-    records = _consume_all(bootstrap_servers, topic_name)
+    records = consume_records(bootstrap_servers, topic_name, committed_only=True)
     assert len(records) == 40
     placements = {record.key(): record.partition() for record in records}
     expected = {encode_key("jdbc-source", p): (murmur2(encode_key("jdbc-source", p)) & 0x7FFFFFFF) % 25
@@ -123,7 +98,8 @@ def test_a_topic_written_in_kafka_connects_format_is_read_back(bootstrap_servers
     ]:
         producer.produce(topic_name, key=key, value=value)
     assert producer.flush(30) == 0
-    assert {r.partition() for r in _consume_all(bootstrap_servers, topic_name) if r.key() == jdbc} == {1}
+    records = consume_records(bootstrap_servers, topic_name, committed_only=True)
+    assert {r.partition() for r in records if r.key() == jdbc} == {1}
 
     with KafkaOffsetStore(bootstrap_servers, topic=topic_name, replication_factor=1) as store:
         assert OffsetStorageReaderImpl(store, "jdbc-orders").offset(
@@ -231,7 +207,7 @@ def test_transactional_offsets_are_read_committed(store: KafkaOffsetStore, boots
         else:
             producer.abort_transaction(30)
     # The aborted records are in the log: only read_committed keeps them out.
-    uncommitted = _consume_all(bootstrap_servers, topic_name, **{"isolation.level": "read_uncommitted"})
+    uncommitted = consume_records(bootstrap_servers, topic_name)
     assert sorted(r.value() for r in uncommitted) == [b'{"position":10}', b'{"position":1}', b'{"position":20}']
     # commit_transaction returns before the markers are written; until then the last stable
     # offset hides the transaction. (An engine resuming exactly-once runs init_transactions

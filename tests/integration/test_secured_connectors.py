@@ -10,16 +10,12 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
-import httpx
 import orjson
-import psutil
 import pyarrow.parquet as pq
 import pytest
 from confluent_kafka.admin import (
@@ -31,16 +27,16 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
-from kopycat.dev.ports import free_port
 from kopycat.dev.secured_kafka import RESTRICTED_USER, SecuredKafkaBroker
 from tests.support.secured import (
+    FILE_CONFIG_PROVIDER,
     Watched,
-    argvs_of,
     assert_absent,
     assert_no_secret_in_run,
     consume_secured,
     kopycat,
-    wait_until_serving,
+    rest_worker,
+    stored_connector_records,
     worker_properties,
     write_lines,
     write_properties,
@@ -186,40 +182,25 @@ def _provided_secrets(tmp_path: Path, broker: SecuredKafkaBroker) -> tuple[Path,
 def test_kopycat_rest_on_the_secured_cluster_stores_connectors_and_shows_no_password(
         tmp_path: Path, secured_kafka: SecuredKafkaBroker, topic_name: str) -> None:
     secrets_file, client = _provided_secrets(tmp_path, secured_kafka)
-    worker = write_properties(tmp_path / "worker.properties", worker_properties(client, topic_name, **{
-        "config.providers": "file",
-        "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider"}))
-    port, log = free_port(), tmp_path / "rest.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen([sys.executable, "-m", "kopycat.cli", "rest", str(worker), "--port", str(port)],
-                                   stdout=out, stderr=subprocess.STDOUT)
-    base, name, decoy = f"http://127.0.0.1:{port}", f"{topic_name}-rest", f"decoy-{uuid.uuid4().hex}"
+    worker = write_properties(tmp_path / "worker.properties",
+                              worker_properties(client, topic_name, **FILE_CONFIG_PROVIDER))
+    log, name, decoy = tmp_path / "rest.log", f"{topic_name}-rest", f"decoy-{uuid.uuid4().hex}"
     secrets = (*_secrets(secured_kafka), decoy)
     config = {"connector.class": "FileStreamSource", "file": str(tmp_path / "in.txt"), "topic": topic_name,
               "producer.override.sasl.jaas.config": client["sasl.jaas.config"],
               "producer.override.ssl.truststore.password": client["ssl.truststore.password"],
               "producer.override.ssl.key.password": decoy}
-    try:
-        wait_until_serving(base, process, log)
-        created = httpx.post(f"{base}/connectors", json={"name": name, "config": config}, timeout=60)
-        assert created.status_code == 201, created.text
-        responses = [created]
-        for path in (f"/connectors/{name}", f"/connectors/{name}/config", f"/connectors/{name}/status",
-                     f"/connectors/{name}/tasks", "/connectors?expand=info&expand=status"):
-            responses.append(httpx.get(f"{base}{path}", timeout=60))
-            assert responses[-1].status_code == 200, (path, responses[-1].text)
+    with rest_worker(worker, log) as rest:
+        responses = rest.create_and_read(name, config, (
+            f"/connectors/{name}", f"/connectors/{name}/config", f"/connectors/{name}/status",
+            f"/connectors/{name}/tasks", "/connectors?expand=info&expand=status"))
         shown = responses[2].json()
         assert shown["producer.override.ssl.key.password"] == "[hidden]", shown
         assert shown["producer.override.sasl.jaas.config"] == "[hidden]", shown
         assert responses[3].json()["name"] == name
-        assert_absent(secrets, "a REST response", (response.text for response in responses))
-        assert_absent(secrets, "a process argv", (" ".join(argv) for argv in argvs_of(psutil.Process(process.pid))))
-    finally:
-        process.terminate()
-        process.wait(60)
+        rest.assert_hides(secrets, responses)
     assert_absent(secrets, "the REST worker's log", log.read_text().splitlines())
-    stored = consume_secured(secured_kafka, f"{topic_name}-configs")
-    assert any(name.encode() in (m.key() or b"") for m in stored), "the connector is not in the config topic"
+    stored = stored_connector_records(secured_kafka, topic_name, name)
     assert_absent(_secrets(secured_kafka), "a connect-configs record", (m.value() or b"" for m in stored))
     topics = AdminClient(secured_kafka.librdkafka_sasl_settings()).list_topics(timeout=30).topics
     assert {f"{topic_name}-configs", f"{topic_name}-status"} <= topics.keys()

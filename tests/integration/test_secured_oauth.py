@@ -9,24 +9,20 @@ processes); the client secret must be in none of their output lines, argv or RES
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-import httpx
-import psutil
 import pytest
 
-from kopycat.dev.ports import free_port
 from kopycat.dev.secured_kafka import SecuredKafkaBroker
 from tests.support.secured import (
-    argvs_of,
+    FILE_CONFIG_PROVIDER,
     assert_absent,
     assert_no_secret_in_run,
     consume_secured,
     kopycat,
-    wait_until_serving,
+    rest_worker,
+    stored_connector_records,
     worker_properties,
     write_lines,
     write_properties,
@@ -101,32 +97,18 @@ def test_kopycat_rest_over_oauthbearer_stores_a_connector_and_shows_no_client_se
     java = secured_kafka.java_oauth_settings()
     secrets_file = write_properties(tmp_path / "secrets.properties", {"jaas": java["sasl.jaas.config"]})
     client = {**java, "sasl.jaas.config": f"${{file:{secrets_file}:jaas}}"}
-    worker = write_properties(tmp_path / "worker.properties", worker_properties(client, topic_name, **{
-        "config.providers": "file",
-        "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider"}))
-    port, log = free_port(), tmp_path / "rest.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen([sys.executable, "-m", "kopycat.cli", "rest", str(worker), "--port", str(port)],
-                                   stdout=out, stderr=subprocess.STDOUT)
-    base, name = f"http://127.0.0.1:{port}", f"{topic_name}-rest"
+    worker = write_properties(tmp_path / "worker.properties",
+                              worker_properties(client, topic_name, **FILE_CONFIG_PROVIDER))
+    log, name = tmp_path / "rest.log", f"{topic_name}-rest"
     config = {"connector.class": "FileStreamSource", "file": str(tmp_path / "in.txt"), "topic": topic_name,
               "producer.override.sasl.jaas.config": client["sasl.jaas.config"]}
     secrets = (secured_kafka.oauth_client_secret, secured_kafka.store_password)
-    try:
-        wait_until_serving(base, process, log)
-        created = httpx.post(f"{base}/connectors", json={"name": name, "config": config}, timeout=60)
-        assert created.status_code == 201, created.text
-        responses = [created, *(httpx.get(f"{base}{path}", timeout=60) for path in (
+    with rest_worker(worker, log) as rest:
+        responses = rest.create_and_read(name, config, (
             f"/connectors/{name}", f"/connectors/{name}/config", f"/connectors/{name}/status",
-            "/connectors?expand=info&expand=status"))]
-        assert all(response.status_code == 200 for response in responses[1:]), [r.text for r in responses]
+            "/connectors?expand=info&expand=status"))
         assert responses[2].json()["producer.override.sasl.jaas.config"] == "[hidden]"
-        assert_absent(secrets, "a REST response", (response.text for response in responses))
-        assert_absent(secrets, "a process argv", (" ".join(argv) for argv in argvs_of(psutil.Process(process.pid))))
-    finally:
-        process.terminate()
-        process.wait(60)
+        rest.assert_hides(secrets, responses)
     assert_absent(secrets, "the REST worker's log", log.read_text().splitlines())
-    stored = consume_secured(secured_kafka, f"{topic_name}-configs")
-    assert any(name.encode() in (m.key() or b"") for m in stored), "the connector is not in the config topic"
+    stored = stored_connector_records(secured_kafka, topic_name, name)
     assert_absent(secrets, "a connect-configs record", (m.value() or b"" for m in stored))

@@ -16,9 +16,7 @@ own temp files.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
-import time
 import uuid
 from pathlib import Path
 
@@ -37,6 +35,7 @@ from tests.integration.test_spark_export_time_based import (
     sink_config,
 )
 from tests.support.kafka import committed_offsets
+from tests.support.kills import kill_when
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(3600)]  # two spark-submits on 2 loaded cores
 
@@ -69,14 +68,9 @@ def kill_at_first_rename(job: SparkExportJob, topic_dir: Path, log: Path) -> Non
         driver = subprocess.Popen(staged.command(), env={**os.environ, **job.env}, stdout=out,
                                   stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            deadline = time.monotonic() + SPARK_TIMEOUT_S
-            while not (topic_dir.exists() and any(n != TEMP_DIR for n in os.listdir(topic_dir))
-                       and committed_files(topic_dir)):
-                assert driver.poll() is None, f"the export ended before the kill: {log.read_text()[-3000:]}"
-                assert time.monotonic() < deadline, f"nothing was committed: {log.read_text()[-3000:]}"
-                time.sleep(0.002)
-            os.killpg(driver.pid, signal.SIGKILL)
-            driver.wait(60)
+            kill_when(driver, lambda: (topic_dir.exists() and any(n != TEMP_DIR for n in os.listdir(topic_dir))
+                                       and committed_files(topic_dir)),
+                      log, waiting_for="a committed file", timeout_s=SPARK_TIMEOUT_S, poll_s=0.002, group=True)
         finally:
             stop_process_group(driver, 30)
 

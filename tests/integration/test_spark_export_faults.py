@@ -11,9 +11,7 @@ among them, and the group at the ranges' ends.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
-import time
 import uuid
 from pathlib import Path
 
@@ -24,6 +22,7 @@ from kopycat.connectors.files.committed_files import TEMP_DIR, committed_name
 from kopycat.connectors.files.spark_export import SparkExportJob, run_spark_export, spark_export_job
 from kopycat.dev.processes import stop_process_group
 from tests.support.kafka import committed_offsets
+from tests.support.kills import kill_when
 from tests.support.orders import PARTITIONS, assert_every_id_once, local_store, produce_orders, read_committed
 
 pytestmark = pytest.mark.timeout(3600)  # two spark-submits on a loaded 2-core machine
@@ -48,15 +47,11 @@ def test_a_spark_export_killed_while_writing_is_retried_without_duplicate_gap_or
         driver = subprocess.Popen(staged.command(), env={**os.environ, **killed.env}, stdout=out,
                                   stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            deadline = time.monotonic() + SPARK_TIMEOUT_S
-            while not (parts := list((topic_dir / TEMP_DIR / killed_run).rglob("part-*"))):
-                assert driver.poll() is None, f"the export ended before the kill: {log.read_text()[-3000:]}"
-                assert time.monotonic() < deadline, f"Spark wrote nothing: {log.read_text()[-3000:]}"
-                time.sleep(0.05)
-            os.killpg(driver.pid, signal.SIGKILL)
-            driver.wait(60)
+            kill_when(driver, lambda: list((topic_dir / TEMP_DIR / killed_run).rglob("part-*")), log,
+                      waiting_for="a part file written", timeout_s=SPARK_TIMEOUT_S, group=True)
         finally:
             stop_process_group(driver, 30)
+    parts = list((topic_dir / TEMP_DIR / killed_run).rglob("part-*"))
     committed_at_kill = read_committed(*local_store(topic_dir), topic=topic_name)
     assert committed_at_kill == {}, f"the kill landed after files were committed: {sorted(committed_at_kill)}"
 

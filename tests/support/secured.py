@@ -6,7 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ import httpx
 import psutil
 from confluent_kafka import Message
 
+from kopycat.dev.ports import free_port
 from kopycat.dev.secured_kafka import SecuredKafkaBroker
 from tests.support.kafka import consume_records
 
@@ -22,6 +24,10 @@ JSON_CONVERTERS = {"key.converter": "org.apache.kafka.connect.json.JsonConverter
                    "key.converter.schemas.enable": "true",
                    "value.converter": "org.apache.kafka.connect.json.JsonConverter",
                    "value.converter.schemas.enable": "true"}
+
+FILE_CONFIG_PROVIDER = {"config.providers": "file",
+                        "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider"}
+"""Worker keys resolving ``${file:<path>:<key>}`` placeholders (Kafka's ``FileConfigProvider``)."""
 
 
 def write_lines(path: Path, lines: Iterable[str]) -> Path:
@@ -149,3 +155,52 @@ def wait_until_serving(base: str, process: subprocess.Popen[bytes], log: Path, t
         except httpx.TransportError:
             pass
         time.sleep(0.3)
+
+
+@dataclass(frozen=True)
+class RestWorker:
+    """A ``kopycat rest`` child process serving at ``base``."""
+
+    base: str
+    process: subprocess.Popen[bytes]
+
+    def create_and_read(self, name: str, config: Mapping[str, str], paths: Iterable[str]) -> list[httpx.Response]:
+        """POST the connector (201), then GET each of ``paths`` (200 each); every response, the POST's first."""
+        created = httpx.post(f"{self.base}/connectors", json={"name": name, "config": dict(config)}, timeout=60)
+        assert created.status_code == 201, created.text
+        responses = [created]
+        for path in paths:
+            responses.append(httpx.get(f"{self.base}{path}", timeout=60))
+            assert responses[-1].status_code == 200, (path, responses[-1].text)
+        return responses
+
+    def assert_hides(self, secrets: Iterable[str], responses: Iterable[httpx.Response]) -> None:
+        """No secret in ``responses`` nor in the argv of the process or its children."""
+        secrets = list(secrets)
+        assert_absent(secrets, "a REST response", (response.text for response in responses))
+        argvs = argvs_of(psutil.Process(self.process.pid))
+        assert_absent(secrets, "a process argv", (" ".join(argv) for argv in argvs))
+
+
+@contextmanager
+def rest_worker(worker: Path, log: Path) -> Iterator[RestWorker]:
+    """``kopycat rest worker.properties`` on a free port, its output to ``log``, once it answers;
+    terminated on exit."""
+    port = free_port()
+    with log.open("wb") as out:
+        process = subprocess.Popen([sys.executable, "-m", "kopycat.cli", "rest", str(worker), "--port", str(port)],
+                                   stdout=out, stderr=subprocess.STDOUT)
+    rest = RestWorker(f"http://127.0.0.1:{port}", process)
+    try:
+        wait_until_serving(rest.base, process, log)
+        yield rest
+    finally:
+        process.terminate()
+        process.wait(60)
+
+
+def stored_connector_records(broker: SecuredKafkaBroker, topic: str, name: str) -> list[Message]:
+    """The config topic's records (``<topic>-configs``), after checking connector ``name`` is among them."""
+    stored = consume_secured(broker, f"{topic}-configs")
+    assert any(name.encode() in (m.key() or b"") for m in stored), "the connector is not in the config topic"
+    return stored

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from typing import Any, Literal, get_args
 
-from airflow.sdk import AssetAlias, BaseOperator, Context
+from airflow.sdk import BaseOperator, Context
 from airflow.sdk.exceptions import AirflowFailException
 
 from kopycat.api.errors import ConfigError
@@ -18,7 +18,7 @@ from kopycat.runtime.progress import ProgressPublisher
 from kopycat.runtime.stored_connectors import TaskStatusReporter
 from kopycat.runtime.task_metrics import TaskMetrics
 from kopycat.storage.connector_status import State
-from kopycat_airflow.assets import kafka_asset
+from kopycat_airflow.assets import emit_topic_events
 from kopycat_airflow.connector_config import ConnectorConfigArg, StoredConnector, resolve_connector_config
 from kopycat_airflow.hooks.kopycat import KopycatHook
 from kopycat_airflow.run_metrics import send_run_metrics
@@ -114,7 +114,8 @@ class CopyTaskOperator(MasksConfigSecrets, BaseOperator):
                 summary = self._copy(props, planned, window, reporter, publisher.watch)
         else:
             summary = self._copy(props, planned, window, None)
-        self._emit_assets(context, summary)
+        emit_topic_events(context, self.outlets, lambda: self.hook.cluster, summary.topics,
+                          {"records": summary.records, "task": summary.task})
         send_run_metrics(summary)
         self.log.info("Copied %d records (%d skipped, %d filtered) in %.1f s, stopped: %s; offsets: %s",
                       summary.records, summary.skipped, summary.filtered, summary.duration_s,
@@ -173,17 +174,6 @@ class CopyTaskOperator(MasksConfigSecrets, BaseOperator):
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """The same datasets as on start: a bounded run copies what its task config names."""
         return self.get_openlineage_facets_on_start()
-
-    def _emit_assets(self, context: Context, summary: RunSummary) -> None:
-        """Asset events for the topics written, on the ``kopycat:<connector>`` alias if declared."""
-        aliases = [o for o in self.outlets if isinstance(o, AssetAlias)]
-        if not aliases or not summary.topics:
-            return
-        events = context["outlet_events"]
-        for alias in aliases:
-            for topic in sorted(summary.topics):
-                events[alias].add(kafka_asset(self.hook.cluster, topic),
-                                  extra={"records": summary.records, "task": summary.task})
 
 
 def planned_task_of(context: Context, task_config: Mapping[str, Any]) -> PlannedTask:

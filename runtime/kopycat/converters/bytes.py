@@ -10,9 +10,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from kopycat.api.config import ConfigDef
-from kopycat.api.converter import Converter, HeaderConverter, SchemaAndValue
+from kopycat.api.converter import SchemaAndValue
 from kopycat.api.data import Schema, Type
 from kopycat.api.errors import DataError
+from kopycat.converters.headers_as_data import HeadersAsData
 
 __all__ = ["ByteArrayConverter"]
 
@@ -21,7 +22,7 @@ _PLAIN: Final = frozenset({bytes, type(None)})  # values a batch passes through 
 CONFIG: Final = ConfigDef()
 
 
-class ByteArrayConverter(Converter, HeaderConverter):
+class ByteArrayConverter(HeadersAsData):
     """Bytes in, bytes out; anything but BYTES schemas and bytes-like values is a DataError."""
 
     CONFIG = CONFIG
@@ -60,10 +61,3 @@ class ByteArrayConverter(Converter, HeaderConverter):
     def to_connect_data_batch(self, topic: str, values: Sequence[bytes | None]) -> list[SchemaAndValue]:
         schema = Schema.OPTIONAL_BYTES_SCHEMA
         return [SchemaAndValue(schema, value) for value in values]
-
-    def from_connect_header(self, topic: str, header_key: str, schema: Schema | None,
-                            value: Any) -> bytes | None:
-        return self.from_connect_data(topic, schema, value)
-
-    def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:
-        return self.to_connect_data(topic, value)

@@ -27,7 +27,7 @@ from typing import Any, Final
 import orjson
 
 from kopycat.api.config import CaseInsensitiveValidString, ConfigDef, ConfigType, Importance, Range
-from kopycat.api.converter import Converter, HeaderConverter, SchemaAndValue
+from kopycat.api.converter import SchemaAndValue
 from kopycat.api.data import Schema, Type, validate_value
 from kopycat.api.errors import DataError
 from kopycat.converters._jsoncodec import (
@@ -40,6 +40,7 @@ from kopycat.converters._jsoncodec import (
 )
 from kopycat.converters._jsonformat import fix_escapes, needs_fix
 from kopycat.converters._jsonschema import connect_schema, schema_json
+from kopycat.converters.headers_as_data import HeadersAsData
 from kopycat.interpreter_settings import gc_paused
 
 __all__ = ["JsonConverter"]
@@ -151,7 +152,7 @@ def _number_text(value: Any) -> Any:
     raise TypeError(type(value).__name__)
 
 
-class JsonConverter(Converter, HeaderConverter):
+class JsonConverter(HeadersAsData):
     """Kafka Connect's ``JsonConverter``: same config keys, same bytes, batch-friendly.
 
     Config: ``schemas.enable`` (true), ``decimal.format`` (BASE64 | NUMERIC),
@@ -197,10 +198,6 @@ class JsonConverter(Converter, HeaderConverter):
         """Many values sharing ``schema``: the schema's writer is looked up once."""
         write = self._writer(schema)
         return [write(value) for value in values]
-
-    def from_connect_header(self, topic: str, header_key: str, schema: Schema | None,
-                            value: Any) -> bytes | None:
-        return self.from_connect_data(topic, schema, value)
 
     def _writer(self, schema: Schema | None) -> Callable[[Any], bytes | None]:
         try:
@@ -368,9 +365,6 @@ class JsonConverter(Converter, HeaderConverter):
 
     def _known_prefix(self, data: bytes) -> tuple[bytes, Schema] | None:
         return next(((prefix, schema) for prefix, schema, _ in self._prefixes if data.startswith(prefix)), None)
-
-    def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:
-        return self.to_connect_data(topic, value)
 
     def _read(self, data: bytes | None) -> SchemaAndValue:
         if data is None:

@@ -16,9 +16,10 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
 from kopycat.api.config import ConfigDef
-from kopycat.api.converter import Converter, HeaderConverter, SchemaAndValue
+from kopycat.api.converter import SchemaAndValue
 from kopycat.api.data import Schema, Type
 from kopycat.api.errors import DataError
+from kopycat.converters.headers_as_data import HeadersAsData
 
 __all__ = [
     "BooleanConverter", "DoubleConverter", "FloatConverter", "IntegerConverter", "LongConverter",
@@ -30,7 +31,7 @@ CONFIG: Final = ConfigDef()
 worker sets from ``is_key``)."""
 
 
-class NumberConverter(Converter, HeaderConverter):
+class NumberConverter(HeadersAsData):
     """One number per key, value or header, in a fixed-width big-endian layout.
 
     Subclasses name the Java type (for messages), the ``struct`` format and the schema reads give;
@@ -76,13 +77,6 @@ class NumberConverter(Converter, HeaderConverter):
                             f"{self.DESERIALIZER} is not {self.FORMAT.size} (got {len(value)} bytes)")
         return SchemaAndValue(self.SCHEMA, self.FORMAT.unpack(value)[0])
 
-    def from_connect_header(self, topic: str, header_key: str, schema: Schema | None,
-                            value: Any) -> bytes | None:
-        return self.from_connect_data(topic, schema, value)
-
-    def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:
-        return self.to_connect_data(topic, value)
-
 
 class ShortConverter(NumberConverter):
     """INT16 as 2 bytes (Kafka's ``ShortConverter``)."""
@@ -121,7 +115,7 @@ class DoubleConverter(NumberConverter):
     INTEGRAL = False
 
 
-class BooleanConverter(Converter, HeaderConverter):
+class BooleanConverter(HeadersAsData):
     """BOOLEAN as one byte, 1 for true and 0 for false (Kafka's ``BooleanConverter``)."""
 
     def config(self) -> ConfigDef:
@@ -151,10 +145,3 @@ class BooleanConverter(Converter, HeaderConverter):
             raise DataError("Failed to deserialize boolean: Unexpected byte received by BooleanDeserializer: "
                             f"{value[0] - 256 if value[0] > 127 else value[0]}")
         return SchemaAndValue(Schema.OPTIONAL_BOOLEAN_SCHEMA, value[0] == 1)
-
-    def from_connect_header(self, topic: str, header_key: str, schema: Schema | None,
-                            value: Any) -> bytes | None:
-        return self.from_connect_data(topic, schema, value)
-
-    def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:
-        return self.to_connect_data(topic, value)

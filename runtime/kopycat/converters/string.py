@@ -14,9 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from kopycat.api.config import ConfigDef, ConfigType, Importance, Width
-from kopycat.api.converter import Converter, HeaderConverter, SchemaAndValue
+from kopycat.api.converter import SchemaAndValue
 from kopycat.api.data import Schema
 from kopycat.api.errors import ConfigError, DataError
+from kopycat.converters.headers_as_data import HeadersAsData
 from kopycat.java_numbers import java_double
 
 __all__ = ["StringConverter"]
@@ -71,7 +72,7 @@ def _all_utf8(values: Sequence[bytes]) -> bool:
     return True
 
 
-class StringConverter(Converter, HeaderConverter):
+class StringConverter(HeadersAsData):
     """Text in a configurable character set; None passes through as a tombstone both ways."""
 
     CONFIG = CONFIG
@@ -160,10 +161,3 @@ class StringConverter(Converter, HeaderConverter):
             return SchemaAndValue(Schema.OPTIONAL_STRING_SCHEMA, self._decode(value))
         except UnicodeError as exc:
             raise DataError(f"Failed to deserialize string: bytes are not {self.encoding}: {exc}") from None
-
-    def from_connect_header(self, topic: str, header_key: str, schema: Schema | None,
-                            value: Any) -> bytes | None:
-        return self.from_connect_data(topic, schema, value)
-
-    def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:
-        return self.to_connect_data(topic, value)

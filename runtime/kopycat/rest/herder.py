@@ -298,10 +298,11 @@ class RestHerder:
 
     @_serialized
     def delete_connector(self, name: str) -> None:
-        """``DELETE /connectors/{name}``: tombstones; statuses DESTROYED and recorded topics reset;
-        offsets are kept, as Kafka."""
+        """``DELETE /connectors/{name}``: tombstones; statuses DESTROYED, recorded topics reset and the
+        tasks' progress records (:mod:`kopycat.storage.task_progress`) deleted; offsets are kept, as Kafka."""
         self._config(name, self.config_store.snapshot())
         self.config_store.remove_connector_config(name)
+        self._delete_progress(name)  # first: reading back the connector's tombstone forgets which tasks had some
         tasks = self.status_store.get_all_tasks(name)
         self._record(*(TaskStatus(name, t.task, State.DESTROYED, None, self.worker_id) for t in tasks),
                      ConnectorStatus(name, State.DESTROYED, None, self.worker_id))
@@ -401,6 +402,12 @@ class RestHerder:
     def _reset_topics(self, name: str) -> None:
         for status in self.status_store.get_all_topics(name):
             self.status_store.delete_topic(name, status.topic)
+        self.status_store.flush()
+
+    def _delete_progress(self, name: str) -> None:
+        """Tombstone each task's progress key, so the compacted status topic forgets them."""
+        for progress in self.status_store.get_all_progress(name):
+            self.status_store.delete_progress(name, progress.task)
         self.status_store.flush()
 
     def _check_topic_tracking(self, reset: bool) -> None:

@@ -78,10 +78,12 @@ class StatusTable:
                 self._connectors[status.connector] = status
 
     def remove_connector(self, connector: str, with_tasks: bool) -> None:
+        """Forget the connector's status, and with ``with_tasks`` its tasks' statuses and progress."""
         with self._lock:
             self._connectors.pop(connector, None)
             if with_tasks:
                 self._tasks.pop(connector, None)
+                self._progress.pop(connector, None)
 
     def remove_task(self, connector: str, task: int) -> None:
         self._remove(self._tasks, connector, task)
@@ -121,7 +123,7 @@ class StatusTable:
 
     def _apply_progress(self, name: str, progress_id: tuple[str, int], value: bytes | None) -> None:
         if value is None:
-            self._remove(self._progress, *progress_id)
+            self.remove_progress(*progress_id)
             return
         try:
             self.put_progress(decode_progress(*progress_id, value, self.topic))
@@ -163,6 +165,9 @@ class StatusTable:
     def put_progress(self, progress: TaskProgress) -> None:
         with self._lock:
             self._progress.setdefault(progress.connector, {})[progress.task] = progress
+
+    def remove_progress(self, connector: str, task: int) -> None:
+        self._remove(self._progress, connector, task)
 
     def get_all_progress(self, connector: str) -> list[TaskProgress]:
         with self._lock:
@@ -234,6 +239,10 @@ class StatusBackingStore(Lifecycle):
         """Record a running task's figures so far (:mod:`kopycat.storage.task_progress`)."""
 
     @abstractmethod
+    def delete_progress(self, connector: str, task: int) -> Future[None]:
+        """Forget a task's figures (a tombstone), as a deleted connector's must be."""
+
+    @abstractmethod
     def get_all_progress(self, connector: str) -> list[TaskProgress]:
         """The latest figures each of the connector's tasks recorded, by task number."""
 
@@ -289,6 +298,10 @@ class MemoryStatusBackingStore(StatusBackingStore):
 
     def put_progress(self, progress: TaskProgress) -> Future[None]:
         self.table.put_progress(progress)
+        return completed_future()
+
+    def delete_progress(self, connector: str, task: int) -> Future[None]:
+        self.table.remove_progress(connector, task)
         return completed_future()
 
     def get_all_progress(self, connector: str) -> list[TaskProgress]:
@@ -350,6 +363,9 @@ class KafkaStatusBackingStore(KafkaTopicStore, StatusBackingStore):
     def put_progress(self, progress: TaskProgress) -> Future[None]:
         return self._send(progress_key(progress.connector, progress.task), encode_progress(progress),
                           f"progress of task {progress.connector}-{progress.task}")
+
+    def delete_progress(self, connector: str, task: int) -> Future[None]:
+        return self._send(progress_key(connector, task), None, f"deletion of progress of task {connector}-{task}")
 
     def _send(self, key: str, value: bytes | None, what: object) -> Future[None]:
         def report(error: BaseException | None) -> None:

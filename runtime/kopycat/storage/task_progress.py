@@ -9,7 +9,10 @@ write there and any API server reads it, with no shared disk and no metadata-DB 
 the topic is compacted, so one record per task is kept.
 
 Each record names its run (``<dag_id>/<run_id>`` in Airflow), so a reader matches it to the run it
-shows and ignores an earlier run's last figures. A Kafka Connect worker reading the same status topic
+shows and ignores an earlier run's last figures. Deleting a connector tombstones its tasks' progress
+keys with its statuses (``RestHerder.delete_connector``, as Kafka's ``onDeletion``), so the compacted
+topic forgets them; readers show connectors of the config topic only, so a copy task that writes once
+more after the delete is not shown either. A Kafka Connect worker reading the same status topic
 skips these keys with a warning ("Discarding record with invalid key"), as Kopycat skips keys it
 does not know: the statuses themselves are untouched.
 """

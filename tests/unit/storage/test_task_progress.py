@@ -52,3 +52,20 @@ def test_the_memory_store_keeps_progress_per_connector() -> None:
     store.put_progress(TaskProgress("c", 1, "r", {"records": 1})).result()
     store.put_progress(TaskProgress("d", 0, "r", {"records": 2})).result()
     assert store.get_all_progress("c") == [TaskProgress("c", 1, "r", {"records": 1})]
+
+
+def test_a_connector_tombstone_drops_its_tasks_progress_as_it_drops_their_statuses() -> None:
+    table = StatusTable("connect-status")
+    for connector in ("c", "d"):
+        table.apply(progress_key(connector, 0).encode(), encode_progress(TaskProgress(connector, 0, "r")))
+    table.apply(b"status-connector-c", None)
+    assert table.get_all_progress("c") == []
+    assert [p.connector for p in table.get_all_progress("d")] == ["d"]
+
+
+def test_the_memory_store_deletes_one_tasks_progress() -> None:
+    store = MemoryStatusBackingStore()
+    for task in (0, 1):
+        store.put_progress(TaskProgress("c", task, "r", {"records": task})).result()
+    store.delete_progress("c", 0).result()
+    assert [p.task for p in store.get_all_progress("c")] == [1]

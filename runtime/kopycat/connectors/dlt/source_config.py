@@ -16,7 +16,6 @@ makes one from a config section. Secrets take config providers like any key
 from __future__ import annotations
 
 import json
-import re
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -25,6 +24,7 @@ from typing import Any, Final, Literal, Union
 from dlt.extract.incremental import Incremental
 
 from kopycat.api import ConfigDef, ConfigError, ConfigType, Importance, Range, ValidString
+from kopycat.topic_names import sanitized_topic_name
 
 __all__ = [
     "ARGS_PREFIX", "BATCH_ROWS_CONFIG", "CONFIG", "INCREMENTAL_CONFIG", "RESOURCES_CONFIG",
@@ -90,12 +90,10 @@ CONFIG: Final = ConfigDef().define(
         "the connector's task_configs.", internal=True,
 )
 
-_TOPIC_CHARACTERS = re.compile(r"[^a-zA-Z0-9._-]")
-
 
 def topic_for(prefix: str, resource: str) -> str:
     """The topic of a resource's records: ``<prefix><resource>``, with characters Kafka refuses as '_'."""
-    return _TOPIC_CHARACTERS.sub("_", f"{prefix}{resource}")
+    return sanitized_topic_name(f"{prefix}{resource}")
 
 
 def cursors(pairs: list[str]) -> dict[str, str]:

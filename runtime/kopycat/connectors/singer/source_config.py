@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
 from kopycat.api import ConfigDef, ConfigError, ConfigType, ConnectError, Importance, Range
+from kopycat.topic_names import sanitized_topic_name
 
 __all__ = [
     "CATALOG_CONFIG", "CONFIG", "CONFIG_FILE_CONFIG", "DECIMAL_SCALE_CONFIG", "EXECUTABLE_CONFIG",
@@ -75,13 +75,12 @@ CONFIG: Final = ConfigDef().define(
         "from the last state. A bounded run (kopycat run, Airflow) ends when the tap exits.",
 )
 
-_TOPIC_CHARACTERS = re.compile(r"[^a-zA-Z0-9._-]")
 _SETTING_TYPES = {"integer": int, "number": float, "boolean": None, "array": None, "object": None}
 
 
 def topic_for(prefix: str, stream: str) -> str:
     """The topic of a stream's records: ``<prefix><stream>``, with characters Kafka refuses as '_'."""
-    return _TOPIC_CHARACTERS.sub("_", f"{prefix}{stream}")
+    return sanitized_topic_name(f"{prefix}{stream}")
 
 
 def tap_settings(executable: str, props: Mapping[str, Any]) -> dict[str, Any]:
