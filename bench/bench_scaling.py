@@ -227,16 +227,17 @@ def table(side: str, runs: Sequence[Run]) -> str:
 
 def ceiling_line(side: str, runs: Sequence[Run]) -> str:
     """The most any number of tasks could reach if the cores were the only limit: all cores' time divided by
-    the CPU one record costs (Kopycat's and the broker's, from the one-task run), against that run's rate.
+    the CPU one record costs (Kopycat's and the broker's), against the one-task rate.
 
-    One task already runs librdkafka's threads beside its own, so it may use more than one core: then no
-    tasks.max reaches twice its rate on two cores, and a goal above this ceiling cannot be met here.
+    Read from the one task in a thread, whose CPU holds no interpreter start-up. That task already runs
+    librdkafka's threads beside its own, so it may use more than one core: then no tasks.max reaches twice its
+    rate on two cores, and a goal above this ceiling cannot be met here.
     """
-    one = next(run for run in runs if run.mover == f"{side} processes tasks.max=1")
-    per_record_s = (one.cpu_s + (one.broker_cpu_s or 0.0)) / one.count
-    ceiling = (os.cpu_count() or 1) / per_record_s
+    one = next(run for run in runs if run.mover == f"{side} threads tasks.max=1")
+    used_s = one.cpu_s + (one.broker_cpu_s or 0.0)
+    ceiling = (os.cpu_count() or 1) * one.count / used_s
     return (f"  cores-bound ceiling: {ceiling:,.0f} records/s = {ceiling / one.task_rate:.2f}x the one-task rate "
-            f"(one task used {(one.cpu_s + (one.broker_cpu_s or 0.0)) / one.task_s:.2f} cores with the broker)")
+            f"(one task in a thread used {used_s / one.task_s:.2f} cores with the broker)")
 
 
 def results(side: str, runs: Sequence[Run]) -> list[BenchResult]:
