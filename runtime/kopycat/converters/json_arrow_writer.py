@@ -17,7 +17,8 @@ record. The rule is the decoder's (:mod:`kopycat.converters.json_arrow`): identi
   through the record path's own encoder, :func:`kopycat.converters._jsoncodec.encoder`.
 - A nested STRUCT is its fields' texts joined between constant pieces, as the top level is; its
   fields are read over its non-null values only (a null struct's children may hold anything).
-  ARRAY and MAP answer None.
+  An ARRAY's and a MAP's elements are written once over the flattened values and joined per
+  list by ``binary_join``; a map with a repeated key answers None.
 - Nulls (top-level values included) become ``null`` or the field's default, as the record path
   writes them; a null in a required field without default answers None, and the runner converts
   record by record (which reports the bad value).
@@ -134,9 +135,12 @@ def _nested_texts(schema: Schema, column: pa.Array, options: Options) -> pa.Arra
     null_text = _null_text(schema, options) if column.null_count else None
     if column.null_count and null_text is None:
         return None
-    if schema.type is not Type.STRUCT:
-        return None
-    texts = _struct_texts(schema, column, options)
+    if schema.type is Type.STRUCT:
+        texts = _struct_texts(schema, column, options)
+    elif schema.type is Type.ARRAY:
+        texts = _array_texts(schema, column, options)
+    else:
+        texts = _map_texts(schema, column, options)
     if texts is None or null_text is None:
         return texts
     return pc.fill_null(texts, string_scalar(null_text))
@@ -154,6 +158,76 @@ def _struct_texts(schema: Schema, column: pa.StructArray, options: Options) -> p
         return None
     texts = _joined(pieces, len(column) - column.null_count)
     return pc.replace_with_mask(pa.nulls(len(column), pa.string()), valid, texts)
+
+
+def _array_texts(schema: Schema, column: pa.Array, options: Options) -> pa.Array | None:
+    """Each list's ``[a,b]``, null where the column is null: the elements' texts are made once
+    over the flattened values (what the lists hold, honouring slices and null lists)."""
+    if not (pa.types.is_list(column.type) or pa.types.is_large_list(column.type)):
+        return None
+    items = _texts(schema.value_schema, column.flatten(), options)
+    return None if items is None else _bracketed(column, items, "[", "]")
+
+
+def _map_texts(schema: Schema, column: pa.Array, options: Options) -> pa.Array | None:
+    """Each map as the record path writes it (Kafka's ``convertToJson``): ``{"k":v}`` for STRING
+    keys, ``[[k,v]]`` pairs for others. None where a map repeats a key (the record path's dict
+    keeps one of them) and for float keys (the dict merges 0.0 and -0.0, Arrow's grouping does not)."""
+    if not pa.types.is_map(column.type) or schema.key_schema.type in (Type.FLOAT32, Type.FLOAT64):
+        return None
+    offsets = np.frombuffer(column.buffers()[1], np.int32, len(column) + 1, column.offset * 4).copy()
+    nulls = boolean_array(~valid_mask(column)) if column.null_count else None
+    offset_array = pa.Array.from_buffers(pa.int32(), len(offsets), [None, pa.py_buffer(offsets)])
+    lists = pa.ListArray.from_arrays(offset_array, column.values, mask=nulls)  # a map's flatten has no kernel
+    entries = lists.flatten()
+    keys, values = entries.field(0), entries.field(1)
+    if _repeats_a_key(lists, keys):
+        return None
+    key_texts, value_texts = _texts(schema.key_schema, keys, options), _texts(schema.value_schema, values, options)
+    if key_texts is None or value_texts is None:
+        return None
+    if schema.key_schema.type is Type.STRING:
+        pairs = pc.binary_join_element_wise(key_texts, value_texts, string_scalar(":"))
+        return _bracketed(lists, pairs, "{", "}")
+    pairs = pc.binary_join_element_wise(string_scalar("["), key_texts, string_scalar(","), value_texts,
+                                        string_scalar("]"), string_scalar(""))
+    return _bracketed(lists, pairs, "[", "]")
+
+
+def _texts(schema: Schema, column: pa.Array, options: Options) -> pa.Array | None:
+    """:func:`_field_texts` with strings quoted: the texts of an array's or a map's parts."""
+    texts = _field_texts(schema, column, options)
+    if not isinstance(texts, _Unquoted):
+        return texts
+    quote = string_scalar('"')
+    return pc.binary_join_element_wise(quote, texts.texts, quote, string_scalar(""))
+
+
+def _bracketed(lists: pa.Array, items: pa.Array, opening: str, closing: str) -> pa.Array:
+    """``opening + ",".join(list's item texts) + closing`` per list (``items`` holds the texts of
+    ``lists.flatten()``), null where ``lists`` is null."""
+    lengths = pc.fill_null(pc.list_value_length(lists), 0).to_numpy()
+    offsets = np.zeros(len(lists) + 1, np.int64 if pa.types.is_large_list(lists.type) else np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    list_type = pa.large_list(pa.string()) if offsets.dtype == np.int64 else pa.list_(pa.string())
+    grouped = pa.Array.from_buffers(list_type, len(lists), [_validity(lists), pa.py_buffer(offsets)],
+                                    children=[items])
+    joined = pc.binary_join(grouped, string_scalar(","))
+    return pc.binary_join_element_wise(string_scalar(opening), joined, string_scalar(closing), string_scalar(""))
+
+
+def _repeats_a_key(lists: pa.Array, keys: pa.Array) -> bool:
+    """Whether any map holds a key twice (one hash grouping over (map index, key))."""
+    if len(keys) < 2:
+        return False
+    lengths = pc.fill_null(pc.list_value_length(lists), 0).to_numpy()
+    owners = np.repeat(np.arange(len(lists), dtype=np.int64), lengths)
+    table = pa.table({"owner": pa.Array.from_buffers(pa.int64(), len(owners), [None, pa.py_buffer(owners)]),
+                      "key": keys})
+    try:
+        return table.group_by(["owner", "key"]).aggregate([]).num_rows != len(keys)  # type: ignore[no-any-return]
+    except pa.ArrowNotImplementedError:  # keys Arrow cannot group (nested types): the record path's
+        return True
 
 
 def _fast_texts(schema: Schema, column: pa.Array, options: Options) -> pa.Array | None:

@@ -16,8 +16,10 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from kopycat.api.arrow import to_arrow_type
 from kopycat.api.arrow_values import from_arrow_array, to_arrow_batch
 from kopycat.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Timestamp, Type
+from kopycat.api.errors import DataError
 from kopycat.converters.json import JsonConverter
 from tests.support.connect_values import TEXTS
 
@@ -100,26 +102,36 @@ def random_column(rng: random.Random, kinds: tuple[Type, ...]) -> tuple[Schema, 
 
 
 def check(kinds: tuple[Type, ...], seed: int) -> tuple[int, int]:
-    """(columns encoded, columns answered None) over 60 generated columns and every config."""
+    """(columns encoded, columns the record path refused) over 60 generated columns and every
+    config. Where the record path refuses (a null element with a default but no replacing), the
+    column path must answer None; everywhere else the record path's bytes, never None."""
     rng = random.Random(seed)
-    encoded = declined = 0
+    encoded = refused = 0
     for _ in range(60):
         schema, array = random_column(rng, kinds)
         for configs in CONFIGS:
-            records = converter(configs).from_connect_data_batch("t", schema, from_arrow_array(schema, array))
             columns = converter(configs).from_arrow_array("t", schema, array)
-            if columns is None:
-                declined += 1
+            try:
+                records = converter(configs).from_connect_data_batch("t", schema, from_arrow_array(schema, array))
+            except DataError:
+                assert columns is None, f"{schema} {configs}"
+                refused += 1
                 continue
-            encoded += 1
+            assert columns is not None, f"{schema} {configs}"
             assert columns.to_pylist() == records, f"{schema} {configs}"
-    return encoded, declined
+            encoded += 1
+    return encoded, refused
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_nested_structs_encode_as_columns_to_the_record_paths_bytes(seed: int) -> None:
-    encoded, declined = check((Type.STRUCT,), seed)
-    assert (encoded, declined) == (60 * len(CONFIGS), 0)
+    assert check((Type.STRUCT,), seed) == (60 * len(CONFIGS), 0)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_arrays_maps_and_structs_in_each_other_encode_as_columns_to_the_record_paths_bytes(seed: int) -> None:
+    encoded, refused = check((Type.STRUCT, Type.ARRAY, Type.MAP), seed)
+    assert encoded + refused == 60 * len(CONFIGS) and encoded > 50 * len(CONFIGS)
 
 
 def test_a_null_struct_whose_required_fields_hold_nulls_is_its_null_text() -> None:
@@ -141,3 +153,23 @@ def test_a_null_nested_struct_in_a_required_field_without_default_takes_the_reco
     array = pa.StructArray.from_arrays([after], names=["after"])
     assert converter({}).from_arrow_array("t", schema, array) is None
 
+
+
+def test_a_null_list_backed_by_values_and_an_empty_list_are_null_and_brackets() -> None:
+    numbers = SchemaBuilder.array(Schema.INT64_SCHEMA).optional().build()
+    schema = SchemaBuilder.struct().field("numbers", numbers).build()
+    lists = pa.ListArray.from_arrays(pa.array([0, 2, 4, 4, 5], pa.int32()), pa.array([1, 2, 3, 4, 5], pa.int64()),
+                                     mask=pa.array([False, True, False, False]))
+    array = pa.StructArray.from_arrays([lists], names=["numbers"]).slice(1)
+    columns = converter({"schemas.enable": "false"}).from_arrow_array("t", schema, array)
+    assert columns.to_pylist() == [b'{"numbers":null}', b'{"numbers":[]}', b'{"numbers":[5]}']
+
+
+def test_a_map_repeating_a_key_takes_the_record_path() -> None:
+    counts = SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT32_SCHEMA).build()
+    schema = SchemaBuilder.struct().field("counts", counts).build()
+    maps = pa.array([[("a", 1), ("b", 2)], [("a", 1), ("a", 2)]], to_arrow_type(counts))
+    array = pa.StructArray.from_arrays([maps], names=["counts"])
+    assert converter({}).from_arrow_array("t", schema, array) is None
+    assert converter({"schemas.enable": "false"}).from_arrow_array("t", schema, array.slice(0, 1)).to_pylist() == [
+        b'{"counts":{"a":1,"b":2}}']
