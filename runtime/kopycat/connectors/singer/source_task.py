@@ -12,9 +12,10 @@ stream's Connect schemas (:mod:`~kopycat.connectors.singer.json_schema`); a stre
 Consecutive records of one stream and schema are returned as one :class:`SourceRecordBatch`
 (the columnar path) when the run takes columns; otherwise, and for single records, as records.
 Whether the converters take a stream schema's columns is decided once per schema, by its first
-batch: when the engine asks that batch for its records (a nested field JsonConverter's column
-path does not write, a converter without columns), the schema's later records skip the Arrow
-batch and go straight to records, which costs no Arrow work that would be thrown away.
+batch: when the engine asks that batch for its records (a converter without columns, a value its
+column path leaves to the record path), the schema's later records skip the Arrow batch and go
+straight to records, which costs no Arrow work that would be thrown away. JsonConverter writes
+nested fields (the ``customer`` object, the ``tags`` array) as columns too.
 """
 
 from __future__ import annotations
