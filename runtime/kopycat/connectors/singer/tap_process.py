@@ -14,6 +14,8 @@ import queue
 from collections.abc import Sequence
 from typing import IO, Any
 
+import orjson
+
 from kopycat.api import ConnectError
 from kopycat.connectors.singer.singer_process import SingerProcess
 
@@ -39,9 +41,8 @@ class TapProcess(SingerProcess):
     def read_stdout(self, stream: IO[bytes]) -> None:
         try:
             for raw in stream:
-                line = raw.decode("utf-8")
-                if line.strip():
-                    self._queue.put(_parse(line, self.name))
+                if raw.strip():
+                    self._queue.put(_parse(raw, self.name))
         finally:
             self._queue.put(_END)
 
@@ -75,12 +76,20 @@ class TapProcess(SingerProcess):
         self.check_exit_code(self.wait())
 
 
-def _parse(line: str, tap: str) -> dict[str, Any] | ConnectError:
+def _parse(raw: bytes, tap: str) -> dict[str, Any] | ConnectError:
+    """One stdout line's message: orjson (a few times faster than ``json``, and the tap's lines are
+    most of the task's input), or ``json`` for what orjson refuses and Python's reader takes (an
+    integer beyond 64 bits, NaN, a lone surrogate)."""
     try:
-        message = json.loads(line)
-    except json.JSONDecodeError as exc:
-        return ConnectError(f"Singer tap {tap!r} wrote a line to stdout that is not a Singer message ({exc}): "
-                            f"{line[:200]!r}; a tap must log to stderr")
+        message = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        line = raw.decode("utf-8")
+        try:
+            message = json.loads(line)
+        except json.JSONDecodeError as exc:
+            return ConnectError(f"Singer tap {tap!r} wrote a line to stdout that is not a Singer message ({exc}): "
+                                f"{line[:200]!r}; a tap must log to stderr")
     if not isinstance(message, dict) or "type" not in message:
-        return ConnectError(f"Singer tap {tap!r} wrote a message without a type: {line[:200]!r}")
+        text = raw[:200].decode(errors="replace")
+        return ConnectError(f"Singer tap {tap!r} wrote a message without a type: {text!r}")
     return message
