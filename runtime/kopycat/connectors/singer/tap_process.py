@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import queue
+import re
 from collections.abc import Sequence
 from typing import IO, Any
 
@@ -23,6 +24,9 @@ __all__ = ["TapProcess"]
 
 _END = object()
 """Put in the queue after stdout's last line."""
+
+_LONG_NUMBER = re.compile(rb"[0-9]{19}")
+"""19 digits in a row: maybe an integer beyond 64 bits, which ``json`` keeps exact."""
 
 
 class TapProcess(SingerProcess):
@@ -78,9 +82,11 @@ class TapProcess(SingerProcess):
 
 def _parse(raw: bytes, tap: str) -> dict[str, Any] | ConnectError:
     """One stdout line's message: orjson (a few times faster than ``json``, and the tap's lines are
-    most of the task's input), or ``json`` for what orjson refuses and Python's reader takes (an
-    integer beyond 64 bits, NaN, a lone surrogate)."""
+    most of the task's input), or ``json`` for what orjson reads otherwise or refuses: a line with
+    19 digits in a row (orjson turns an integer beyond 64 bits into a float), NaN, a lone surrogate."""
     try:
+        if _LONG_NUMBER.search(raw):
+            raise orjson.JSONDecodeError("an integer orjson may round", "", 0)
         message = orjson.loads(raw)
     except orjson.JSONDecodeError:
         line = raw.decode("utf-8")
