@@ -15,9 +15,13 @@ record. The rule is the decoder's (:mod:`kopycat.converters.json_arrow`): identi
   ``Decimal.fromLogical`` + Jackson's base64 would: the shortest two's-complement big-endian bytes.
 - Everything else (doubles, floats, bytes, NUMERIC decimals) goes value by value
   through the record path's own encoder, :func:`kopycat.converters._jsoncodec.encoder`.
-- Nulls become ``null`` or the field's default, as the record path writes them; a null in a
-  required field without default, a nested type or a null top-level value answers None, and the
-  runner converts record by record (which reports the bad value).
+- A nested STRUCT is its fields' texts joined between constant pieces, as the top level is; its
+  fields are read over its non-null values only (a null struct's children may hold anything).
+  An ARRAY's and a MAP's elements are written once over the flattened values and joined per
+  list by ``binary_join``; a map with a repeated key answers None.
+- Nulls (top-level values included) become ``null`` or the field's default, as the record path
+  writes them; a null in a required field without default answers None, and the runner converts
+  record by record (which reports the bad value).
 """
 
 from __future__ import annotations
@@ -31,7 +35,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kopycat.api.data import Date, Decimal, Schema, Time, Timestamp, Type
-from kopycat.arrow_buffers import MAX_OFFSET, bitmap, string_array, string_scalar, valid_mask
+from kopycat.arrow_buffers import (
+    MAX_OFFSET,
+    bitmap,
+    boolean_array,
+    string_array,
+    string_scalar,
+    valid_mask,
+)
 from kopycat.converters._jsoncodec import Options, encoder
 from kopycat.converters._jsonformat import fix_escapes, needs_fix
 from kopycat.converters.base64_integers import base64_of_int64
@@ -55,9 +66,7 @@ def _json(value: Any) -> str:
 
 def json_texts(schema: Schema, values: pa.Array, options: Options, head: str, tail: str) -> pa.Array | None:
     """``head + payload + tail`` for each value, as a BinaryArray; None where the record path must do it."""
-    if values.null_count:
-        return None
-    if schema.type is Type.STRUCT:
+    if schema.type is Type.STRUCT and not values.null_count:
         pieces = _struct_pieces(schema, values, options)
         if pieces is None:
             return None
@@ -70,11 +79,15 @@ def json_texts(schema: Schema, values: pa.Array, options: Options, head: str, ta
         pieces = [head, texts, tail]
         if isinstance(texts, _Unquoted):
             pieces = [head + '"', texts.texts, '"' + tail]
+    return _joined(pieces, len(values)).view(pa.binary())  # the same layout: no kernel, no copy
+
+
+def _joined(pieces: list[Any], count: int) -> pa.Array:
+    """The constant texts and text columns of ``pieces`` joined value by value."""
     if len(pieces) == 1:  # a struct without fields: the same text for every value
-        return string_array(pieces * len(values)).view(pa.binary())
-    joined = pc.binary_join_element_wise(*[string_scalar(p) if isinstance(p, str) else p for p in pieces],
-                                         string_scalar(""))
-    return joined.view(pa.binary())  # the same layout: no kernel, no copy
+        return string_array(pieces * count)
+    return pc.binary_join_element_wise(*[string_scalar(p) if isinstance(p, str) else p for p in pieces],
+                                       string_scalar(""))
 
 
 def _struct_pieces(schema: Schema, values: pa.StructArray, options: Options) -> list[Any] | None:
@@ -103,7 +116,7 @@ class _Unquoted:
 def _field_texts(schema: Schema, column: pa.Array, options: Options) -> pa.Array | _Unquoted | None:
     """The JSON text of each value of one column, nulls included (None: not identical here)."""
     if schema.type in _NESTED:
-        return None
+        return _nested_texts(schema, column, options)
     if schema.type is Type.STRING and schema.name is None and not column.null_count:
         unquoted = _string_texts(column, quoted=False)
         return None if unquoted is None else _Unquoted(unquoted)
@@ -114,6 +127,107 @@ def _field_texts(schema: Schema, column: pa.Array, options: Options) -> pa.Array
         return texts
     null_text = _null_text(schema, options)
     return None if null_text is None else pc.fill_null(texts, string_scalar(null_text))
+
+
+def _nested_texts(schema: Schema, column: pa.Array, options: Options) -> pa.Array | None:
+    """A STRUCT's, ARRAY's or MAP's texts, built from its children's texts, with a null's text
+    (its default or ``null``) where the column is null."""
+    null_text = _null_text(schema, options) if column.null_count else None
+    if column.null_count and null_text is None:
+        return None
+    if schema.type is Type.STRUCT:
+        texts = _struct_texts(schema, column, options)
+    elif schema.type is Type.ARRAY:
+        texts = _array_texts(schema, column, options)
+    else:
+        texts = _map_texts(schema, column, options)
+    if texts is None or null_text is None:
+        return texts
+    return pc.fill_null(texts, string_scalar(null_text))
+
+
+def _struct_texts(schema: Schema, column: pa.StructArray, options: Options) -> pa.Array | None:
+    """Each struct's ``{...}``, null where the column is null. The fields are read over the
+    non-null structs only: a null struct's fields may hold anything (a null in a required field)."""
+    if not column.null_count:
+        pieces = _struct_pieces(schema, column, options)
+        return None if pieces is None else _joined(pieces, len(column))
+    valid = boolean_array(valid_mask(column))
+    pieces = _struct_pieces(schema, column.filter(valid), options)
+    if pieces is None:
+        return None
+    texts = _joined(pieces, len(column) - column.null_count)
+    return pc.replace_with_mask(pa.nulls(len(column), pa.string()), valid, texts)
+
+
+def _array_texts(schema: Schema, column: pa.Array, options: Options) -> pa.Array | None:
+    """Each list's ``[a,b]``, null where the column is null: the elements' texts are made once
+    over the flattened values (what the lists hold, honouring slices and null lists)."""
+    if not (pa.types.is_list(column.type) or pa.types.is_large_list(column.type)):
+        return None
+    items = _texts(schema.value_schema, column.flatten(), options)
+    return None if items is None else _bracketed(column, items, "[", "]")
+
+
+def _map_texts(schema: Schema, column: pa.Array, options: Options) -> pa.Array | None:
+    """Each map as the record path writes it (Kafka's ``convertToJson``): ``{"k":v}`` for STRING
+    keys, ``[[k,v]]`` pairs for others. None where a map repeats a key (the record path's dict
+    keeps one of them) and for float keys (the dict merges 0.0 and -0.0, Arrow's grouping does not)."""
+    if not pa.types.is_map(column.type) or schema.key_schema.type in (Type.FLOAT32, Type.FLOAT64):
+        return None
+    offsets = np.frombuffer(column.buffers()[1], np.int32, len(column) + 1, column.offset * 4).copy()
+    nulls = boolean_array(~valid_mask(column)) if column.null_count else None
+    offset_array = pa.Array.from_buffers(pa.int32(), len(offsets), [None, pa.py_buffer(offsets)])
+    lists = pa.ListArray.from_arrays(offset_array, column.values, mask=nulls)  # a map's flatten has no kernel
+    entries = lists.flatten()
+    keys, values = entries.field(0), entries.field(1)
+    if _repeats_a_key(lists, keys):
+        return None
+    key_texts, value_texts = _texts(schema.key_schema, keys, options), _texts(schema.value_schema, values, options)
+    if key_texts is None or value_texts is None:
+        return None
+    if schema.key_schema.type is Type.STRING:
+        pairs = pc.binary_join_element_wise(key_texts, value_texts, string_scalar(":"))
+        return _bracketed(lists, pairs, "{", "}")
+    pairs = pc.binary_join_element_wise(string_scalar("["), key_texts, string_scalar(","), value_texts,
+                                        string_scalar("]"), string_scalar(""))
+    return _bracketed(lists, pairs, "[", "]")
+
+
+def _texts(schema: Schema, column: pa.Array, options: Options) -> pa.Array | None:
+    """:func:`_field_texts` with strings quoted: the texts of an array's or a map's parts."""
+    texts = _field_texts(schema, column, options)
+    if not isinstance(texts, _Unquoted):
+        return texts
+    quote = string_scalar('"')
+    return pc.binary_join_element_wise(quote, texts.texts, quote, string_scalar(""))
+
+
+def _bracketed(lists: pa.Array, items: pa.Array, opening: str, closing: str) -> pa.Array:
+    """``opening + ",".join(list's item texts) + closing`` per list (``items`` holds the texts of
+    ``lists.flatten()``), null where ``lists`` is null."""
+    lengths = pc.fill_null(pc.list_value_length(lists), 0).to_numpy()
+    offsets = np.zeros(len(lists) + 1, np.int64 if pa.types.is_large_list(lists.type) else np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    list_type = pa.large_list(pa.string()) if offsets.dtype == np.int64 else pa.list_(pa.string())
+    grouped = pa.Array.from_buffers(list_type, len(lists), [_validity(lists), pa.py_buffer(offsets)],
+                                    children=[items])
+    joined = pc.binary_join(grouped, string_scalar(","))
+    return pc.binary_join_element_wise(string_scalar(opening), joined, string_scalar(closing), string_scalar(""))
+
+
+def _repeats_a_key(lists: pa.Array, keys: pa.Array) -> bool:
+    """Whether any map holds a key twice (one hash grouping over (map index, key))."""
+    if len(keys) < 2:
+        return False
+    lengths = pc.fill_null(pc.list_value_length(lists), 0).to_numpy()
+    owners = np.repeat(np.arange(len(lists), dtype=np.int64), lengths)
+    table = pa.table({"owner": pa.Array.from_buffers(pa.int64(), len(owners), [None, pa.py_buffer(owners)]),
+                      "key": keys})
+    try:
+        return table.group_by(["owner", "key"]).aggregate([]).num_rows != len(keys)  # type: ignore[no-any-return]
+    except pa.ArrowNotImplementedError:  # keys Arrow cannot group (nested types): the record path's
+        return True
 
 
 def _fast_texts(schema: Schema, column: pa.Array, options: Options) -> pa.Array | None:

@@ -27,7 +27,7 @@ from kopycat.api import ConfigDef, ConfigError, ConfigType, Importance, Range, V
 from kopycat.topic_names import sanitized_topic_name
 
 __all__ = [
-    "ARGS_PREFIX", "BATCH_ROWS_CONFIG", "CONFIG", "INCREMENTAL_CONFIG", "RESOURCES_CONFIG",
+    "AIRFLOW_SECRETS_CONFIG", "ARGS_PREFIX", "BATCH_ROWS_CONFIG", "CONFIG", "INCREMENTAL_CONFIG", "RESOURCES_CONFIG",
     "RESTART_INTERVAL_MS_CONFIG", "ROW_ORDER_CONFIG", "SOURCE_CONFIG", "TASK_RESOURCES_CONFIG", "TASK_SOURCE_CONFIG",
     "TOPIC_PREFIX_CONFIG",
     "cursors", "source_arguments", "topic_for",
@@ -43,6 +43,7 @@ BATCH_ROWS_CONFIG: Final = "dlt.batch.max.rows"
 RESTART_INTERVAL_MS_CONFIG: Final = "dlt.restart.interval.ms"
 TASK_RESOURCES_CONFIG: Final = "dlt.task.resources"
 TASK_SOURCE_CONFIG: Final = "dlt.task.source"
+AIRFLOW_SECRETS_CONFIG: Final = "dlt.airflow.secrets.enable"
 
 CONFIG: Final = ConfigDef().define(
     SOURCE_CONFIG, ConfigType.STRING, importance=Importance.HIGH,
@@ -81,6 +82,14 @@ CONFIG: Final = ConfigDef().define(
     doc="In a continuous (standalone) run, how long to wait after the resources were exhausted before "
         "running the source again from the stored state. A bounded run (kopycat run, Airflow) ends when "
         "they are exhausted.",
+).define(
+    AIRFLOW_SECRETS_CONFIG, ConfigType.BOOLEAN, default=False, importance=Importance.LOW,
+    doc="Let dlt look for its config and secrets in Airflow Variables (dlt's providers.enable_airflow_secrets, "
+        "the dlt_secrets_toml Variable) where Airflow is installed. Off by default: dlt then imports Airflow and "
+        "queries its metastore for every config value it resolves, seconds at every task start, while the "
+        "connector's own keys (dlt.args.*, with config providers for secrets) already give the source its "
+        "arguments. Process-wide: dlt reads it at its first use in the process (a task's own process with "
+        "task.isolation=process); PROVIDERS__ENABLE_AIRFLOW_SECRETS in the environment wins over it.",
 ).define(
     TASK_RESOURCES_CONFIG, ConfigType.LIST, default="", importance=Importance.LOW,
     doc="The resources one task copies; set by the connector's task_configs.", internal=True,

@@ -17,6 +17,7 @@ holds :data:`DLT_LOCK`: tasks of one process (``kopycat run`` with ``tasks.max``
 from __future__ import annotations
 
 import importlib
+import os
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -29,6 +30,7 @@ from dlt.extract import DltResource, DltSource
 
 from kopycat.api import ConfigError, ConnectError
 from kopycat.connectors.dlt.source_config import (
+    AIRFLOW_SECRETS_CONFIG,
     ARGS_PREFIX,
     INCREMENTAL_CONFIG,
     RESOURCES_CONFIG,
@@ -42,6 +44,11 @@ __all__ = ["DLT_LOCK", "load_source", "source_function"]
 
 DLT_LOCK = threading.RLock()
 """Held around every call into dlt: its config resolution redirects the process's stdout and stderr."""
+
+AIRFLOW_SECRETS_ENV = "PROVIDERS__ENABLE_AIRFLOW_SECRETS"
+"""dlt's switch for its Airflow Variable config provider (``ConfigProvidersConfiguration``), read from
+the environment once, when dlt first resolves config in the process: set from
+``dlt.airflow.secrets.enable`` before that, unless the environment sets it."""
 
 
 def source_function(path: str) -> Callable[..., Any]:
@@ -71,8 +78,10 @@ def load_source(config: Mapping[str, Any], props: Mapping[str, Any],
     runs, as ``Pipeline.extract`` injects the pipeline's: a ``@dlt.source`` body may read and
     write ``dlt.current.source_state()``. None: a throwaway one (the connector only plans).
     """
-    with DLT_LOCK, Container().injectable_context(StateInjectableContext(state={} if state is None else state)):
-        return _load(config, props)
+    with DLT_LOCK:
+        os.environ.setdefault(AIRFLOW_SECRETS_ENV, "true" if config[AIRFLOW_SECRETS_CONFIG] else "false")
+        with Container().injectable_context(StateInjectableContext(state={} if state is None else state)):
+            return _load(config, props)
 
 
 def _load(config: Mapping[str, Any], props: Mapping[str, Any]) -> DltSource:

@@ -195,7 +195,7 @@ def _struct_reader(schema: Schema, path: str) -> ValueReader:
                 if not field.schema.optional and field.schema.default is None]
 
     def read(value: Any) -> Struct:
-        if not isinstance(value, Mapping):
+        if type(value) is not dict and not isinstance(value, Mapping):  # ABC checks are slow: a record's are dicts
             raise DataError(f"{path}: expected a JSON object, got {json.dumps(value)[:100]}")
         unknown = value.keys() - names
         if unknown:

@@ -12,9 +12,10 @@ stream's Connect schemas (:mod:`~kopycat.connectors.singer.json_schema`); a stre
 Consecutive records of one stream and schema are returned as one :class:`SourceRecordBatch`
 (the columnar path) when the run takes columns; otherwise, and for single records, as records.
 Whether the converters take a stream schema's columns is decided once per schema, by its first
-batch: when the engine asks that batch for its records (a nested field JsonConverter's column
-path does not write, a converter without columns), the schema's later records skip the Arrow
-batch and go straight to records, which costs no Arrow work that would be thrown away.
+batch: when the engine asks that batch for its records (a converter without columns, a value its
+column path leaves to the record path), the schema's later records skip the Arrow batch and go
+straight to records, which costs no Arrow work that would be thrown away. JsonConverter writes
+nested fields (the ``customer`` object, the ``tags`` array) as columns too.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from kopycat.api import (
     Struct,
     is_bounded_run,
     to_arrow_batch,
+    to_arrow_type,
 )
 from kopycat.api.task import SourceItem
 from kopycat.connectors.singer.json_schema import StreamSchema, stream_schema
@@ -64,6 +66,8 @@ __all__ = ["STATE_FIELD", "SingerSourceTask", "state_of", "tap_partition"]
 log = logging.getLogger(__name__)
 
 Entry = tuple[StreamSchema, Struct]
+Row = tuple[Struct, dict[str, Any] | None]
+"""A record's value and its source offset."""
 _POLL_WAIT_S = 1.0
 STATE_FIELD = "state"
 
@@ -211,45 +215,49 @@ class SingerSourceTask(SourceTask):
             end = start + 1
             while end < len(ready) and ready[end][0][0] is schema:
                 end += 1
-            records = [self._record(schema, value, offsets[id(state)]) for (_, value), state in ready[start:end]]
-            batch = self._batch(schema, records) if end - start > 1 and self._takes_columns(schema) else None
+            rows = [(value, offsets[id(state)]) for (_, value), state in ready[start:end]]
+            batch = self._batch(schema, rows) if end - start > 1 and self._takes_columns(schema) else None
             if batch is not None:
                 items.append(batch)
             else:
-                items.extend(records)
+                items.extend(self._records(schema, rows))
             start = end
         return items
 
-    def _record(self, schema: StreamSchema, value: Struct, offset: dict[str, Any] | None) -> SourceRecord:
-        return SourceRecord.of(self.partition, offset, topic_for(self.prefix, schema.stream), None,
-                               schema.key_schema, schema.key(value), schema.schema, value, None)
+    def _records(self, schema: StreamSchema, rows: list[Row]) -> list[SourceRecord]:
+        topic, new = topic_for(self.prefix, schema.stream), SourceRecord.of
+        return [new(self.partition, offset, topic, None, schema.key_schema, schema.key(value), schema.schema, value,
+                    None) for value, offset in rows]
 
     def _takes_columns(self, schema: StreamSchema) -> bool:
         """Whether a batch of this stream schema may go as columns: the run takes columns and no
         batch of the schema was refused."""
         return self.context.takes_columns and schema not in self.record_only
 
-    def _refused(self, schema: StreamSchema, records: list[SourceRecord]) -> list[SourceRecord]:
+    def _refused(self, schema: StreamSchema, rows: list[Row]) -> list[SourceRecord]:
         """A batch's records, asked for by the engine: its converters did not take the columns, so
         this schema's next records are not built into columns."""
         if schema not in self.record_only:
             log.debug("Singer stream %s: the converters do not take its columns; sending records", schema.stream)
             self.record_only.add(schema)
-        return records
+        return self._records(schema, rows)
 
-    def _batch(self, schema: StreamSchema, records: list[SourceRecord]) -> SourceRecordBatch | None:
-        """The records as columns; None when Arrow cannot hold them (they then go as records)."""
+    def _batch(self, schema: StreamSchema, rows: list[Row]) -> SourceRecordBatch | None:
+        """The rows as columns, the key columns taken from the value's; None when Arrow cannot hold
+        them (they then go as records). The records are built only if the engine asks for them."""
         try:
-            values = to_arrow_batch(schema.schema, [record.value for record in records]).to_struct_array()
-            keys = None
-            if schema.key_schema is not None:
-                keys = to_arrow_batch(schema.key_schema, [record.key for record in records]).to_struct_array()
+            values = to_arrow_batch(schema.schema, [value for value, _ in rows]).to_struct_array()
         except DataError as exc:
-            log.debug("Singer stream %s: sending %d records one by one: %s", schema.stream, len(records), exc)
+            log.debug("Singer stream %s: sending %d records one by one: %s", schema.stream, len(rows), exc)
             return None
-        return SourceRecordBatch(self.partition, records[-1].source_offset, records[-1].topic, schema.schema,
-                                 values, schema.key_schema, keys,
-                                 record_factory=lambda: self._refused(schema, records))
+        keys = None
+        if schema.key_schema is not None:
+            import pyarrow as pa  # pyarrow only where columns are used
+
+            keys = pa.StructArray.from_arrays([values.field(name) for name in schema.key_properties],
+                                              fields=list(to_arrow_type(schema.key_schema)))
+        return SourceRecordBatch(self.partition, rows[-1][1], topic_for(self.prefix, schema.stream), schema.schema,
+                                 values, schema.key_schema, keys, record_factory=lambda: self._refused(schema, rows))
 
     def stop(self) -> None:
         """From any thread: end the tap and remove its files (they may hold secrets)."""

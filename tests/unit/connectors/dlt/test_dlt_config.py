@@ -111,3 +111,21 @@ def test_validate_reports_a_bad_source_under_its_key_and_an_unknown_argument_und
     assert "has no parameter 'colour'" in results["dlt.source"][0]
     good = DltSourceConnector().validate({"dlt.source": NUMBERS, "dlt.args.count": "3", "dlt.args.label": "x"})
     assert [r.errors for r in good if r.errors] == []
+
+
+@pytest.mark.parametrize(("setting", "airflow_imported"), [("false", False), ("true", True)])
+def test_dlt_looks_in_airflow_variables_only_when_asked(setting: str, airflow_imported: bool) -> None:
+    """A fresh process (dlt reads the switch once per process): loading the source with the key off leaves
+    Airflow unimported (no metastore query per config value); on, dlt's Airflow provider imports it."""
+    import subprocess
+    import sys
+
+    script = ("import os, sys\n"
+              "os.environ.pop('PROVIDERS__ENABLE_AIRFLOW_SECRETS', None)\n"
+              "from kopycat.connectors.dlt import DltSourceConnector\n"
+              "connector = DltSourceConnector()\n"
+              f"connector.start({{'dlt.source': {NUMBERS!r}, 'dlt.args.count': '1', 'dlt.args.label': 'x', "
+              f"'dlt.airflow.secrets.enable': {setting!r}}})\n"
+              "print(os.environ['PROVIDERS__ENABLE_AIRFLOW_SECRETS'], 'airflow' in sys.modules)\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=300)
+    assert result.stdout.split()[-2:] == [setting, str(airflow_imported)]

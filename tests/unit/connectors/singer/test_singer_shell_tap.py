@@ -101,3 +101,25 @@ def test_a_stream_schema_whose_batch_went_as_records_skips_columns_and_a_new_sch
         assert sent == [("s", 1), ("s", 2), ("s", 3), ("s", 4), ("t", 5), ("t", 6)]
     finally:
         task.stop()
+
+
+def test_a_state_orjson_refuses_is_read_by_json_and_a_batchs_keys_are_its_key_columns(tmp_path: Path) -> None:
+    """An integer beyond 64 bits (orjson's limit) in a STATE still parses; the two records before it
+    come as one batch whose key column is the value's ``n``."""
+    big = "123456789012345678901234567890"
+    lines = [SCHEMA, *(f'{{"type":"RECORD","stream":"s","record":{{"n":{n}}}}}' for n in (1, 2)),
+             f'{{"type":"STATE","value":{{"big":{big}}}}}']
+    task = started(shell_tap(tmp_path, "\n".join(f"echo '{line}'" for line in lines)))
+    items: list[object] = []
+    deadline = time.monotonic() + 30
+    try:
+        with pytest.raises(RunComplete):
+            while time.monotonic() < deadline:
+                items += task.poll() or []
+    finally:
+        task.stop()
+    [batch] = [item for item in items if isinstance(item, SourceRecordBatch)]
+    assert batch.keys.to_pylist() == [{"n": 1}, {"n": 2}]
+    assert batch.source_offset == {"state": f'{{"big":{big}}}'}
+    assert [(r.key.get("n"), r.value.get("n"), r.source_offset) for r in records_of(items)] == [
+        (1, 1, None), (2, 2, {"state": f'{{"big":{big}}}'})]  # the STATE after them covers the last one
