@@ -135,6 +135,7 @@ def test_additional_conditions_snapshot_only_the_matching_rows_and_store_the_fil
 KEY_TABLES = {  # table: (primary key DDL, the n-th row's key as SQL)
     "k_uuid": ("id UUID PRIMARY KEY", "md5(n::text)::uuid"),
     "k_numeric": ("id NUMERIC(20, 3) PRIMARY KEY", "n * 1.125 - 30"),
+    "k_varnum": ("id NUMERIC PRIMARY KEY", "n / 7.0"),  # VariableScaleDecimal: a struct in the event key
     "k_date": ("id DATE PRIMARY KEY", "DATE '1969-12-20' + n"),
     "k_tstz": ("id TIMESTAMPTZ PRIMARY KEY", "TIMESTAMPTZ '2024-01-01 00:00:00.25+02' + n * INTERVAL '7 hours'"),
     "k_ts": ("id TIMESTAMP PRIMARY KEY", "TIMESTAMP '1999-12-31 23:00' + n * INTERVAL '90 minutes'"),
@@ -143,7 +144,7 @@ KEY_TABLES = {  # table: (primary key DDL, the n-th row's key as SQL)
 
 
 def test_keys_of_uuid_numeric_date_timestamps_and_bigint_pairs_resume_from_stored_keys_with_no_loss(
-        bootstrap_servers: str, postgres_url: str, capfd: pytest.CaptureFixture[str]) -> None:
+        bootstrap_servers: str, postgres_url: str) -> None:
     statements = [SIGNAL_TABLE, "CREATE TABLE k_inet (id INET PRIMARY KEY)", "INSERT INTO k_inet VALUES ('10.0.0.1')"]
     for table, (key, value) in KEY_TABLES.items():
         columns = "a, b" if table == "k_pair" else "id"
@@ -164,8 +165,9 @@ def test_keys_of_uuid_numeric_date_timestamps_and_bigint_pairs_resume_from_store
             break  # the last table's last row was sent
     else:
         pytest.fail(f"the snapshot did not end in 40 runs: {runs.offset()}")
-    refused = [line for line in capfd.readouterr().err.splitlines() if "refuses table public.k_inet" in line]
-    assert refused and "primary key column id has type inet" in refused[0] and "snapshot.mode=initial" in refused[0]
+    queued = {c["incremental_snapshot_collections_id"] for o in stored
+              for c in json.loads(o["incremental_snapshot_collections"])}
+    assert queued == {f"public.{t}" for t in KEY_TABLES}  # k_inet refused at the signal (its error: unit-tested)
     for table in KEY_TABLES:  # each table has 45 rows, none changed: each read once
         events = reads(runs.events(table))
         keys = Counter(f"{r['a']},{r['b']}" if table == "k_pair" else str(r["id"]) for r in events)

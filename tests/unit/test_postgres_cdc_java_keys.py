@@ -16,7 +16,9 @@ from decimal import Decimal
 
 import pytest
 
+from kopycat.connectors.postgres_cdc.events import ColumnInfo, TableEvents
 from kopycat.connectors.postgres_cdc.java_keys import JavaKeyError, KeyValue, read_keys, write_keys
+from kopycat.connectors.postgres_cdc.snapshot_keys import UnsupportedKeyError, key_kinds, key_values
 
 _ARRAY = "aced0005757200135b4c6a6176612e6c616e672e4f626a6563743b90ce589f1073296c0200007870"
 _U1, _U2 = uuid.UUID("123e4567-e89b-12d3-a456-426614174000"), uuid.UUID("ffffffff-0000-0000-0000-000000000001")
@@ -90,3 +92,27 @@ def test_decimals_keep_every_digit_and_their_scale() -> None:
 def test_a_numeric_key_that_is_not_a_number_is_refused_before_anything_is_stored() -> None:
     with pytest.raises(JavaKeyError, match="NaN and infinities cannot be stored"):
         write_keys([Decimal("NaN")], ["Decimal"])
+
+
+def _table(*columns: tuple[str, int], key: tuple[str, ...] = ("id",)) -> TableEvents:
+    infos = [ColumnInfo(name, oid, -1, False) for name, oid in columns]
+    return TableEvents("p", "d", "public", "items", infos, list(key), decimal_mode="precise", time_mode="adaptive")
+
+
+def test_key_columns_map_to_debeziums_java_classes_and_their_texts_to_values() -> None:
+    table = _table(("a", 2950), ("b", 1700), ("c", 1082), ("d", 1184), ("e", 20), ("f", 25),
+                   key=("a", "b", "c", "d", "e"))
+    kinds = key_kinds(table, str)
+    assert kinds == ["UUID", "Decimal", "Date", "String", "Long"]
+    texts = [str(_U1), "12.50", "2024-02-29", "2024-01-01 10:00:00.5+00", "5000000000", "x"]
+    assert key_values(texts, table.key_index, kinds) == [_U1, Decimal("12.50"), dt.date(2024, 2, 29),
+                                                          "2024-01-01 10:00:00.5+00", 5_000_000_000]
+
+
+def test_a_key_the_offsets_cannot_carry_is_refused_naming_table_column_type_and_fix() -> None:
+    with pytest.raises(UnsupportedKeyError) as error:
+        key_kinds(_table(("id", 869)), lambda oid: {869: "inet"}[oid])
+    assert str(error.value).startswith("table public.items: primary key column id has type inet (oid 869)")
+    assert "snapshot.mode=initial under a new slot.name" in str(error.value)
+    with pytest.raises(UnsupportedKeyError, match="public.items has no primary key.*ADD PRIMARY KEY"):
+        key_kinds(_table(("id", 23), key=()), str)

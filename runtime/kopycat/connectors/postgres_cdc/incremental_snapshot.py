@@ -206,10 +206,13 @@ class IncrementalSnapshot:
             self._reset()
             self.start_due = bool(self.collections)
 
-    def seen(self, table: TableEvents, key: Struct | None) -> None:
-        """A streamed change inside the open window: the log has a newer row than the chunk (DBLog)."""
-        if key is not None and self.table is not None and table.collection == self.table.collection:
-            self.window.pop(key.values(), None)
+    def seen(self, table: TableEvents, texts: Sequence[object] | None) -> None:
+        """A streamed change inside the open window: the log has a newer row than the chunk (DBLog).
+
+        ``texts`` is the change's row as decoded from the WAL; only its key columns are converted.
+        """
+        if texts is not None and self.table is not None and table.collection == self.table.collection:
+            self.window.pop(_window_key(table, texts), None)
 
     def committed(self, offset: Mapping[str, Any], xid: int) -> Iterator[SourceRecord]:
         """After each commit: the closed chunk's rows as ``r`` events, then the next chunk's read."""
@@ -280,8 +283,7 @@ class IncrementalSnapshot:
         self.window = {}
         for texts in rows:
             values = table.row(texts) or []
-            self.window[tuple(values[i] for i in table.key_index)] = (key_values(texts, table.key_index, kinds),
-                                                                      values)
+            self.window[_window_key(table, texts)] = (key_values(texts, table.key_index, kinds), values)
         self.position = next(reversed(self.window.values()))[0]
         self.chunks += 1
         return True
@@ -377,6 +379,14 @@ class IncrementalSnapshot:
         if self.db is not None:
             self.db.close()
             self.db = None
+
+
+def _window_key(table: TableEvents, texts: Sequence[object]) -> tuple[Any, ...]:
+    """A row's key columns converted as its event's key (the same for a chunk's row and a WAL change);
+    a struct value (a NUMERIC without precision: ``VariableScaleDecimal``) as the tuple of its fields."""
+    converters = table.converters
+    key = [None if texts[i] is None else converters[i](texts[i]) for i in table.key_index]  # type: ignore[arg-type]
+    return tuple(tuple(v.values()) if isinstance(v, Struct) else v for v in key)
 
 
 def _copy(state: tuple[Any, ...]) -> tuple[Any, ...]:

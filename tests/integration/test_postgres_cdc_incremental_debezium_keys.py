@@ -1,0 +1,72 @@
+"""Debezium 3.6.1 reads on from a Kopycat incremental snapshot stopped mid-way, for keys beyond integers.
+
+For each key type Kopycat stores as Debezium's Java values (uuid as ``java.util.UUID``, numeric as
+``SpecialValueDecimal``, date as ``java.sql.Date``, timestamptz as its text, bigint pairs as two
+``Long``), a Kopycat run stops mid-snapshot; Debezium, started with the same name on those offsets,
+must deserialize the stored keys and read on from the last key sent: together every row exactly once.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from kopycat.connectors.postgres_cdc.java_keys import read_keys
+from kopycat.dev.kafka_connect import LocalKafkaConnect
+from kopycat.runtime.bounds import Bounds
+from tests.integration.test_postgres_cdc_debezium import debezium_connect, start_debezium, wait_for_records
+from tests.integration.test_postgres_cdc_incremental_debezium import INCREMENTAL, copy, reads
+from tests.support.cdc import connector_props, execute, last_offset, released_slots
+
+pytestmark = [pytest.mark.timeout(900), pytest.mark.usefixtures("released_slots")]
+
+__all__ = ["debezium_connect", "released_slots"]  # fixtures shared with other modules
+
+ROWS = 30
+SIGNAL = '{"data-collections": ["public.items"], "type": "incremental"}'
+KEYS = {  # the key columns' DDL, the n-th row's key as SQL, the key columns
+    "uuid": ("id UUID PRIMARY KEY", "md5(n::text)::uuid", ("id",)),
+    "numeric": ("id NUMERIC(12, 2) PRIMARY KEY", "n * 2.25 - 10", ("id",)),
+    "date": ("id DATE PRIMARY KEY", "DATE '2024-02-20' + n", ("id",)),
+    "timestamptz": ("id TIMESTAMPTZ PRIMARY KEY", "TIMESTAMPTZ '2024-01-01 00:00:00.5+00' + n * INTERVAL '5 hours'",
+                    ("id",)),
+    "bigint pair": ("a BIGINT, b BIGINT, PRIMARY KEY (a, b)", "n / 3 * 5000000000, -n", ("a", "b")),
+}
+
+
+def key_of(key: dict[str, Any], columns: tuple[str, ...]) -> tuple[Any, ...]:
+    payload = key["payload"]
+    return tuple(str(payload[c]) for c in columns)
+
+
+@pytest.mark.parametrize("kind", list(KEYS))
+def test_debezium_reads_on_from_kopycats_stored_key_of_each_type(
+        kind: str, debezium_connect: LocalKafkaConnect, bootstrap_servers: str, postgres_url: str) -> None:
+    ddl, value, columns = KEYS[kind]
+    execute(postgres_url, f"CREATE TABLE items ({ddl}, label TEXT)",
+            f"INSERT INTO items ({', '.join(columns)}, label) SELECT {value}, 'row ' || n "
+            f"FROM generate_series(1, {ROWS}) n",
+            "CREATE TABLE dbz_signal (id VARCHAR(42) PRIMARY KEY, type VARCHAR(32) NOT NULL, data VARCHAR(2048))")
+    run = uuid.uuid4().hex[:8]
+    name, prefix = f"keys-{run}", f"keys{run}"
+    props = {**connector_props(postgres_url, name, prefix, f"keys_{run}"), **INCREMENTAL, "max.batch.size": "4"}
+    offsets = debezium_connect.offsets_topic
+    copy(bootstrap_servers, props, offsets, Bounds(max_seconds=120))  # the slot
+    execute(postgres_url, f"INSERT INTO dbz_signal VALUES ('snap-{run}', 'execute-snapshot', '{SIGNAL}')")
+    copy(bootstrap_servers, props, offsets, Bounds(max_records=14, max_seconds=300))  # stops in the 2nd chunk
+    stored = last_offset(bootstrap_servers, offsets, name, prefix)
+    sent = read_keys(stored["incremental_snapshot_primary_key"])
+    assert sent is not None and len(sent) == len(columns), stored
+
+    start_debezium(debezium_connect, props)
+    try:
+        records = wait_for_records(bootstrap_servers, f"{prefix}.public.items", ROWS, timeout_s=240)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; Debezium: {debezium_connect.connector_status(name)}") from None
+    finally:
+        debezium_connect.delete_connector(name)
+    keys = Counter(key_of(k, columns) for k, _ in reads(records))
+    assert (len(keys), max(keys.values())) == (ROWS, 1), keys  # every row once: 0 lost, 0 duplicate
