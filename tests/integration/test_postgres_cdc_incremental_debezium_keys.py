@@ -1,9 +1,14 @@
 """Debezium 3.6.1 reads on from a Kopycat incremental snapshot stopped mid-way, for keys beyond integers.
 
 For each key type Kopycat stores as Debezium's Java values (uuid as ``java.util.UUID``, numeric as
-``SpecialValueDecimal``, date as ``java.sql.Date``, timestamptz as its text, bigint pairs as two
-``Long``), a Kopycat run stops mid-snapshot; Debezium, started with the same name on those offsets,
-must deserialize the stored keys and read on from the last key sent: together every row exactly once.
+``java.math.BigDecimal``, date as ``java.sql.Date``, bigint pairs as two ``Long``), a Kopycat run
+stops mid-snapshot; Debezium, started with the same name on those offsets, must deserialize the
+stored keys and read on from the last key sent: together every row exactly once.
+
+timestamp/timestamptz keys are not handed over here: Debezium 3.6.1 alone stops after its first
+chunk of such a table (it binds the key's text with ``setObject(String)``: "operator does not
+exist: timestamp with time zone > character varying", then skips the table), whoever wrote the
+offset. Kopycat stores them as that text, which the unit tests prove byte for byte.
 """
 
 from __future__ import annotations
@@ -31,8 +36,6 @@ KEYS = {  # the key columns' DDL, the n-th row's key as SQL, the key columns
     "uuid": ("id UUID PRIMARY KEY", "md5(n::text)::uuid", ("id",)),
     "numeric": ("id NUMERIC(12, 2) PRIMARY KEY", "n * 2.25 - 10", ("id",)),
     "date": ("id DATE PRIMARY KEY", "DATE '2024-02-20' + n", ("id",)),
-    "timestamptz": ("id TIMESTAMPTZ PRIMARY KEY", "TIMESTAMPTZ '2024-01-01 00:00:00.5+00' + n * INTERVAL '5 hours'",
-                    ("id",)),
     "bigint pair": ("a BIGINT, b BIGINT, PRIMARY KEY (a, b)", "n / 3 * 5000000000, -n", ("a", "b")),
 }
 

@@ -13,7 +13,8 @@ key columns, by the Java class named in ``JavaKind``:
 - ``UUID``: ``java.util.UUID`` (uuid);
 - ``Date``: ``java.sql.Date`` (date), milliseconds at the day's midnight in UTC (the JVM's zone;
   a reader rounds to the nearest day, so any zone within +-12 h reads back the same date);
-- ``Decimal``: ``io.debezium.data.SpecialValueDecimal`` around a ``java.math.BigDecimal`` (numeric).
+- ``Decimal``: ``java.math.BigDecimal`` (numeric: the ``SpecialValueDecimal`` Debezium reads is
+  unwrapped by ``keyFromRow`` before the key is kept); a ``SpecialValueDecimal`` is read too.
 
 A null array is ``aced000570``. Only that subset of the Java serialization stream protocol is
 written and read: handles, class descriptors with fields, block data of ``writeObject`` classes
@@ -59,9 +60,6 @@ _DESCS: Final = {
                   (("J", "leastSigBits", ""), ("J", "mostSigBits", ""))),
     "Date": _Desc("java.sql.Date", 0x14FA46683F356697, _SERIALIZABLE, (),
                   _Desc("java.util.Date", 0x686A81014B597419, _SERIALIZABLE | _WRITE_METHOD)),
-    "Decimal": _Desc("io.debezium.data.SpecialValueDecimal", 1, _SERIALIZABLE, (
-        ("L", "decimalValue", "Ljava/math/BigDecimal;"),
-        ("L", "specialValue", "Lio/debezium/data/SpecialValueDecimal$SpecialValue;"))),
 }
 _ARRAY_DESC: Final = _Desc("[Ljava.lang.Object;", 0x90CE589F1073296C, _SERIALIZABLE)
 _BIG_DECIMAL: Final = _Desc("java.math.BigDecimal", 0x54C71557F981284F, _SERIALIZABLE | _WRITE_METHOD,
@@ -148,9 +146,7 @@ class _Writer:
             self.out += bytes([_BLOCK, 8]) + struct.pack(">q", (day.toordinal() - _EPOCH_DAY) * _DAY_MS)
             self.out += bytes([_END])
         else:
-            self.new_object(_DESCS["Decimal"])
             self.big_decimal(decimal.Decimal(value))  # type: ignore[arg-type]
-            self.out += bytes([_NULL])  # specialValue: none for a finite number
 
     def number(self, number: int, kind: Literal["Integer", "Long"]) -> None:
         if self.reference((kind, number)):
