@@ -1,4 +1,4 @@
-"""Debezium 3.6.1 reads on from a Kopycat incremental snapshot stopped mid-way, for keys beyond integers.
+"""Debezium 3.6.1 and Kopycat read on from each other's incremental snapshot stopped mid-way, for keys beyond integers.
 
 For each key type Kopycat stores as Debezium's Java values (uuid as ``java.util.UUID``, numeric as
 ``java.math.BigDecimal``, date as ``java.sql.Date``, bigint pairs as two ``Long``), a Kopycat run
@@ -13,6 +13,7 @@ offset. Kopycat stores them as that text, which the unit tests prove byte for by
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections import Counter
 from typing import Any
@@ -23,8 +24,8 @@ from kopycat.connectors.postgres_cdc.java_keys import read_keys
 from kopycat.dev.kafka_connect import LocalKafkaConnect
 from kopycat.runtime.bounds import Bounds
 from tests.integration.test_postgres_cdc_debezium import debezium_connect, start_debezium, wait_for_records
-from tests.integration.test_postgres_cdc_incremental_debezium import INCREMENTAL, copy, reads
-from tests.support.cdc import connector_props, execute, last_offset, released_slots
+from tests.integration.test_postgres_cdc_incremental_debezium import INCREMENTAL, copy, reads, wait_streaming
+from tests.support.cdc import connector_props, consume_json, execute, last_offset, released_slots
 
 pytestmark = [pytest.mark.timeout(900), pytest.mark.usefixtures("released_slots")]
 
@@ -73,3 +74,42 @@ def test_debezium_reads_on_from_kopycats_stored_key_of_each_type(
         debezium_connect.delete_connector(name)
     keys = Counter(key_of(k, columns) for k, _ in reads(records))
     assert (len(keys), max(keys.values())) == (ROWS, 1), keys  # every row once: 0 lost, 0 duplicate
+
+
+@pytest.mark.parametrize("kind", list(KEYS))
+def test_kopycat_reads_on_from_debeziums_stored_key_of_each_type_and_stores_the_same_bytes(
+        kind: str, debezium_connect: LocalKafkaConnect, bootstrap_servers: str, postgres_url: str) -> None:
+    ddl, value, columns = KEYS[kind]
+    execute(postgres_url, f"CREATE TABLE items ({ddl}, label TEXT)",
+            f"INSERT INTO items ({', '.join(columns)}, label) SELECT {value}, 'row ' || n "
+            f"FROM generate_series(1, {ROWS}) n",
+            "CREATE TABLE dbz_signal (id VARCHAR(42) PRIMARY KEY, type VARCHAR(32) NOT NULL, data VARCHAR(2048))",
+            # each watermark waits 50 ms, so Debezium's chunks of one row are slow enough to stop it mid-way
+            "CREATE FUNCTION slow_mark() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN PERFORM pg_sleep(0.05); RETURN NEW; END $$",
+            "CREATE TRIGGER slow BEFORE INSERT ON dbz_signal FOR EACH ROW EXECUTE FUNCTION slow_mark()")
+    run = uuid.uuid4().hex[:8]
+    name, prefix, slot = f"rkeys-{run}", f"rkeys{run}", f"rkeys_{run}"
+    props = {**connector_props(postgres_url, name, prefix, slot), **INCREMENTAL, "incremental.snapshot.chunk.size": "1"}
+    offsets = debezium_connect.offsets_topic
+    start_debezium(debezium_connect, props)
+    wait_streaming(postgres_url, slot)
+    execute(postgres_url, f"INSERT INTO dbz_signal VALUES ('snap-{run}', 'execute-snapshot', '{SIGNAL}')")
+    deadline = time.monotonic() + 180
+    while len(reads(consume_json(bootstrap_servers, f"{prefix}.public.items"))) < 5:
+        assert time.monotonic() < deadline, "Debezium sent no incremental snapshot rows"
+        time.sleep(0.5)
+    debezium_connect.stop_connector(name)
+    debezium_connect.wait_for_connector_state(name, "STOPPED", timeout_s=120)
+    debezium_connect.delete_connector(name)
+    theirs = last_offset(bootstrap_servers, offsets, name, prefix)
+    sent = read_keys(theirs["incremental_snapshot_primary_key"])
+    assert sent is not None and len(sent) == len(columns), theirs
+
+    execute(postgres_url, "DROP TRIGGER slow ON dbz_signal")
+    copy(bootstrap_servers, {**props, "incremental.snapshot.chunk.size": "10"}, offsets, Bounds(max_seconds=300))
+    keys = Counter(key_of(k, columns) for k, _ in reads(consume_json(bootstrap_servers, f"{prefix}.public.items")))
+    assert (len(keys), max(keys.values())) == (ROWS, 1), keys  # Debezium's rows, then Kopycat's: each once
+    ours = last_offset(bootstrap_servers, offsets, name, prefix)
+    assert ours["incremental_snapshot_maximum_key"] == theirs["incremental_snapshot_maximum_key"]  # the same bytes
+    assert read_keys(ours["incremental_snapshot_primary_key"]) == read_keys(ours["incremental_snapshot_maximum_key"])
