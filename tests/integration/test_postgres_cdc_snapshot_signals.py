@@ -175,3 +175,26 @@ def test_keys_of_uuid_numeric_date_timestamps_and_bigint_pairs_resume_from_store
     # Mid-snapshot offsets held each table's keys as values of its type (Debezium's Java classes)
     kinds = {type(v) for offset in stored for v in read_keys(offset["incremental_snapshot_primary_key"]) or []}
     assert {uuid.UUID, Decimal, dt.date, str, int} <= kinds, kinds
+
+
+def test_a_blocking_snapshot_reads_the_tables_whole_between_the_changes_before_and_after_its_signal(
+        bootstrap_servers: str, postgres_url: str) -> None:
+    execute(postgres_url, "CREATE TABLE items (id INT PRIMARY KEY, label TEXT)",
+            "INSERT INTO items SELECT n, 'row ' || n FROM generate_series(1, 300) n", SIGNAL_TABLE)
+    runs = runs_for(bootstrap_servers, postgres_url, chunk=50)
+    runs.copy()
+    execute(postgres_url, "UPDATE items SET label = 'before' WHERE id = 1")
+    runs.signal("execute-snapshot", {"data-collections": ["public.items"], "type": "blocking"})
+    execute(postgres_url, "UPDATE items SET label = 'after' WHERE id = 2", "INSERT INTO items VALUES (301, 'new')",
+            "DELETE FROM items WHERE id = 3")
+    runs.copy()
+    events = [(v["op"], (v["after"] or v["before"])["id"], v["source"]["snapshot"]) for _, v in runs.events() if v]
+    reads_ = [e for e in events if e[0] == "r"]
+    # the rows as the snapshot found them: read at the signal's commit, while the stream waited
+    assert sorted(e[1] for e in reads_) == [n for n in range(1, 302) if n != 3]  # every row once, 0 duplicates
+    assert (reads_[0][2], reads_[-1][2]) == ("first", "last")
+    streamed = [e[:2] for e in events if e[0] != "r"]
+    assert streamed == [("u", 1), ("u", 2), ("c", 301), ("d", 3)]  # nothing lost around the snapshot
+    first_read = events.index(reads_[0])
+    assert events[:first_read] == [("u", 1, "false")] and len(events) == first_read + len(reads_) + 3
+    assert runs.offset().get("snapshot") is None  # the stream's own offset after the snapshot

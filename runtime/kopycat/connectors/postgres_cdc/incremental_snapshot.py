@@ -19,7 +19,9 @@ Debezium's ``DataCollection.getAdditionalCondition`` stores it. ``pause-snapshot
 flight finish and reads no more until ``resume-snapshot``; streaming goes on. Debezium keeps the
 pause in memory only, so its restart resumes the snapshot; Kopycat also stores
 ``incremental_snapshot_paused: true`` while paused (Debezium ignores the key), because every
-scheduled run is a restart and a pause must outlast it.
+scheduled run is a restart and a pause must outlast it. An execute-snapshot signal of ``"type":
+"blocking"`` (Debezium's ``doBlockingSnapshot``) reads its tables whole at the commit of the
+signal's transaction, before the stream reads on (see :mod:`snapshot`).
 """
 
 from __future__ import annotations
@@ -54,7 +56,9 @@ from kopycat.connectors.postgres_cdc.signals import (
     SignalTable,
     additional_conditions,
     snapshot_collections,
+    snapshot_type,
 )
+from kopycat.connectors.postgres_cdc.snapshot import snapshot_records
 from kopycat.connectors.postgres_cdc.snapshot_keys import UnsupportedKeyError, key_kinds, key_values
 
 __all__ = ["COLLECTIONS_KEY", "INCREMENTAL", "MAXIMUM_KEY", "PAUSED_KEY", "PRIMARY_KEY", "IncrementalSnapshot"]
@@ -95,6 +99,7 @@ class IncrementalSnapshot:
         self.window: dict[tuple[Any, ...], tuple[list[KeyValue], list[Any]]] = {}  # event key -> (key, row)
         self.table: TableEvents | None = None
         self.kinds: list[JavaKind] = []
+        self.blocking: list[str] = []  # tables a blocking snapshot reads at the signal's commit
         self.close_due = False  # the current chunk's close row is in the transaction being decoded
         self.start_due = False  # a signal queued tables while no chunk was in flight
         self.end = 0  # the WAL position past the last watermark written: the stream must read to it
@@ -189,6 +194,13 @@ class IncrementalSnapshot:
 
     def _act(self, signal: Signal) -> None:
         names = snapshot_collections(signal, self.captured)
+        if signal.type == EXECUTE_SNAPSHOT and snapshot_type(signal) == "blocking":
+            if additional_conditions(signal, names):
+                raise SignalError(f"signal {signal.id}: additional-conditions are supported for incremental "
+                                  f"snapshots only: drop them, or send \"type\": \"incremental\"")
+            log.info("Signal %s: blocking snapshot of %s at its commit", signal.id, names)
+            self.blocking += [n for n in names if n not in self.blocking]
+            return
         if signal.type == EXECUTE_SNAPSHOT:
             conditions = additional_conditions(signal, names)
             names = [n for n in names if n not in self.collections and self._readable(n)]
@@ -220,6 +232,11 @@ class IncrementalSnapshot:
             self.close_due = False
             yield from self._emit(offset, xid)
             self.start_due = True
+        if self.blocking:
+            names, self.blocking = self.blocking, []
+            log.info("Blocking snapshot of %s: the stream waits until it is read", names)
+            yield from snapshot_records(self._db(), [self._events(n) for n in names], self.partition,
+                                        offset.get("lsn") or 0, [], streamed=dict(offset))
         self.resume()
 
     def resume(self) -> None:

@@ -21,7 +21,7 @@ from typing import Any, Final
 from kopycat.connectors.postgres_cdc.pgoutput import Relation
 
 __all__ = ["EXECUTE_SNAPSHOT", "PAUSE_SNAPSHOT", "RESUME_SNAPSHOT", "STOP_SNAPSHOT", "WINDOW_CLOSE", "WINDOW_OPEN",
-           "Signal", "SignalError", "SignalTable", "additional_conditions", "snapshot_collections"]
+           "Signal", "SignalError", "SignalTable", "additional_conditions", "snapshot_collections", "snapshot_type"]
 
 EXECUTE_SNAPSHOT: Final = "execute-snapshot"
 STOP_SNAPSHOT: Final = "stop-snapshot"
@@ -76,10 +76,7 @@ def snapshot_collections(signal: Signal, captured: Sequence[str]) -> list[str]:
     tables (Debezium expands both). ``stop-snapshot`` without data-collections selects all.
     """
     data = _data(signal)
-    kind = data.get("type", "incremental")
-    if not isinstance(kind, str) or kind.lower() != "incremental":
-        raise SignalError(f"signal {signal.id}: type {kind!r} is not supported; Kopycat runs incremental "
-                          f"snapshots only: insert the signal with \"type\": \"incremental\"")
+    snapshot_type(signal)
     names = data.get("data-collections")
     if names is None and signal.type == STOP_SNAPSHOT:
         return list(captured)
@@ -98,6 +95,15 @@ def snapshot_collections(signal: Signal, captured: Sequence[str]) -> list[str]:
         raise SignalError(f"signal {signal.id}: data-collections {names!r} match no captured table "
                           f"(captured: {', '.join(captured) or 'none'}); name tables table.include.list selects")
     return selected
+
+
+def snapshot_type(signal: Signal) -> str:
+    """``incremental`` (the default) or ``blocking``: the snapshot an execute-snapshot signal asks for."""
+    kind = _data(signal).get("type", "incremental")
+    if not isinstance(kind, str) or kind.lower() not in ("incremental", "blocking"):
+        raise SignalError(f"signal {signal.id}: type {kind!r} is not supported; give \"type\": \"incremental\" "
+                          f"or \"type\": \"blocking\"")
+    return kind.lower()
 
 
 def additional_conditions(signal: Signal, names: Sequence[str]) -> dict[str, str]:
