@@ -198,3 +198,21 @@ def test_a_blocking_snapshot_reads_the_tables_whole_between_the_changes_before_a
     first_read = events.index(reads_[0])
     assert events[:first_read] == [("u", 1, "false")] and len(events) == first_read + len(reads_) + 3
     assert runs.offset().get("snapshot") is None  # the stream's own offset after the snapshot
+
+
+def test_a_run_cut_inside_a_blocking_snapshot_streams_on_after_its_signal_with_no_change_lost(
+        bootstrap_servers: str, postgres_url: str) -> None:
+    execute(postgres_url, "CREATE TABLE items (id INT PRIMARY KEY, label TEXT)",
+            "INSERT INTO items SELECT n, 'row ' || n FROM generate_series(1, 300) n", SIGNAL_TABLE)
+    runs = runs_for(bootstrap_servers, postgres_url, chunk=50)
+    runs.copy()
+    runs.signal("execute-snapshot", {"data-collections": ["public.items"], "type": "blocking"})
+    runs.copy(Bounds(max_records=100, max_seconds=300))
+    cut = runs.offset()
+    assert (cut["snapshot"], cut["snapshot_completed"], cut["messageType"]) == ("BLOCKING", False, "COMMIT")
+    execute(postgres_url, "UPDATE items SET label = 'later' WHERE id = 7")
+    runs.copy()
+    events = [(v["op"], (v["after"] or v["before"])["id"]) for _, v in runs.events() if v]
+    reads_ = [i for op, i in events if op == "r"]
+    assert len(set(reads_)) == len(reads_) and 100 <= len(reads_) < 300  # cut short, no row read twice
+    assert events[len(reads_):] == [("u", 7)]  # the stream read on after the signal: the later change once
