@@ -23,7 +23,7 @@ import pytest
 from kopycat.connectors.postgres_cdc.java_keys import read_keys
 from kopycat.dev.kafka_connect import LocalKafkaConnect
 from kopycat.runtime.bounds import Bounds
-from tests.integration.test_postgres_cdc_debezium import debezium_connect, start_debezium, wait_for_records
+from tests.integration.test_postgres_cdc_debezium import compared, debezium_connect, start_debezium, wait_for_records
 from tests.integration.test_postgres_cdc_incremental_debezium import INCREMENTAL, copy, reads, wait_streaming
 from tests.support.cdc import connector_props, consume_json, execute, last_offset, released_slots
 
@@ -113,3 +113,26 @@ def test_kopycat_reads_on_from_debeziums_stored_key_of_each_type_and_stores_the_
     ours = last_offset(bootstrap_servers, offsets, name, prefix)
     assert ours["incremental_snapshot_maximum_key"] == theirs["incremental_snapshot_maximum_key"]  # the same bytes
     assert read_keys(ours["incremental_snapshot_primary_key"]) == read_keys(ours["incremental_snapshot_maximum_key"])
+
+
+def test_blocking_snapshot_events_equal_debeziums_on_the_same_signal(
+        debezium_connect: LocalKafkaConnect, bootstrap_servers: str, postgres_url: str) -> None:
+    execute(postgres_url, "CREATE TABLE items (id INT PRIMARY KEY, label TEXT, amount NUMERIC(10, 2))",
+            f"INSERT INTO items SELECT n, 'row ' || n, n / 4.0 FROM generate_series(1, {ROWS}) n",
+            "CREATE TABLE dbz_signal (id VARCHAR(42) PRIMARY KEY, type VARCHAR(32) NOT NULL, data VARCHAR(2048))")
+    run = uuid.uuid4().hex[:8]
+    dbz_prefix, kc_prefix = f"bdbz{run}", f"bkc{run}"
+    dbz = {**connector_props(postgres_url, f"bdbz-{run}", dbz_prefix, f"bdbz_{run}"), **INCREMENTAL}
+    kc = {**connector_props(postgres_url, f"bkc-{run}", kc_prefix, f"bkc_{run}"), **INCREMENTAL}
+    start_debezium(debezium_connect, dbz)
+    copy(bootstrap_servers, kc, f"offsets-{run}", Bounds(max_seconds=120))
+    wait_streaming(postgres_url, f"bdbz_{run}")
+    blocking = '{"data-collections": ["public.items"], "type": "blocking"}'
+    execute(postgres_url, f"INSERT INTO dbz_signal VALUES ('block-{run}', 'execute-snapshot', '{blocking}')")
+    copy(bootstrap_servers, kc, f"offsets-{run}", Bounds(max_seconds=300))
+    theirs = reads(wait_for_records(bootstrap_servers, f"{dbz_prefix}.public.items", ROWS))
+    ours = reads(consume_json(bootstrap_servers, f"{kc_prefix}.public.items"))
+    debezium_connect.delete_connector(f"bdbz-{run}")
+    assert [k["payload"]["id"] for k, _ in ours] == list(range(1, ROWS + 1))
+    differences = compared(ours, theirs, kc_prefix, dbz_prefix)
+    assert not differences, "\n".join(differences)
