@@ -109,3 +109,21 @@ def test_a_key_the_offsets_cannot_carry_is_refused_naming_table_column_type_and_
     assert "snapshot.mode=initial under a new slot.name" in str(error.value)
     with pytest.raises(UnsupportedKeyError, match="public.items has no primary key.*ADD PRIMARY KEY"):
         key_kinds(_table(("id", 23), key=()), str)
+
+
+# new Object[]{new SpecialValueDecimal(new BigDecimal("-7.125"))}: the wrapper a Debezium key held before keyFromRow
+_SPECIAL_VALUE_DECIMAL = ("0000000173720024696f2e646562657a69756d2e646174612e5370656369616c56616c7565446563696d616c"
+                          "00000000000000010200024c000c646563696d616c56616c75657400164c6a6176612f6d6174682f42696744"
+                          "6563696d616c3b4c000c7370656369616c56616c75657400334c696f2f646562657a69756d2f646174612f53"
+                          "70656369616c56616c7565446563696d616c245370656369616c56616c75653b7870737200146a6176612e6d"
+                          "6174682e426967446563696d616c54c71557f981284f0300024900057363616c654c0006696e7456616c7400"
+                          "164c6a6176612f6d6174682f426967496e74656765723b787200106a6176612e6c616e672e4e756d62657286"
+                          "ac951d0b94e08b020000787000000003737200146a6176612e6d6174682e426967496e74656765728cfc9f1f"
+                          "a93bfb1d030006490008626974436f756e744900096269744c656e67746849001366697273744e6f6e7a6572"
+                          "6f427974654e756d49000c6c6f776573745365744269744900067369676e756d5b00096d61676e6974756465"
+                          "7400025b427871007e0008fffffffffffffffffffffffefffffffeffffffff757200025b42acf317f8060854"
+                          "e00200007870000000021bd5787870")
+
+
+def test_a_key_wrapped_in_debeziums_special_value_decimal_reads_as_its_number() -> None:
+    assert read_keys(_ARRAY + _SPECIAL_VALUE_DECIMAL) == [Decimal("-7.125")]
