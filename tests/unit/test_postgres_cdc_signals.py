@@ -13,7 +13,13 @@ from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.connectors.postgres_cdc.config import CdcSettings
 from kopycat.connectors.postgres_cdc.incremental_snapshot import IncrementalSnapshot
 from kopycat.connectors.postgres_cdc.java_keys import JavaKeyError, read_keys, write_keys
-from kopycat.connectors.postgres_cdc.signals import Signal, SignalError, snapshot_collections
+from kopycat.connectors.postgres_cdc.signals import (
+    Signal,
+    SignalError,
+    additional_conditions,
+    snapshot_collections,
+    snapshot_type,
+)
 
 _ARRAY = "aced0005757200135b4c6a6176612e6c616e672e4f626a6563743b90ce589f1073296c0200007870"
 _INTEGER = ("737200116a6176612e6c616e672e496e746567657212e2a0a4f781873802000149000576616c756578"
@@ -56,7 +62,7 @@ def test_execute_snapshot_selects_names_and_patterns_of_captured_tables_in_signa
 
 
 @pytest.mark.parametrize(("data", "message"), [
-    ('{"data-collections": ["public.a"], "type": "blocking"}', "type 'blocking' is not supported"),
+    ('{"data-collections": ["public.a"], "type": "snapshot-all"}', "type 'snapshot-all' is not supported"),
     ('{"data-collections": []}', "give a non-empty list of <schema>.<table> names"),
     ('{"data-collections": ["public.zzz"]}', "match no captured table"),
     ("not json", "is not JSON"),
@@ -100,3 +106,20 @@ def test_a_stored_incremental_snapshot_resumes_after_its_key_and_a_bad_one_says_
         ["public.items"], [42], None, True)
     with pytest.raises(ConnectError, match="store the offset without the incremental_snapshot_\\* keys"):
         IncrementalSnapshot(settings, {"server": "p"}, [], {**stored, "incremental_snapshot_primary_key": "zz"})
+
+
+def test_execute_snapshot_types_are_incremental_by_default_or_blocking() -> None:
+    assert snapshot_type(Signal("s1", "execute-snapshot", '{"data-collections": ["public.a"]}')) == "incremental"
+    assert snapshot_type(Signal("s2", "execute-snapshot", '{"data-collections": ["public.a"], "type": "BLOCKING"}')) \
+        == "blocking"
+
+
+def test_additional_conditions_match_tables_case_insensitively_and_bad_entries_say_how() -> None:
+    data = ('{"data-collections": ["public.a", "public.b"], "additional-conditions": '
+            '[{"data-collection": "PUBLIC\\\\.A", "filter": "x > 1"}, {"data-collection": ".*", "filter": "y = 2"}]}')
+    assert additional_conditions(Signal("s1", "execute-snapshot", data), ["public.a", "public.b"]) == \
+        {"public.a": "x > 1", "public.b": "y = 2"}
+    with pytest.raises(SignalError, match="needs a data-collection and a non-empty filter"):
+        additional_conditions(Signal("s2", "execute-snapshot", '{"additional-conditions": [{"filter": "x"}]}'), [])
+    with pytest.raises(SignalError, match="surrogate-key 'k' is not supported"):
+        additional_conditions(Signal("s3", "execute-snapshot", '{"surrogate-key": "k"}'), [])

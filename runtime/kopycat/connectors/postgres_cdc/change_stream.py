@@ -161,7 +161,8 @@ class ChangeStream:
 
     def _watch_snapshot(self, table: TableEvents | None, message: Insert | Update | Delete) -> None:
         """At read time: a signal row goes to the incremental snapshot, and a change inside its open
-        window drops the key's row from the chunk (DBLog: the log has a newer version of it)."""
+        window drops the key's row from the chunk (DBLog: the log has a newer version of it). Only
+        the key columns' texts are converted here; the row is decoded once, at the commit."""
         snapshot = self.snapshot
         assert snapshot is not None
         if message.relation_oid == self.signal_oid and message.__class__ is Insert:
@@ -169,12 +170,11 @@ class ChangeStream:
         if table is None or not snapshot.window_open:
             return
         if message.__class__ is Delete:
-            snapshot.seen(table, table.key(table.row(message.old)))  # type: ignore[union-attr]
+            snapshot.seen(table, message.old)
             return
-        snapshot.seen(table, table.key(table.row(message.new)))  # type: ignore[union-attr]
-        old = message.old if message.__class__ is Update else None  # type: ignore[union-attr]
-        if old is not None and not message.old_is_key_only:  # type: ignore[union-attr]
-            snapshot.seen(table, table.key(table.row(old)))  # a changed primary key: the old row is gone too
+        snapshot.seen(table, message.new)  # type: ignore[union-attr]
+        if message.__class__ is Update and message.old is not None:  # type: ignore[union-attr]
+            snapshot.seen(table, message.old)  # type: ignore[union-attr]  # the key may have changed: its old row is gone
 
     def _records(self, table: TableEvents, message: Insert | Update | Delete, lsn: int, begin: Begin,
                  block: Struct, offset: dict[str, Any]) -> list[SourceRecord]:

@@ -12,6 +12,16 @@ carries Debezium's keys (``incremental_snapshot_collections``, ``incremental_sna
 the key of the last ``r`` event, ``incremental_snapshot_maximum_key``,
 ``incremental_snapshot_correlation_id``), so a restarted task, Kopycat's or Debezium's, reads on
 from the last key sent; watermarks of a chunk from before the restart no longer match and are ignored.
+
+An ``additional-conditions`` filter of the signal limits a table's chunks (and its maximum key) to
+the rows it matches; it is stored parenthesized in ``incremental_snapshot_collections``, as
+Debezium's ``DataCollection.getAdditionalCondition`` stores it. ``pause-snapshot`` lets the chunk in
+flight finish and reads no more until ``resume-snapshot``; streaming goes on. Debezium keeps the
+pause in memory only, so its restart resumes the snapshot; Kopycat also stores
+``incremental_snapshot_paused: true`` while paused (Debezium ignores the key), because every
+scheduled run is a restart and a pause must outlast it. An execute-snapshot signal of ``"type":
+"blocking"`` (Debezium's ``doBlockingSnapshot``) reads its tables whole at the commit of the
+signal's transaction, before the stream reads on (see :mod:`snapshot`).
 """
 
 from __future__ import annotations
@@ -31,22 +41,27 @@ from kopycat.api.errors import ConnectError
 from kopycat.api.records import SourceRecord
 from kopycat.connectors.postgres_cdc.config import CdcSettings
 from kopycat.connectors.postgres_cdc.events import SourcePosition, TableEvents
-from kopycat.connectors.postgres_cdc.java_keys import JavaKeyError, JavaKind, read_keys, write_keys
+from kopycat.connectors.postgres_cdc.java_keys import JavaKeyError, JavaKind, KeyValue, read_keys, write_keys
 from kopycat.connectors.postgres_cdc.pgoutput import Relation
 from kopycat.connectors.postgres_cdc.replication import PostgresSource
 from kopycat.connectors.postgres_cdc.signals import (
     EXECUTE_SNAPSHOT,
+    PAUSE_SNAPSHOT,
+    RESUME_SNAPSHOT,
     STOP_SNAPSHOT,
     WINDOW_CLOSE,
     WINDOW_OPEN,
     Signal,
     SignalError,
     SignalTable,
+    additional_conditions,
     snapshot_collections,
+    snapshot_type,
 )
-from kopycat.connectors.postgres_cdc.values import BPCHAR, INT2, INT4, INT8, TEXT, VARCHAR
+from kopycat.connectors.postgres_cdc.snapshot import snapshot_records
+from kopycat.connectors.postgres_cdc.snapshot_keys import UnsupportedKeyError, key_kinds, key_values
 
-__all__ = ["COLLECTIONS_KEY", "INCREMENTAL", "MAXIMUM_KEY", "PRIMARY_KEY", "IncrementalSnapshot"]
+__all__ = ["COLLECTIONS_KEY", "INCREMENTAL", "MAXIMUM_KEY", "PAUSED_KEY", "PRIMARY_KEY", "IncrementalSnapshot"]
 
 log = logging.getLogger(__name__)
 
@@ -54,12 +69,13 @@ COLLECTIONS_KEY: Final = "incremental_snapshot_collections"
 PRIMARY_KEY: Final = "incremental_snapshot_primary_key"
 MAXIMUM_KEY: Final = "incremental_snapshot_maximum_key"
 CORRELATION_KEY: Final = "incremental_snapshot_correlation_id"
-_OFFSET_KEYS: Final = (PRIMARY_KEY, MAXIMUM_KEY, COLLECTIONS_KEY, CORRELATION_KEY)
+PAUSED_KEY: Final = "incremental_snapshot_paused"
+"""Kopycat's own key, present only while paused: Debezium keeps its pause in memory."""
+_CONDITION: Final = f"{COLLECTIONS_KEY}_additional_condition"
+_OFFSET_KEYS: Final = (PRIMARY_KEY, MAXIMUM_KEY, COLLECTIONS_KEY, CORRELATION_KEY, PAUSED_KEY)
 INCREMENTAL: Final = "INCREMENTAL"
 """The ``snapshot`` of an ``r`` event's offset: a streaming position, not an unfinished initial snapshot."""
 _READ_OFFSET: Final = {"snapshot": INCREMENTAL, "last_snapshot_record": False, "snapshot_completed": False}
-_JAVA_KINDS: Final[dict[int, JavaKind]] = {INT2: "Integer", INT4: "Integer", INT8: "Long", TEXT: "String",
-                                            VARCHAR: "String", BPCHAR: "String"}
 
 
 class IncrementalSnapshot:
@@ -72,14 +88,18 @@ class IncrementalSnapshot:
         self.signals = SignalTable(*settings.signal_table)
         self.db: PostgresSource | None = None
         self.collections: list[str] = []  # the table being read first, as Debezium's queue
+        self.conditions: dict[str, str] = {}  # a table's additional condition as stored: "(filter)"
         self.correlation: str | None = None
-        self.sent: list[Any] | None = None  # key of the last r event: where a restart reads on
-        self.position: list[Any] | None = None  # end of the chunk read last
-        self.maximum: list[Any] | None = None
+        self.sent: list[KeyValue] | None = None  # key of the last r event: where a restart reads on
+        self.position: list[KeyValue] | None = None  # end of the chunk read last
+        self.maximum: list[KeyValue] | None = None
+        self.paused = False
         self.chunk_id: str | None = None
-        self.window_open = False
-        self.window: dict[tuple[Any, ...], list[Any]] = {}
+        self.window_open = self.in_flight = False  # in flight: a chunk's close watermark is still to come
+        self.window: dict[tuple[Any, ...], tuple[list[KeyValue], list[Any]]] = {}  # event key -> (key, row)
         self.table: TableEvents | None = None
+        self.kinds: list[JavaKind] = []
+        self.blocking: list[str] = []  # tables a blocking snapshot reads at the signal's commit
         self.close_due = False  # the current chunk's close row is in the transaction being decoded
         self.start_due = False  # a signal queued tables while no chunk was in flight
         self.end = 0  # the WAL position past the last watermark written: the stream must read to it
@@ -95,7 +115,10 @@ class IncrementalSnapshot:
         if not stored.get(COLLECTIONS_KEY):
             return
         try:
-            self.collections = [item[f"{COLLECTIONS_KEY}_id"] for item in json.loads(stored[COLLECTIONS_KEY])]
+            items = json.loads(stored[COLLECTIONS_KEY])
+            self.collections = [item[f"{COLLECTIONS_KEY}_id"] for item in items]
+            self.conditions = {item[f"{COLLECTIONS_KEY}_id"]: f"({item[_CONDITION]})" for item in items
+                               if item.get(_CONDITION)}  # Debezium's reload parenthesizes once more
             self.sent = self.position = read_keys(stored[PRIMARY_KEY]) if stored.get(PRIMARY_KEY) else None
             self.maximum = read_keys(stored[MAXIMUM_KEY]) if stored.get(MAXIMUM_KEY) else None
         except (ValueError, KeyError, TypeError, JavaKeyError) as exc:
@@ -104,8 +127,10 @@ class IncrementalSnapshot:
                                f"{stored.get(PRIMARY_KEY)!r}: store the offset without the incremental_snapshot_* "
                                f"keys to drop that snapshot, then insert a new execute-snapshot signal") from None
         self.correlation = stored.get(CORRELATION_KEY)
+        self.paused = stored.get(PAUSED_KEY) is True
         self.start_due = bool(self.collections)
-        log.info("Incremental snapshot of %s resumes after key %s", self.collections, self.sent)
+        log.info("Incremental snapshot of %s %s after key %s", self.collections,
+                 "stays paused" if self.paused else "resumes", self.sent)
 
     def store(self, offset: dict[str, Any]) -> dict[str, Any]:
         """``offset`` with the snapshot's keys while one runs, without them otherwise (every offset: keep it cheap)."""
@@ -114,19 +139,19 @@ class IncrementalSnapshot:
                 for key in _OFFSET_KEYS:
                     offset.pop(key, None)
             return offset
-        state = (self.sent, self.maximum, self.collections, self.correlation)
+        state = (self.sent, self.maximum, self.collections, self.correlation, self.paused)
         if self.stored_state != state:
             self.stored_state, self.stored_keys = _copy(state), self._keys()
         offset.update(self.stored_keys)
         return offset
 
     def _keys(self) -> dict[str, Any]:
-        table = self.table or self._events(self.collections[0])
-        kinds = [_JAVA_KINDS.get(table.columns[i].type_oid, "String") for i in table.key_index]
-        collections = [{f"{COLLECTIONS_KEY}_id": name, f"{COLLECTIONS_KEY}_additional_condition": None,
+        kinds = self.kinds or self._kinds(self._events(self.collections[0])) or []
+        collections = [{f"{COLLECTIONS_KEY}_id": name, _CONDITION: self.conditions.get(name),
                         f"{COLLECTIONS_KEY}_surrogate_key": None} for name in self.collections]
-        return {PRIMARY_KEY: write_keys(self.sent, kinds), MAXIMUM_KEY: write_keys(self.maximum, kinds),
+        keys = {PRIMARY_KEY: write_keys(self.sent, kinds), MAXIMUM_KEY: write_keys(self.maximum, kinds),
                 COLLECTIONS_KEY: json.dumps(collections, separators=(",", ":")), CORRELATION_KEY: self.correlation}
+        return {**keys, PAUSED_KEY: True} if self.paused else keys
 
     # ------------------------------------------------------------------ the change stream's hooks
 
@@ -142,35 +167,64 @@ class IncrementalSnapshot:
             self.window_open = self.window_open or signal.id == f"{self.chunk_id}-open"
         elif signal.type == WINDOW_CLOSE:
             if signal.id == f"{self.chunk_id}-close":
-                self.window_open, self.close_due = False, True
+                self.window_open, self.in_flight, self.close_due = False, False, True
+        elif signal.type in (PAUSE_SNAPSHOT, RESUME_SNAPSHOT):
+            self._pause(signal)
         elif signal.type in (EXECUTE_SNAPSHOT, STOP_SNAPSHOT):
             try:
                 self._act(signal)
             except SignalError as exc:
                 log.warning("Signal ignored: %s", exc)
         else:
-            log.warning("Signal %s of type %r ignored: Kopycat runs %s and %s", signal.id, signal.type,
-                        EXECUTE_SNAPSHOT, STOP_SNAPSHOT)
+            log.warning("Signal %s of type %r ignored: Kopycat runs %s, %s, %s and %s", signal.id, signal.type,
+                        EXECUTE_SNAPSHOT, STOP_SNAPSHOT, PAUSE_SNAPSHOT, RESUME_SNAPSHOT)
+
+    def _pause(self, signal: Signal) -> None:
+        """``pauseSnapshot``/``resumeSnapshot``: only a running snapshot pauses; resuming reads the next chunk
+        unless the chunk in flight will (its close watermark is still to come)."""
+        paused = signal.type == PAUSE_SNAPSHOT
+        if not self.collections or self.paused == paused:
+            log.info("Signal %s (%s) ignored: the incremental snapshot is %s", signal.id, signal.type,
+                     "not running" if not self.collections else "already " + ("paused" if paused else "running"))
+            return
+        log.info("Signal %s: incremental snapshot of %s %s", signal.id, self.collections,
+                 "paused" if paused else "resumed")
+        self.paused = paused
+        self.start_due = not paused and not self.in_flight
 
     def _act(self, signal: Signal) -> None:
         names = snapshot_collections(signal, self.captured)
+        if signal.type == EXECUTE_SNAPSHOT and snapshot_type(signal) == "blocking":
+            if additional_conditions(signal, names):
+                raise SignalError(f"signal {signal.id}: additional-conditions are supported for incremental "
+                                  f"snapshots only: drop them, or send \"type\": \"incremental\"")
+            log.info("Signal %s: blocking snapshot of %s at its commit", signal.id, names)
+            self.blocking += [n for n in names if n not in self.blocking]
+            return
         if signal.type == EXECUTE_SNAPSHOT:
-            log.info("Signal %s: incremental snapshot of %s", signal.id, names)
-            if not self.collections:
+            conditions = additional_conditions(signal, names)
+            names = [n for n in names if n not in self.collections and self._readable(n)]
+            log.info("Signal %s: incremental snapshot of %s (filters %s)", signal.id, names, conditions)
+            if not self.collections and names:
                 self.start_due, self.correlation = True, signal.id
-            self.collections += [n for n in names if n not in self.collections]
+            self.collections += names
+            self.conditions.update({n: f"({conditions[n]})" for n in names if n in conditions})
             return
         log.info("Signal %s: incremental snapshot of %s stopped", signal.id, names)
         current = self.collections[0] if self.collections else None
         self.collections = [n for n in self.collections if n not in names]
+        self.conditions = {n: c for n, c in self.conditions.items() if n in self.collections}
         if current is not None and current not in self.collections:
             self._reset()
             self.start_due = bool(self.collections)
 
-    def seen(self, table: TableEvents, key: Struct | None) -> None:
-        """A streamed change inside the open window: the log has a newer row than the chunk (DBLog)."""
-        if key is not None and self.table is not None and table.collection == self.table.collection:
-            self.window.pop(key.values(), None)
+    def seen(self, table: TableEvents, texts: Sequence[object] | None) -> None:
+        """A streamed change inside the open window: the log has a newer row than the chunk (DBLog).
+
+        ``texts`` is the change's row as decoded from the WAL; only its key columns are converted.
+        """
+        if texts is not None and self.table is not None and table.collection == self.table.collection:
+            self.window.pop(_window_key(table, texts), None)
 
     def committed(self, offset: Mapping[str, Any], xid: int) -> Iterator[SourceRecord]:
         """After each commit: the closed chunk's rows as ``r`` events, then the next chunk's read."""
@@ -178,13 +232,21 @@ class IncrementalSnapshot:
             self.close_due = False
             yield from self._emit(offset, xid)
             self.start_due = True
+        if self.blocking:
+            names, self.blocking = self.blocking, []
+            log.info("Blocking snapshot of %s: the stream waits until it is read", names)
+            yield from snapshot_records(self._db(), [self._events(n) for n in names], self.partition,
+                                        offset.get("lsn") or 0, [], streamed=dict(offset))
         self.resume()
 
     def resume(self) -> None:
         """Read a chunk if one is due: after a signal, a closed chunk, or a restart mid-snapshot
-        (Debezium's ``init`` reads a new chunk from the stored key)."""
+        (Debezium's ``init`` reads a new chunk from the stored key); none while paused."""
         if self.start_due:
             self.start_due = False
+            if self.paused:
+                log.info("Incremental snapshot of %s is paused after key %s", self.collections, self.sent)
+                return
             self.read_chunk()
 
     # ------------------------------------------------------------------ chunks
@@ -193,13 +255,15 @@ class IncrementalSnapshot:
         """``readChunk``: open watermark, the next rows of the current table, close watermark."""
         if not self.collections:
             return
-        self.chunk_id = str(uuid.uuid4())
+        chunk = self.chunk_id = str(uuid.uuid4())  # the close row keeps it when the snapshot ends in between
         opened = datetime.now(UTC).isoformat().replace("+00:00", "Z")
-        self._watermark("-open", WINDOW_OPEN, f'{{"openWindowTimestamp": "{opened}"}}')
+        self._watermark(f"{chunk}-open", WINDOW_OPEN, f'{{"openWindowTimestamp": "{opened}"}}')
         while self.collections and not self._read_rows():
             self._next_table()
+        self.in_flight = bool(self.collections)
+        self.chunk_id = chunk if self.in_flight else None  # a finished table's reset cleared it
         closed = datetime.now(UTC).isoformat().replace("+00:00", "Z")
-        self._watermark("-close", WINDOW_CLOSE,
+        self._watermark(f"{chunk}-close", WINDOW_CLOSE,
                         f'{{"openWindowTimestamp": "{opened}", "closeWindowTimestamp": "{closed}"}}')
         self.end = self._db().current_lsn()
 
@@ -207,49 +271,76 @@ class IncrementalSnapshot:
         """The next chunk of the current table into the window; False when the table is done."""
         name = self.collections[0]
         table = self.table = self._events(name)
-        if not self._supported(table):
+        kinds = self._kinds(table)
+        if kinds is None:
             return False
+        self.kinds = kinds
         relation = f'"{table.schema_name}"."{table.table}"'
         names = [f'{relation}."{table.columns[i].name}"' for i in table.key_index]  # the columns, not the texts
         keys = ", ".join(names)
         columns = ", ".join(f'"{c.name}"::text' for c in table.columns)
         select = f"SELECT {columns} FROM {relation}"
-        db = self._db()
+        condition = self.conditions.get(name)
         if self.maximum is None:
-            row = db.conn.execute(f"{select} ORDER BY {', '.join(n + ' DESC' for n in names)} LIMIT 1").fetchone()
+            row = self._maximum_row(name, select, names, condition)
             if row is None:
-                log.info("Incremental snapshot: table %s is empty", name)
                 return False
-            self.maximum = [(table.row(row) or [])[i] for i in table.key_index]
+            self.maximum = key_values(row, table.key_index, kinds)
         marks = ", ".join(["%s"] * len(table.key_index))
         where, params = f"({keys}) <= ({marks})", list(self.maximum)
         if self.position is not None:
             where, params = f"({keys}) > ({marks}) AND {where}", [*self.position, *params]
-        rows = db.conn.execute(f"{select} WHERE {where} ORDER BY {keys} LIMIT {self.settings.chunk_size}",
-                               params).fetchall()
+        if condition:
+            where += f" AND {condition}"
+        rows = self._db().conn.execute(
+            f"{select} WHERE {where} ORDER BY {keys} LIMIT {self.settings.chunk_size}", params).fetchall()
         if not rows:
             log.info("Incremental snapshot of table %s done", name)
             return False
         self.window = {}
         for texts in rows:
             values = table.row(texts) or []
-            self.window[tuple(values[i] for i in table.key_index)] = values
-        self.position = list(next(reversed(self.window)))
+            self.window[_window_key(table, texts)] = (key_values(texts, table.key_index, kinds), values)
+        self.position = next(reversed(self.window.values()))[0]
         self.chunks += 1
         return True
 
-    def _supported(self, table: TableEvents) -> bool:
-        """A primary key of integer or text columns: what Debezium's offsets can carry here."""
-        if not table.key_index:
-            log.warning("Incremental snapshot skips %s: it has no primary key (give it one)", table.collection)
-            return False
-        odd = [table.columns[i] for i in table.key_index if table.columns[i].type_oid not in _JAVA_KINDS]
-        if odd:
-            log.warning("Incremental snapshot skips %s: primary key column %s has type oid %d; only int2, int4, "
-                        "int8, text, varchar and char keys are supported (snapshot it with snapshot.mode=initial "
-                        "under a new slot.name instead)", table.collection, odd[0].name, odd[0].type_oid)
-            return False
-        return True
+    def _maximum_row(self, name: str, select: str, names: list[str], condition: str | None) -> Any:
+        """The row of the largest key (among those the table's filter matches); None if no row or a bad filter.
+
+        A filter PostgreSQL rejects skips the table, as Debezium does when its maximum-key query fails.
+        """
+        where = f" WHERE {condition}" if condition else ""
+        try:
+            row = self._db().conn.execute(
+                f"{select}{where} ORDER BY {', '.join(n + ' DESC' for n in names)} LIMIT 1").fetchone()
+        except psycopg.Error as exc:
+            problem = str(exc).strip().splitlines()[0]
+            log.error("Incremental snapshot skips %s: its additional-conditions filter %s fails (%s); insert a new "
+                      "execute-snapshot signal with a filter PostgreSQL accepts for that table", name, condition,
+                      problem)
+            return None
+        if row is None:
+            log.info("Incremental snapshot: table %s has no rows%s", name, f" matching {condition}" * bool(condition))
+        return row
+
+    def _readable(self, name: str) -> bool:
+        """Whether an execute-snapshot signal may queue ``name``: a table whose key the offsets can carry."""
+        return self._kinds(self._events(name)) is not None
+
+    def _kinds(self, table: TableEvents) -> list[JavaKind] | None:
+        """The Java class of each key column; None (logged as an error naming table, column, type and fix)
+        when the offsets cannot carry the key. Not raised: a signal anyone may insert must not stop the
+        capture, and a failed task would decode the same signal again after every restart."""
+        try:
+            return key_kinds(table, self._type_name)
+        except UnsupportedKeyError as exc:
+            log.error("Incremental snapshot refuses %s", exc)
+            return None
+
+    def _type_name(self, oid: int) -> str:
+        row = self._db().conn.execute("SELECT format_type(%s, NULL)", (oid,)).fetchone()
+        return str(row[0]) if row else f"oid {oid}"
 
     def _next_table(self) -> None:
         self.collections.pop(0)
@@ -260,7 +351,7 @@ class IncrementalSnapshot:
 
     def _reset(self) -> None:
         self.sent = self.position = self.maximum = None
-        self.table, self.window, self.window_open, self.chunk_id = None, {}, False, None
+        self.table, self.window, self.window_open, self.chunk_id, self.kinds = None, {}, False, None, []
 
     def _emit(self, offset: Mapping[str, Any], xid: int) -> Iterator[SourceRecord]:
         table = self.table
@@ -269,18 +360,18 @@ class IncrementalSnapshot:
         ts_us = time.time_ns() // 1000
         where = SourcePosition(ts_us, xid, offset.get("lsn"), offset.get("lsn_commit"), "incremental")
         offset = {**offset, **_READ_OFFSET}  # as Debezium's r events: the snapshot keys of its SourceInfo
-        for key, values in self.window.items():
-            self.sent = list(key)
+        for key, values in self.window.values():
+            self.sent = key
             self.events += 1
             yield SourceRecord.of(self.partition, self.store(dict(offset)), table.topic, None, table.key_schema,
                                   table.key(values), table.envelope_schema, table.envelope("r", None, values, where))
         self.window = {}
 
-    def _watermark(self, suffix: str, kind: str, data: str) -> None:
+    def _watermark(self, row_id: str, kind: str, data: str) -> None:
         schema, name = self.signals.schema, self.signals.table
         try:
             self._db().conn.execute(f'INSERT INTO "{schema}"."{name}" VALUES (%s, %s, %s)',
-                                    (f"{self.chunk_id}{suffix}", kind, data))
+                                    (row_id, kind, data))
         except psycopg.Error as exc:
             problem = str(exc).strip().splitlines()[0]
             raise ConnectError(
@@ -305,6 +396,14 @@ class IncrementalSnapshot:
         if self.db is not None:
             self.db.close()
             self.db = None
+
+
+def _window_key(table: TableEvents, texts: Sequence[object]) -> tuple[Any, ...]:
+    """A row's key columns converted as its event's key (the same for a chunk's row and a WAL change);
+    a struct value (a NUMERIC without precision: ``VariableScaleDecimal``) as the tuple of its fields."""
+    converters = table.converters
+    key = [None if texts[i] is None else converters[i](texts[i]) for i in table.key_index]  # type: ignore[arg-type]
+    return tuple(tuple(v.values()) if isinstance(v, Struct) else v for v in key)
 
 
 def _copy(state: tuple[Any, ...]) -> tuple[Any, ...]:

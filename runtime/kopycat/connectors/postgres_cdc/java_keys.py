@@ -3,37 +3,78 @@
 Debezium's ``AbstractIncrementalSnapshotContext`` stores ``incremental_snapshot_primary_key`` and
 ``incremental_snapshot_maximum_key`` as ``ObjectOutputStream.writeObject(Object[])`` bytes in hex
 (``HexConverter``), so a Debezium taking over a Kopycat offset (and the reverse) must read the same
-bytes. The key values are what PostgreSQL's JDBC driver returns for the key columns: ``Integer``
-(int2, int4), ``Long`` (int8) and ``String`` (text, varchar, char); a null array is ``aced000570``.
-Only that subset of the Java serialization stream protocol is written and read; other key
-types are refused by the incremental snapshot before anything is stored.
+bytes. The key values are what Debezium 3.6's ``PostgresConnection.getColumnValue`` returns for the
+key columns, by the Java class named in ``JavaKind``:
+
+- ``Integer`` (int2, int4), ``Long`` (int8): ``java.lang.Integer``/``Long``, the boxes of
+  ``valueOf`` (one shared object for -128..127, written once and referenced after);
+- ``String``: ``java.lang.String`` (text, varchar, char; and timestamp, timestamptz, time, timetz,
+  which Debezium reads with ``getString``);
+- ``UUID``: ``java.util.UUID`` (uuid);
+- ``Date``: ``java.sql.Date`` (date), milliseconds at the day's midnight in UTC (the JVM's zone;
+  a reader rounds to the nearest day, so any zone within +-12 h reads back the same date);
+- ``Decimal``: ``java.math.BigDecimal`` (numeric: the ``SpecialValueDecimal`` Debezium reads is
+  unwrapped by ``keyFromRow`` before the key is kept); a ``SpecialValueDecimal`` is read too.
+
+A null array is ``aced000570``. Only that subset of the Java serialization stream protocol is
+written and read: handles, class descriptors with fields, block data of ``writeObject`` classes
+and enums; other key types are refused by the incremental snapshot before anything is stored.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
 import struct
+import uuid
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final, Literal
 
-__all__ = ["JavaKeyError", "JavaKind", "read_keys", "write_keys"]
+__all__ = ["JavaKeyError", "JavaKind", "KeyValue", "read_keys", "write_keys"]
 
-JavaKind = str  # "Integer", "Long" or "String": the Java class a key column's values have
+JavaKind = Literal["Integer", "Long", "String", "UUID", "Date", "Decimal"]
+KeyValue = int | str | uuid.UUID | dt.date | decimal.Decimal
 
 _HEADER: Final = bytes.fromhex("aced0005")
-_NULL, _REFERENCE, _CLASS_DESC, _OBJECT, _STRING, _ARRAY, _END = 0x70, 0x71, 0x72, 0x73, 0x74, 0x75, 0x78
+_NULL, _REFERENCE, _CLASS_DESC, _OBJECT, _STRING, _ARRAY = 0x70, 0x71, 0x72, 0x73, 0x74, 0x75
+_BLOCK, _END, _ENUM = 0x77, 0x78, 0x7E
 _BASE_HANDLE: Final = 0x7E0000
-_ARRAY_DESC: Final = ("[Ljava.lang.Object;", 0x90CE589F1073296C, ())
-_NUMBER_DESC: Final = ("java.lang.Number", 0x86AC951D0B94E08B, ())
-_DESCS: Final = {"Integer": ("java.lang.Integer", 0x12E2A0A4F7818738, (("I", "value"),)),
-                 "Long": ("java.lang.Long", 0x3B8BE490CC8F23DF, (("J", "value"),))}
+_SERIALIZABLE, _WRITE_METHOD, _ENUM_FLAG = 0x02, 0x01, 0x10
 _CACHED: Final = range(-128, 128)  # Integer.valueOf / Long.valueOf return one shared object for these
+_DAY_MS: Final = 86_400_000
+
+
+class _Desc:
+    """A class descriptor as ``ObjectStreamClass`` writes it: fields in the stream's order, then the superclass."""
+
+    def __init__(self, name: str, uid: int, flags: int, fields: tuple[tuple[str, str, str], ...] = (),
+                 parent: _Desc | None = None) -> None:
+        self.name, self.uid, self.flags, self.fields, self.parent = name, uid, flags, fields, parent
+
+
+_NUMBER: Final = _Desc("java.lang.Number", 0x86AC951D0B94E08B, _SERIALIZABLE)
+_DESCS: Final = {
+    "Integer": _Desc("java.lang.Integer", 0x12E2A0A4F7818738, _SERIALIZABLE, (("I", "value", ""),), _NUMBER),
+    "Long": _Desc("java.lang.Long", 0x3B8BE490CC8F23DF, _SERIALIZABLE, (("J", "value", ""),), _NUMBER),
+    "UUID": _Desc("java.util.UUID", 0xBC9903F7986D852F, _SERIALIZABLE,
+                  (("J", "leastSigBits", ""), ("J", "mostSigBits", ""))),
+    "Date": _Desc("java.sql.Date", 0x14FA46683F356697, _SERIALIZABLE, (),
+                  _Desc("java.util.Date", 0x686A81014B597419, _SERIALIZABLE | _WRITE_METHOD)),
+}
+_ARRAY_DESC: Final = _Desc("[Ljava.lang.Object;", 0x90CE589F1073296C, _SERIALIZABLE)
+_BIG_DECIMAL: Final = _Desc("java.math.BigDecimal", 0x54C71557F981284F, _SERIALIZABLE | _WRITE_METHOD,
+                            (("I", "scale", ""), ("L", "intVal", "Ljava/math/BigInteger;")), _NUMBER)
+_BIG_INTEGER: Final = _Desc("java.math.BigInteger", 0x8CFC9F1FA93BFB1D, _SERIALIZABLE | _WRITE_METHOD, (
+    ("I", "bitCount", ""), ("I", "bitLength", ""), ("I", "firstNonzeroByteNum", ""), ("I", "lowestSetBit", ""),
+    ("I", "signum", ""), ("[", "magnitude", "[B")), _NUMBER)
+_BYTES: Final = _Desc("[B", 0xACF317F8060854E0, _SERIALIZABLE)
 
 
 class JavaKeyError(ValueError):
-    """Bytes that are not a serialized ``Object[]`` of Integer, Long and String values."""
+    """Bytes that are not a serialized ``Object[]`` of the key classes, or a value Java cannot hold there."""
 
 
-def write_keys(values: Sequence[int | str] | None, kinds: Sequence[JavaKind]) -> str:
+def write_keys(values: Sequence[KeyValue] | None, kinds: Sequence[JavaKind]) -> str:
     """``values`` (one per key column, of the Java class in ``kinds``) as Debezium stores them."""
     if values is None:
         return (_HEADER + bytes([_NULL])).hex()
@@ -51,40 +92,90 @@ class _Writer:
     def __init__(self) -> None:
         self.out = bytearray()
         self.handles = 0
-        self.descs: dict[str, int] = {}
-        self.boxed: dict[tuple[str, int], int] = {}
+        self.seen: dict[object, int] = {}  # class names, strings and cached boxes -> their handle
 
-    def class_desc(self, desc: tuple[str, int, tuple[tuple[str, str], ...]]) -> None:
-        name, uid, fields = desc
-        if name in self.descs:
-            self.out += bytes([_REFERENCE]) + struct.pack(">I", _BASE_HANDLE + self.descs[name])
-            return
-        self.out += bytes([_CLASS_DESC]) + _utf(name) + struct.pack(">QBH", uid, 0x02, len(fields))
-        self.descs[name] = self.handles
+    def reference(self, known: object) -> bool:
+        if known not in self.seen:
+            return False
+        self.out += bytes([_REFERENCE]) + struct.pack(">I", _BASE_HANDLE + self.seen[known])
+        return True
+
+    def new_handle(self, known: object | None = None) -> None:
+        if known is not None:
+            self.seen[known] = self.handles
         self.handles += 1
-        for code, field in fields:
-            self.out += code.encode() + _utf(field)
-        self.out += bytes([_END])
-        if name in ("java.lang.Integer", "java.lang.Long"):
-            self.class_desc(_NUMBER_DESC)
-        else:
+
+    def string(self, text: str) -> None:
+        if not self.reference(("string", text)):
+            self.out += bytes([_STRING]) + _utf(text)
+            self.new_handle(("string", text))
+
+    def class_desc(self, desc: _Desc | None) -> None:
+        if desc is None:
             self.out += bytes([_NULL])
+            return
+        if self.reference(("class", desc.name)):
+            return
+        self.out += bytes([_CLASS_DESC]) + _utf(desc.name) + struct.pack(">QBH", desc.uid, desc.flags,
+                                                                        len(desc.fields))
+        self.new_handle(("class", desc.name))
+        for code, field, type_name in desc.fields:
+            self.out += code.encode() + _utf(field)
+            if type_name:
+                self.string(type_name)
+        self.out += bytes([_END])
+        self.class_desc(desc.parent)
 
-    def value(self, value: int | str, kind: JavaKind) -> None:
-        if kind == "String":
-            self.out += bytes([_STRING]) + _utf(str(value))
-            self.handles += 1
-            return
-        number = int(value)
-        if (kind, number) in self.boxed:
-            self.out += bytes([_REFERENCE]) + struct.pack(">I", _BASE_HANDLE + self.boxed[(kind, number)])
-            return
+    def new_object(self, desc: _Desc, known: object | None = None) -> None:
         self.out += bytes([_OBJECT])
-        self.class_desc(_DESCS[kind])
-        if number in _CACHED:
-            self.boxed[(kind, number)] = self.handles
-        self.handles += 1
+        self.class_desc(desc)
+        self.new_handle(known)
+
+    def value(self, value: KeyValue, kind: JavaKind) -> None:
+        if kind == "String":
+            self.string(str(value))
+        elif kind in ("Integer", "Long"):
+            self.number(int(value), kind)  # type: ignore[arg-type]
+        elif kind == "UUID":
+            bits = (value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))).int
+            self.new_object(_DESCS["UUID"])
+            self.out += struct.pack(">qq", _signed(bits & (2**64 - 1)), _signed(bits >> 64))
+        elif kind == "Date":
+            day = value if isinstance(value, dt.date) else dt.date.fromisoformat(str(value))
+            self.new_object(_DESCS["Date"])  # java.util.Date.writeObject: its time as one long of block data
+            self.out += bytes([_BLOCK, 8]) + struct.pack(">q", (day.toordinal() - _EPOCH_DAY) * _DAY_MS)
+            self.out += bytes([_END])
+        else:
+            self.big_decimal(decimal.Decimal(value))  # type: ignore[arg-type]
+
+    def number(self, number: int, kind: Literal["Integer", "Long"]) -> None:
+        if self.reference((kind, number)):
+            return
+        self.new_object(_DESCS[kind], (kind, number) if number in _CACHED else None)
         self.out += struct.pack(">i" if kind == "Integer" else ">q", number)
+
+    def big_decimal(self, number: decimal.Decimal) -> None:
+        if not number.is_finite():
+            raise JavaKeyError(f"numeric key {number} has no BigDecimal: NaN and infinities cannot be stored")
+        sign, digits, exponent = number.as_tuple()
+        unscaled = int("".join(map(str, digits)) or "0") * (-1 if sign else 1)
+        self.new_object(_BIG_DECIMAL)
+        self.out += struct.pack(">i", -int(exponent))
+        self.new_object(_BIG_INTEGER)  # BigInteger.writeObject: the legacy fields as -1/-2, signum, magnitude
+        magnitude = abs(unscaled).to_bytes((abs(unscaled).bit_length() + 7) // 8, "big")
+        self.out += struct.pack(">iiiii", -1, -1, -2, -2, (unscaled > 0) - (unscaled < 0))
+        self.out += bytes([_ARRAY])
+        self.class_desc(_BYTES)
+        self.new_handle()
+        self.out += struct.pack(">i", len(magnitude)) + magnitude
+        self.out += bytes([_END, _END])  # BigInteger's, then BigDecimal's writeObject ends
+
+
+_EPOCH_DAY: Final = dt.date(1970, 1, 1).toordinal()
+
+
+def _signed(bits: int) -> int:
+    return bits - 2**64 if bits >= 2**63 else bits
 
 
 def _utf(text: str) -> bytes:
@@ -92,18 +183,21 @@ def _utf(text: str) -> bytes:
     return struct.pack(">H", len(data)) + data
 
 
-def read_keys(text: str) -> list[int | str] | None:
+def read_keys(text: str) -> list[KeyValue] | None:
     """The key values of a stored ``incremental_snapshot_*_key`` (None for a null array)."""
     try:
         return _Reader(bytes.fromhex(text)).keys()
-    except (ValueError, IndexError, struct.error, KeyError) as exc:
-        raise JavaKeyError(f"not a serialized key array of Integer, Long or String values: {text!r} ({exc})") from None
+    except (ValueError, IndexError, struct.error, KeyError, TypeError) as exc:
+        raise JavaKeyError(f"not a serialized key array of Integer, Long, String, UUID, Date or "
+                           f"SpecialValueDecimal values: {text!r} ({exc})") from None
 
 
 class _Reader:
+    """Reads the stream back: each object as its class name and its fields (superclass first)."""
+
     def __init__(self, data: bytes) -> None:
         self.data, self.pos = data, 4
-        self.handles: list[object] = []
+        self.handles: list[Any] = []
         if data[:4] != _HEADER:
             raise ValueError("no Java serialization header")
 
@@ -114,57 +208,121 @@ class _Reader:
         self.pos += size
         return chunk
 
-    def utf(self) -> str:
-        (size,) = struct.unpack(">H", self.take(2))
-        return self.take(size).decode()
+    def unpack(self, fmt: str) -> Any:
+        return struct.unpack(fmt, self.take(struct.calcsize(fmt)))[0]
 
-    def keys(self) -> list[int | str] | None:
+    def utf(self) -> str:
+        return self.take(self.unpack(">H")).decode()
+
+    def keys(self) -> list[KeyValue] | None:
         tag = self.take(1)[0]
         if tag == _NULL:
             return None
-        if tag != _ARRAY or self.class_desc() != _ARRAY_DESC[0]:
+        if tag != _ARRAY or self.class_desc().name != _ARRAY_DESC.name:
             raise ValueError("not an Object[]")
         self.handles.append(None)
-        (count,) = struct.unpack(">i", self.take(4))
-        return [self.item() for _ in range(count)]
+        return [_key_value(self.content()) for _ in range(self.unpack(">i"))]
 
-    def class_desc(self) -> str | None:
+    def class_desc(self) -> _Desc:
+        tag = self.take(1)[0]
+        if tag == _REFERENCE:
+            found = self.handles[self.unpack(">I") - _BASE_HANDLE]
+            if not isinstance(found, _Desc):
+                raise ValueError("a reference to a non-class")
+            return found
+        if tag != _CLASS_DESC:
+            raise ValueError(f"unexpected class tag {tag:#x}")
+        name, uid, flags = self.utf(), self.unpack(">Q"), self.take(1)[0]
+        desc = _Desc(name, uid, flags)
+        self.handles.append(desc)
+        fields = []
+        for _ in range(self.unpack(">H")):
+            code, field = chr(self.take(1)[0]), self.utf()
+            fields.append((code, field, str(self.content()) if code in "L[" else ""))
+        desc.fields = tuple(fields)
+        if self.take(1)[0] != _END:
+            raise ValueError("class annotations are not supported")
+        desc.parent = None if self.data[self.pos] == _NULL and self.take(1) else self.class_desc()
+        return desc
+
+    def content(self) -> Any:
+        """The next object: a str, None, a referenced object, or (class name, fields) of a new one."""
         tag = self.take(1)[0]
         if tag == _NULL:
             return None
         if tag == _REFERENCE:
-            return str(self.handles[struct.unpack(">I", self.take(4))[0] - _BASE_HANDLE])
-        if tag != _CLASS_DESC:
-            raise ValueError(f"unexpected tag {tag:#x}")
-        name = self.utf()
-        self.take(9)  # serialVersionUID and flags
-        self.handles.append(name)
-        (fields,) = struct.unpack(">H", self.take(2))
-        for _ in range(fields):
-            self.take(1)
-            self.utf()
-        if self.take(1)[0] != _END:
-            raise ValueError("class annotations are not supported")
-        self.class_desc()  # the superclass
-        return name
-
-    def item(self) -> int | str:
-        tag = self.take(1)[0]
+            return self.handles[self.unpack(">I") - _BASE_HANDLE]
         if tag == _STRING:
-            text = self.utf()
-            self.handles.append(text)
-            return text
-        if tag == _REFERENCE:
-            found = self.handles[struct.unpack(">I", self.take(4))[0] - _BASE_HANDLE]
-            if not isinstance(found, int | str):
-                raise ValueError("a reference to a non-value")
-            return found
+            self.handles.append(self.utf())
+            return self.handles[-1]
+        if tag == _ARRAY:
+            desc = self.class_desc()
+            self.handles.append(None)
+            if desc.name != "[B":
+                raise ValueError(f"arrays of {desc.name} are not supported")
+            self.handles[-1] = self.take(self.unpack(">i"))
+            return self.handles[-1]
+        if tag == _ENUM:
+            desc, index = self.class_desc(), len(self.handles)
+            self.handles.append(None)
+            self.handles[index] = (desc.name, {"name": self.content()})
+            return self.handles[index]
         if tag != _OBJECT:
-            raise ValueError(f"unsupported value tag {tag:#x}")
-        name = self.class_desc()
-        index = len(self.handles)
+            raise ValueError(f"unsupported tag {tag:#x}")
+        return self.new_object()
+
+    def new_object(self) -> tuple[str, dict[str, Any]]:
+        desc, index = self.class_desc(), len(self.handles)
         self.handles.append(None)
-        fmt = {"java.lang.Integer": ">i", "java.lang.Long": ">q", "java.lang.Short": ">h"}[str(name)]
-        (number,) = struct.unpack(fmt, self.take(struct.calcsize(fmt)))
-        self.handles[index] = number
-        return int(number)
+        chain = []
+        while desc is not None:
+            chain.insert(0, desc)
+            desc = desc.parent  # type: ignore[assignment]
+        fields: dict[str, Any] = {}
+        for part in chain:
+            for code, field, _ in part.fields:
+                fields[field] = self.content() if code in "L[" else self.unpack(">" + _PRIMITIVES[code])
+            if part.flags & _WRITE_METHOD:
+                fields[f"{part.name}#data"] = self.block_data()
+        self.handles[index] = (chain[-1].name, fields)
+        return self.handles[index]
+
+    def block_data(self) -> bytes:
+        """What a ``writeObject`` method wrote after its fields, up to its end marker."""
+        data = bytearray()
+        while (tag := self.take(1)[0]) != _END:
+            if tag != _BLOCK:
+                raise ValueError(f"objects in custom data are not supported (tag {tag:#x})")
+            data += self.take(self.take(1)[0])
+        return bytes(data)
+
+
+_PRIMITIVES: Final = {"B": "b", "C": "H", "D": "d", "F": "f", "I": "i", "J": "q", "S": "h", "Z": "?"}
+
+
+def _key_value(found: Any) -> KeyValue:
+    """A read object as the Python value of its key column."""
+    if isinstance(found, str):
+        return found
+    name, fields = found
+    if name in ("java.lang.Integer", "java.lang.Long", "java.lang.Short"):
+        return int(fields["value"])
+    if name == "java.util.UUID":
+        return uuid.UUID(int=((fields["mostSigBits"] % 2**64) << 64) | (fields["leastSigBits"] % 2**64))
+    if name == "java.sql.Date":
+        (millis,) = struct.unpack(">q", fields["java.util.Date#data"])
+        return dt.date.fromordinal(_EPOCH_DAY + round(millis / _DAY_MS))
+    if name == "io.debezium.data.SpecialValueDecimal":
+        if fields["specialValue"] is not None:
+            raise ValueError(f"a special numeric value {fields['specialValue'][1]['name']}")
+        return _decimal(fields["decimalValue"])
+    if name == "java.math.BigDecimal":
+        return _decimal(found)
+    raise ValueError(f"key values of class {name} are not supported")
+
+
+def _decimal(found: tuple[str, dict[str, Any]]) -> decimal.Decimal:
+    fields = found[1]
+    integer = fields["intVal"][1]
+    digits = tuple(int(d) for d in str(int.from_bytes(integer["magnitude"], "big")))
+    return decimal.Decimal((int(integer["signum"] < 0), digits, -fields["scale"]))  # exact: no context rounding

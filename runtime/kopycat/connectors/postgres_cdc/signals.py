@@ -3,8 +3,10 @@
 As Debezium 3.6's ``SourceSignalChannel`` and ``SignalProcessor``: a row (id, type, data) inserted
 into the signal table is a signal once its transaction is decoded. The actions Kopycat runs are
 ``execute-snapshot`` and ``stop-snapshot`` (``ExecuteSnapshot``/``StopSnapshot``: data
-``{"data-collections": [...], "type": "incremental"}``) and the incremental snapshot's own
-``snapshot-window-open``/``snapshot-window-close`` watermarks. A signal with bad data is logged and
+``{"data-collections": [...], "type": "incremental", "additional-conditions": [{"data-collection":
+..., "filter": ...}]}``), ``pause-snapshot`` and ``resume-snapshot``
+(``PauseIncrementalSnapshot``/``ResumeIncrementalSnapshot``, no data) and the incremental snapshot's
+own ``snapshot-window-open``/``snapshot-window-close`` watermarks. A signal with bad data is logged and
 skipped, as Debezium does: a malformed row in a table anyone may write must not stop the capture.
 """
 
@@ -18,11 +20,13 @@ from typing import Any, Final
 
 from kopycat.connectors.postgres_cdc.pgoutput import Relation
 
-__all__ = ["EXECUTE_SNAPSHOT", "STOP_SNAPSHOT", "WINDOW_CLOSE", "WINDOW_OPEN", "Signal", "SignalError",
-           "SignalTable", "snapshot_collections"]
+__all__ = ["EXECUTE_SNAPSHOT", "PAUSE_SNAPSHOT", "RESUME_SNAPSHOT", "STOP_SNAPSHOT", "WINDOW_CLOSE", "WINDOW_OPEN",
+           "Signal", "SignalError", "SignalTable", "additional_conditions", "snapshot_collections", "snapshot_type"]
 
 EXECUTE_SNAPSHOT: Final = "execute-snapshot"
 STOP_SNAPSHOT: Final = "stop-snapshot"
+PAUSE_SNAPSHOT: Final = "pause-snapshot"
+RESUME_SNAPSHOT: Final = "resume-snapshot"
 WINDOW_OPEN: Final = "snapshot-window-open"
 WINDOW_CLOSE: Final = "snapshot-window-close"
 
@@ -72,10 +76,7 @@ def snapshot_collections(signal: Signal, captured: Sequence[str]) -> list[str]:
     tables (Debezium expands both). ``stop-snapshot`` without data-collections selects all.
     """
     data = _data(signal)
-    kind = data.get("type", "incremental")
-    if not isinstance(kind, str) or kind.lower() != "incremental":
-        raise SignalError(f"signal {signal.id}: type {kind!r} is not supported; Kopycat runs incremental "
-                          f"snapshots only: insert the signal with \"type\": \"incremental\"")
+    snapshot_type(signal)
     names = data.get("data-collections")
     if names is None and signal.type == STOP_SNAPSHOT:
         return list(captured)
@@ -94,6 +95,49 @@ def snapshot_collections(signal: Signal, captured: Sequence[str]) -> list[str]:
         raise SignalError(f"signal {signal.id}: data-collections {names!r} match no captured table "
                           f"(captured: {', '.join(captured) or 'none'}); name tables table.include.list selects")
     return selected
+
+
+def snapshot_type(signal: Signal) -> str:
+    """``incremental`` (the default) or ``blocking``: the snapshot an execute-snapshot signal asks for."""
+    kind = _data(signal).get("type", "incremental")
+    if not isinstance(kind, str) or kind.lower() not in ("incremental", "blocking"):
+        raise SignalError(f"signal {signal.id}: type {kind!r} is not supported; give \"type\": \"incremental\" "
+                          f"or \"type\": \"blocking\"")
+    return kind.lower()
+
+
+def additional_conditions(signal: Signal, names: Sequence[str]) -> dict[str, str]:
+    """The filter of each selected table that an ``additional-conditions`` entry matches (the first one).
+
+    As Debezium's ``ExecuteSnapshot``: each entry's ``data-collection`` is a regular expression
+    matched case-insensitively against the whole ``<schema>.<table>`` name; a table no entry
+    matches is read whole (no key in the result). ``surrogate-key`` is refused: chunks follow the
+    primary key only.
+    """
+    data = _data(signal)
+    if data.get("surrogate-key"):
+        raise SignalError(f"signal {signal.id}: surrogate-key {data['surrogate-key']!r} is not supported; Kopycat "
+                          f"reads chunks in primary-key order: remove surrogate-key from the signal's data")
+    entries = data.get("additional-conditions") or []
+    example = '[{"data-collection": "public.items", "filter": "region = \'eu\'"}]'
+    if not isinstance(entries, list):
+        raise SignalError(f"signal {signal.id}: additional-conditions is {entries!r}; give a list such as {example}")
+    found: dict[str, str] = {}
+    for entry in entries:
+        collection = entry.get("data-collection") if isinstance(entry, dict) else None
+        where = entry.get("filter") if isinstance(entry, dict) else None
+        if not isinstance(collection, str) or not isinstance(where, str) or not where.strip():
+            raise SignalError(f"signal {signal.id}: additional-conditions entry {entry!r} needs a data-collection "
+                              f"and a non-empty filter, e.g. {example}")
+        try:
+            pattern = re.compile(collection, re.IGNORECASE)
+        except re.error as exc:
+            raise SignalError(f"signal {signal.id}: additional-conditions data-collection {collection!r} is not a "
+                              f"regular expression ({exc})") from None
+        for name in names:
+            if name not in found and pattern.fullmatch(name):
+                found[name] = where
+    return found
 
 
 def _data(signal: Signal) -> dict[str, Any]:

@@ -7,12 +7,17 @@ tells the change stream to skip it, so each change arrives once. Debezium gets t
 from the replication protocol's exported snapshot. Source blocks mark records as Debezium does
 (``first``, ``first_in_data_collection``, ``true``, ``last_in_data_collection``, ``last``) and
 offsets carry ``snapshot``, ``last_snapshot_record`` and ``snapshot_completed``.
+
+A blocking snapshot (an ``execute-snapshot`` signal of ``"type": "blocking"``) reads its tables the
+same way at the commit of the signal's transaction, while the stream waits: its records' offsets
+are that commit's streaming offset with ``snapshot: "BLOCKING"``, so a restart streams on after the
+signal (a blocking snapshot cut short is not resumed: signal it again).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +26,10 @@ from kopycat.connectors.postgres_cdc.events import SourcePosition, TableEvents
 from kopycat.connectors.postgres_cdc.pgoutput import parse_lsn
 from kopycat.connectors.postgres_cdc.replication import PostgresSource
 
-__all__ = ["SnapshotHorizon", "snapshot_records"]
+__all__ = ["BLOCKING", "SnapshotHorizon", "snapshot_records"]
+
+BLOCKING = "BLOCKING"
+"""The ``snapshot`` of a blocking snapshot's offsets (Debezium's ``SnapshotType``): a streaming position."""
 
 
 @dataclass(frozen=True)
@@ -40,8 +48,12 @@ class SnapshotHorizon:
 
 
 def snapshot_records(source: PostgresSource, tables: list[TableEvents], partition: dict[str, Any],
-                     slot_lsn: int, horizon_out: list[SnapshotHorizon]) -> Iterator[SourceRecord]:
-    """Read every table in one snapshot; appends the snapshot's horizon to ``horizon_out`` first."""
+                     slot_lsn: int, horizon_out: list[SnapshotHorizon],
+                     streamed: Mapping[str, Any] | None = None) -> Iterator[SourceRecord]:
+    """Read every table in one snapshot; appends the snapshot's horizon to ``horizon_out`` first.
+
+    ``streamed``: the streaming offset a blocking snapshot's records carry (None: an initial snapshot).
+    """
     conn = source.conn
     with conn.transaction():
         conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
@@ -63,19 +75,22 @@ def snapshot_records(source: PostgresSource, tables: list[TableEvents], partitio
                 while rows := cursor.fetchmany(2000):
                     for texts in rows:
                         if pending is not None:
-                            yield _record(*pending, partition, slot_lsn, tx_id, ts_us, last=False)
+                            yield _record(*pending, partition, slot_lsn, tx_id, ts_us, streamed, last=False)
                         mark = "first" if first else "first_in_data_collection" if table_first else "true"
                         pending, first, table_first = (table, table.row(texts) or [], mark), False, False
             if pending is not None and pending[0] is table and pending[2] == "true":
                 pending = (table, pending[1], "last_in_data_collection")
         if pending is not None:
-            yield _record(pending[0], pending[1], "last", partition, slot_lsn, tx_id, ts_us, last=True)
+            yield _record(pending[0], pending[1], "last", partition, slot_lsn, tx_id, ts_us, streamed, last=True)
 
 
-def _record(table: TableEvents, values: list[Any], mark: str, partition: dict[str, Any],
-            slot_lsn: int, tx_id: int, ts_us: int, *, last: bool) -> SourceRecord:
+def _record(table: TableEvents, values: list[Any], mark: str, partition: dict[str, Any], slot_lsn: int,
+            tx_id: int, ts_us: int, streamed: Mapping[str, Any] | None, *, last: bool) -> SourceRecord:
     where = SourcePosition(ts_us, tx_id, slot_lsn, None, mark)
-    offset = {"last_snapshot_record": last, "lsn": slot_lsn, "txId": tx_id, "ts_usec": ts_us,
-              "snapshot": "INITIAL", "snapshot_completed": last}
+    if streamed is not None:
+        offset = {**streamed, "last_snapshot_record": last, "snapshot": BLOCKING, "snapshot_completed": last}
+    else:
+        offset = {"last_snapshot_record": last, "lsn": slot_lsn, "txId": tx_id, "ts_usec": ts_us,
+                  "snapshot": "INITIAL", "snapshot_completed": last}
     return SourceRecord.of(partition, offset, table.topic, None, table.key_schema, table.key(values),
                            table.envelope_schema, table.envelope("r", None, values, where))

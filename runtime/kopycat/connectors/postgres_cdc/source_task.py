@@ -32,7 +32,7 @@ from kopycat.connectors.postgres_cdc.heartbeat import Heartbeat
 from kopycat.connectors.postgres_cdc.incremental_snapshot import INCREMENTAL, IncrementalSnapshot
 from kopycat.connectors.postgres_cdc.pgoutput import Relation, parse_lsn
 from kopycat.connectors.postgres_cdc.replication import PostgresSource
-from kopycat.connectors.postgres_cdc.snapshot import SnapshotHorizon, snapshot_records
+from kopycat.connectors.postgres_cdc.snapshot import BLOCKING, SnapshotHorizon, snapshot_records
 from kopycat.connectors.postgres_cdc.transactions import TransactionMetadata
 
 __all__ = ["PostgresCdcTask"]
@@ -71,8 +71,8 @@ class PostgresCdcTask(SourceTask):
         log.info("Task for %s: slot %s at %s, stored offset %s", settings.prefix, settings.slot, slot_lsn, stored)
         self.end_lsn = parse_lsn(settings.end_lsn) if settings.end_lsn else source.current_lsn()
         self.horizons: list[SnapshotHorizon] = []
-        # an r event's offset of an incremental snapshot (Kopycat's or Debezium's) is a streaming position
-        streamed = stored if stored and stored.get("snapshot") in (None, False, INCREMENTAL) else None
+        # an r event's offset of an incremental or blocking snapshot (Kopycat's or Debezium's) is a streaming position
+        streamed = stored if stored and stored.get("snapshot") in (None, False, INCREMENTAL, BLOCKING) else None
         self.heartbeat = heartbeat = Heartbeat(settings, self.partition)
         transactions = TransactionMetadata(settings.prefix, settings.transaction_topic, self.partition, streamed) \
             if settings.transaction_metadata else None
