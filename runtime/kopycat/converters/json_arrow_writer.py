@@ -15,9 +15,12 @@ record. The rule is the decoder's (:mod:`kopycat.converters.json_arrow`): identi
   ``Decimal.fromLogical`` + Jackson's base64 would: the shortest two's-complement big-endian bytes.
 - Everything else (doubles, floats, bytes, NUMERIC decimals) goes value by value
   through the record path's own encoder, :func:`kopycat.converters._jsoncodec.encoder`.
-- Nulls become ``null`` or the field's default, as the record path writes them; a null in a
-  required field without default, a nested type or a null top-level value answers None, and the
-  runner converts record by record (which reports the bad value).
+- A nested STRUCT is its fields' texts joined between constant pieces, as the top level is; its
+  fields are read over its non-null values only (a null struct's children may hold anything).
+  ARRAY and MAP answer None.
+- Nulls (top-level values included) become ``null`` or the field's default, as the record path
+  writes them; a null in a required field without default answers None, and the runner converts
+  record by record (which reports the bad value).
 """
 
 from __future__ import annotations
@@ -31,7 +34,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kopycat.api.data import Date, Decimal, Schema, Time, Timestamp, Type
-from kopycat.arrow_buffers import MAX_OFFSET, bitmap, string_array, string_scalar, valid_mask
+from kopycat.arrow_buffers import (
+    MAX_OFFSET,
+    bitmap,
+    boolean_array,
+    string_array,
+    string_scalar,
+    valid_mask,
+)
 from kopycat.converters._jsoncodec import Options, encoder
 from kopycat.converters._jsonformat import fix_escapes, needs_fix
 from kopycat.converters.base64_integers import base64_of_int64
@@ -55,9 +65,7 @@ def _json(value: Any) -> str:
 
 def json_texts(schema: Schema, values: pa.Array, options: Options, head: str, tail: str) -> pa.Array | None:
     """``head + payload + tail`` for each value, as a BinaryArray; None where the record path must do it."""
-    if values.null_count:
-        return None
-    if schema.type is Type.STRUCT:
+    if schema.type is Type.STRUCT and not values.null_count:
         pieces = _struct_pieces(schema, values, options)
         if pieces is None:
             return None
@@ -70,11 +78,15 @@ def json_texts(schema: Schema, values: pa.Array, options: Options, head: str, ta
         pieces = [head, texts, tail]
         if isinstance(texts, _Unquoted):
             pieces = [head + '"', texts.texts, '"' + tail]
+    return _joined(pieces, len(values)).view(pa.binary())  # the same layout: no kernel, no copy
+
+
+def _joined(pieces: list[Any], count: int) -> pa.Array:
+    """The constant texts and text columns of ``pieces`` joined value by value."""
     if len(pieces) == 1:  # a struct without fields: the same text for every value
-        return string_array(pieces * len(values)).view(pa.binary())
-    joined = pc.binary_join_element_wise(*[string_scalar(p) if isinstance(p, str) else p for p in pieces],
-                                         string_scalar(""))
-    return joined.view(pa.binary())  # the same layout: no kernel, no copy
+        return string_array(pieces * count)
+    return pc.binary_join_element_wise(*[string_scalar(p) if isinstance(p, str) else p for p in pieces],
+                                       string_scalar(""))
 
 
 def _struct_pieces(schema: Schema, values: pa.StructArray, options: Options) -> list[Any] | None:
@@ -103,7 +115,7 @@ class _Unquoted:
 def _field_texts(schema: Schema, column: pa.Array, options: Options) -> pa.Array | _Unquoted | None:
     """The JSON text of each value of one column, nulls included (None: not identical here)."""
     if schema.type in _NESTED:
-        return None
+        return _nested_texts(schema, column, options)
     if schema.type is Type.STRING and schema.name is None and not column.null_count:
         unquoted = _string_texts(column, quoted=False)
         return None if unquoted is None else _Unquoted(unquoted)
@@ -114,6 +126,34 @@ def _field_texts(schema: Schema, column: pa.Array, options: Options) -> pa.Array
         return texts
     null_text = _null_text(schema, options)
     return None if null_text is None else pc.fill_null(texts, string_scalar(null_text))
+
+
+def _nested_texts(schema: Schema, column: pa.Array, options: Options) -> pa.Array | None:
+    """A STRUCT's, ARRAY's or MAP's texts, built from its children's texts, with a null's text
+    (its default or ``null``) where the column is null."""
+    null_text = _null_text(schema, options) if column.null_count else None
+    if column.null_count and null_text is None:
+        return None
+    if schema.type is not Type.STRUCT:
+        return None
+    texts = _struct_texts(schema, column, options)
+    if texts is None or null_text is None:
+        return texts
+    return pc.fill_null(texts, string_scalar(null_text))
+
+
+def _struct_texts(schema: Schema, column: pa.StructArray, options: Options) -> pa.Array | None:
+    """Each struct's ``{...}``, null where the column is null. The fields are read over the
+    non-null structs only: a null struct's fields may hold anything (a null in a required field)."""
+    if not column.null_count:
+        pieces = _struct_pieces(schema, column, options)
+        return None if pieces is None else _joined(pieces, len(column))
+    valid = boolean_array(valid_mask(column))
+    pieces = _struct_pieces(schema, column.filter(valid), options)
+    if pieces is None:
+        return None
+    texts = _joined(pieces, len(column) - column.null_count)
+    return pc.replace_with_mask(pa.nulls(len(column), pa.string()), valid, texts)
 
 
 def _fast_texts(schema: Schema, column: pa.Array, options: Options) -> pa.Array | None:

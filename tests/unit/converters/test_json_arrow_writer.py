@@ -86,16 +86,24 @@ def test_a_null_default_and_a_wide_decimal_take_their_record_path_texts() -> Non
     assert b'"n":7' in records[0] or b'"n":null' in records[0]
 
 
-def test_a_null_in_a_required_field_a_nested_type_and_a_null_value_take_the_record_path() -> None:
+def test_a_null_in_a_required_field_takes_the_record_path() -> None:
     required = SchemaBuilder.struct().field("id", Schema.INT64_SCHEMA).build()
     nulls = pa.StructArray.from_arrays([pa.array([1, None], pa.int64())], fields=[pa.field("id", pa.int64())])
     assert converter().from_arrow_array("t", required, nulls) is None
+
+
+def test_a_nested_struct_and_a_null_value_encode_as_the_record_path_writes_them() -> None:
+    """Nested fields (:mod:`tests.unit.converters.test_json_nested_columns` generates them) and a
+    null top-level value of an optional schema, written ``null`` as the record path writes it."""
+    required = SchemaBuilder.struct().field("id", Schema.INT64_SCHEMA).build()
     nested = SchemaBuilder.struct().field("inner", required).build()
-    assert converter().from_arrow_array("t", nested, pa.nulls(0, to_arrow_type(nested))) is None
+    assert converter().from_arrow_array("t", nested, pa.nulls(0, to_arrow_type(nested))).to_pylist() == []
     nullable = SchemaBuilder.struct().optional().field("id", Schema.INT64_SCHEMA).build()
     values = pa.StructArray.from_arrays([pa.array([1, 2], pa.int64())], fields=[pa.field("id", pa.int64())],
                                         mask=pa.array([False, True]))
-    assert converter().from_arrow_array("t", nullable, values) is None
+    records = converter().from_connect_data_batch("t", nullable, from_arrow_array(nullable, values))
+    assert converter().from_arrow_array("t", nullable, values).to_pylist() == records
+    assert records[1].endswith(b'"payload":null}')
 
 
 def test_a_top_level_string_column_is_an_envelope_per_text() -> None:
