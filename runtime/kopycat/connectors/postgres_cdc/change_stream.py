@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import partial
 from itertools import groupby
-from operator import itemgetter
 from typing import Any, Final
 
 from kopycat.api.data import Struct
@@ -168,17 +167,18 @@ class ChangeStream:
 
     def _held_records(self, begin: Begin, held: list[_Held], commit_offset: dict[str, Any]
                       ) -> Iterator[SourceRecord | SourceRecordBatch]:
-        """A committed transaction's changes, per run of one table: a long run as one batch of
-        columns where it can be, the others change by change. The transaction's last change carries
-        the commit's offset, as Debezium stores after a commit."""
+        """A committed transaction's changes, per run of one table's new rows (inserts and updates
+        without an old row) or other changes: a long run of new rows as one batch of columns where
+        it can be, the others change by change. The transaction's last change carries the commit's
+        offset, as Debezium stores after a commit."""
         last_commit, final = self.last_commit, dict(commit_offset)  # as they are now, for a later record_factory
         done = 0
-        for table, group in groupby(held, itemgetter(1)):
+        for (table, new_rows), group in groupby(held, _run_key):
             run = list(group)
             done += len(run)
             run_final = final if done == len(held) else None
             batch = self._batch(begin, table, run, last_commit, run_final) \
-                if self.columnar and len(run) >= COLUMNAR_MIN else None
+                if self.columnar and new_rows and len(run) >= COLUMNAR_MIN else None
             if batch is None:
                 yield from self._run_records(begin, run, last_commit, run_final)
             else:
@@ -254,6 +254,15 @@ class ChangeStream:
 
 _Held = tuple[int, TableEvents, bytes]
 """A change of the transaction in flight, as read: (lsn, its table, the pgoutput message); built at the commit."""
+
+
+def _run_key(change: _Held) -> tuple[TableEvents, bool]:
+    """A held change's table, and whether it is a new row alone: an insert's or an update's tuple
+    right after the relation (``N`` at byte 5, where a delete or an update with its old row has K or O)."""
+    return change[1], change[2][5] == _NEW_TUPLE
+
+
+_NEW_TUPLE: Final = ord("N")
 
 
 def _change_offset(op: str, lsn: int, begin: Begin, last_commit: int | None,
