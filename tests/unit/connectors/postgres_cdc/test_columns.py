@@ -11,6 +11,7 @@ import hashlib
 import struct
 import time
 from collections.abc import Sequence
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from kopycat.api.records import SourceRecord
 from kopycat.connectors.postgres_cdc.change_stream import COLUMNAR_MIN, ChangeStream
 from kopycat.connectors.postgres_cdc.events import ColumnInfo, TableEvents
 from kopycat.connectors.postgres_cdc.pgoutput import Relation
+from kopycat.connectors.postgres_cdc.source_task import PostgresCdcTask
 from kopycat.converters.json import JsonConverter
 
 PARTITION = {"server": "shop"}
@@ -254,3 +256,16 @@ def test_tables_without_a_key_or_with_a_type_arrow_does_not_parse_exactly_stay_r
         columnar, records = both(wal(1, 100, columns=columns, edit=edit), lookup_for(key))
         assert all(isinstance(item, SourceRecord) for item in columnar)
         assert sent(columnar) == sent(records)
+
+
+def test_poll_counts_a_batchs_rows_against_max_batch_size_and_stops_when_caught_up() -> None:
+    """``max.batch.size`` bounds the changes of one poll, a batch of columns counting its rows."""
+    items = list(ChangeStream(PARTITION, None, lookup_for(), tombstones=True, columnar=True).records(wal(3, 100)))
+    record = SourceRecord.of(PARTITION, {"lsn": 1}, "t", None, None, None, None, None)
+    task = PostgresCdcTask()
+    task.settings = SimpleNamespace(max_batch=150)  # type: ignore[assignment]
+    task.bounded = False
+    task.items = iter([items[0], items[1], record, None, items[2], None])
+    polls = [task.poll(), task.poll(), task.poll(), task.poll()]
+    assert polls == [[items[0], items[1]], [record], [items[2]], None]
+    assert task.confirmable == items[2].source_offset["lsn_commit"]
