@@ -308,3 +308,49 @@ def _present_topic(bootstrap: str, topic: str) -> list[tuple[Any, Any]]:
         return consume_json(bootstrap, topic)
     except (KeyError, AssertionError):
         return []
+
+
+def test_bulk_transactions_streamed_as_columns_equal_debeziums_field_by_field(
+        debezium_connect: LocalKafkaConnect, bootstrap_servers: str, postgres_url: str) -> None:
+    """A 300-row INSERT and a 200-row UPDATE (one transaction each) take Kopycat's columnar path
+    (a run of at least 64 new rows of one table): the bytes must still be Debezium's, NULLs,
+    escapes and every type the path parses included, and so must the offset after the last one."""
+    run = uuid.uuid4().hex[:8]
+    execute(postgres_url, "CREATE TABLE items (id BIGINT PRIMARY KEY, n INT NOT NULL, small SMALLINT, label TEXT, "
+                          "code VARCHAR(30), fixed CHAR(3), amount NUMERIC(10, 2), seen TIMESTAMP, day DATE, "
+                          "flag BOOLEAN, uid UUID, doc JSONB, d_text TEXT DEFAULT 'hi')")
+    dbz_prefix, kc_prefix = f"dbz{run}", f"kc{run}"
+    streaming = {"snapshot.mode": "no_data", "key.converter.schemas.enable": "true",
+                 "value.converter.schemas.enable": "true"}
+    start_debezium(debezium_connect, {**connector_props(postgres_url, f"dbz-{run}", dbz_prefix, f"dbz_{run}"),
+                                      **streaming})
+    kc = {**connector_props(postgres_url, f"kc-{run}", kc_prefix, f"kc_{run}"), **streaming}
+    copy_once(bootstrap_servers, kc, f"offsets-{run}")  # the slot, before the changes
+
+    execute(postgres_url,
+            "INSERT INTO items (id, n, small, label, code, fixed, amount, seen, day, flag, uid, doc) "
+            "SELECT n * 10000000000, -n, CASE WHEN n % 5 = 0 THEN NULL ELSE n END, "
+            "CASE n % 4 WHEN 0 THEN NULL WHEN 1 THEN 'plain ' || n WHEN 2 THEN 'say \"' || n || E'\" \\\\ tab\\t' "
+            "ELSE 'é 漢 😀 ' || n END, 'c' || n, lpad((n % 1000)::text, 3), n / 7.0 - 20, "
+            "TIMESTAMP '1969-12-31 23:59:58' + n * INTERVAL '1.000123 second', DATE '1960-02-29' + n * 97, "
+            "n % 2 = 0, md5(n::text)::uuid, jsonb_build_object('n', n, 's', 'q\"' || n) "
+            "FROM generate_series(1, 300) n",
+            "UPDATE items SET label = 'up ' || n, amount = NULL, flag = NOT flag WHERE n >= -200")
+    copy_once(bootstrap_servers, kc, f"offsets-{run}")
+
+    topic = "public.items"
+    theirs = wait_for_records(bootstrap_servers, f"{dbz_prefix}.{topic}", 500)
+    ours = consume_json(bootstrap_servers, f"{kc_prefix}.{topic}")
+    assert len(ours) == len(theirs), (ops(ours)[:5], len(ours))
+    differences = compared(ours, theirs, kc_prefix, dbz_prefix)
+    assert not differences, "\n".join(differences[:20])
+
+    our_offset = last_offset(bootstrap_servers, f"offsets-{run}", f"kc-{run}", kc_prefix)
+    assert our_offset["messageType"] == "COMMIT" and our_offset["lsn"] == our_offset["lsn_commit"]
+    deadline = time.monotonic() + 180  # Debezium flushes its offsets on its own clock
+    while True:
+        java_offset = last_offset(bootstrap_servers, debezium_connect.offsets_topic, f"dbz-{run}", dbz_prefix)
+        if set(our_offset) == set(java_offset) - {"transaction_id"} or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    assert set(our_offset) == set(java_offset) - {"transaction_id"}, (our_offset, java_offset)

@@ -7,7 +7,9 @@ record. The rule is the decoder's (:mod:`kopycat.converters.json_arrow`): identi
 
 - Arrow kernels write a text where Arrow's text is Jackson's: integers, booleans, Date, Time and
   Timestamp (their integers), and strings with nothing to escape (no quote, backslash, control
-  character or character outside the BMP).
+  character or character outside the BMP). A schema name that is not a Connect logical type
+  (Debezium's ``io.debezium.time.MicroTimestamp``, ``io.debezium.data.Enum``) is written by its
+  type, as Kafka's JsonConverter does.
 - A string column with something to escape is written by one ``orjson.dumps`` of its list, fixed
   to Jackson's escapes as the record path fixes each value (:mod:`kopycat.converters._jsonformat`),
   and split back into texts by numpy: no Python call per value.
@@ -34,7 +36,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kopycat.api.data import Date, Decimal, Schema, Time, Timestamp, Type
+from kopycat.api.data import LOGICAL_TYPES, Date, Decimal, Schema, Time, Timestamp, Type
 from kopycat.arrow_buffers import (
     MAX_OFFSET,
     bitmap,
@@ -117,7 +119,7 @@ def _field_texts(schema: Schema, column: pa.Array, options: Options) -> pa.Array
     """The JSON text of each value of one column, nulls included (None: not identical here)."""
     if schema.type in _NESTED:
         return _nested_texts(schema, column, options)
-    if schema.type is Type.STRING and schema.name is None and not column.null_count:
+    if schema.type is Type.STRING and schema.name not in LOGICAL_TYPES and not column.null_count:
         unquoted = _string_texts(column, quoted=False)
         return None if unquoted is None else _Unquoted(unquoted)
     texts = _fast_texts(schema, column, options)
@@ -236,7 +238,7 @@ def _fast_texts(schema: Schema, column: pa.Array, options: Options) -> pa.Array 
         return pc.cast(column.view(_AS_INTEGER[name]), pa.string())  # the integers as they are stored
     if name == Decimal.LOGICAL_NAME:
         return None if options.decimal_numeric else _decimal_texts(column)
-    if name is not None:
+    if name in LOGICAL_TYPES:
         return None
     if schema.type in _INTEGERS or schema.type is Type.BOOLEAN:
         return pc.cast(column, pa.string())

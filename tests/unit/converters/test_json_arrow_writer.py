@@ -137,3 +137,21 @@ def test_encoding_columns_does_not_import_pandas(tmp_path: Any) -> None:
               "print('pandas' in sys.modules)\n")
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_names_that_are_not_connect_logical_types_are_written_by_their_type_as_columns() -> None:
+    """Debezium's semantic types (a name on an INT64, INT32 or STRING) take the kernels' path, with
+    nulls written as null or the field's default."""
+    micros = SchemaBuilder.int64().name("io.debezium.time.MicroTimestamp").version(1).optional().build()
+    days = SchemaBuilder.int32().name("io.debezium.time.Date").version(1).build()
+    enum = (SchemaBuilder.string().name("io.debezium.data.Enum").version(1).parameter("allowed", "true,false")
+            .default_value("false").optional().build())
+    uuid = SchemaBuilder.string().name("io.debezium.data.Uuid").version(1).build()
+    schema = SchemaBuilder.struct().field("at", micros).field("day", days).field("snapshot", enum) \
+        .field("id", uuid).build()
+    structs = [Struct.of_values(schema, [None if i % 5 == 0 else (i - 50) * 1_000_003, i - 40,
+                                         None if i % 3 else ["true", "false"][i % 2], f"{i:08d}-\"x\""])
+               for i in range(100)]
+    for configs in ({}, {"replace.null.with.default": "false"}):
+        records, columns = both_ways(schema, structs, **configs)
+        assert columns is not None and columns.to_pylist() == records

@@ -9,22 +9,46 @@ transaction boundary leaves an offset the slot can be confirmed to exactly, and 
 ``WalPositionLocator`` resuming from it replays the next transaction from its BEGIN. Kopycat
 resuming skips every transaction that committed at or before the stored ``lsn_commit`` and, inside
 the transaction in flight, the changes at or before the stored ``lsn``, as that locator does.
+
+Changes are held as the pgoutput bytes read until their commit. A run of at least
+:data:`COLUMNAR_MIN` inserts and updates of one table is then built as columns (:mod:`.columns`)
+and returned as one :class:`~kopycat.api.record_batch.SourceRecordBatch` whose offset is its last
+change's (the runner commits a batch as a whole; its ``record_factory`` makes the same records
+with their own offsets for the record path); anything else is built change by change.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import partial
+from itertools import groupby
 from typing import Any, Final
 
 from kopycat.api.data import Struct
+from kopycat.api.record_batch import SourceRecordBatch
 from kopycat.api.records import SourceRecord
+from kopycat.connectors.postgres_cdc.columns import TableColumns
 from kopycat.connectors.postgres_cdc.events import ColumnInfo, SourcePosition, TableEvents
 from kopycat.connectors.postgres_cdc.heartbeat import Heartbeat
 from kopycat.connectors.postgres_cdc.incremental_snapshot import IncrementalSnapshot
-from kopycat.connectors.postgres_cdc.pgoutput import Begin, Commit, Delete, Insert, Relation, Update, decode
+from kopycat.connectors.postgres_cdc.pgoutput import (
+    CHANGE_KINDS,
+    Begin,
+    Commit,
+    Delete,
+    Insert,
+    Relation,
+    Update,
+    decode,
+    relation_oid,
+)
 from kopycat.connectors.postgres_cdc.transactions import TransactionMetadata
 
-__all__ = ["ChangeStream", "table_events_for"]
+__all__ = ["COLUMNAR_MIN", "ChangeStream", "table_events_for"]
+
+COLUMNAR_MIN: Final = 64
+"""The fewest changes of one table in a row that are built as columns: Arrow's fixed cost per batch
+(tens of kernel calls) pays off only over many rows."""
 
 TableLookup = Callable[[Relation], TableEvents | None]
 
@@ -36,13 +60,16 @@ class ChangeStream:
     the commit's; ``heartbeat`` is consulted at each commit and by :meth:`idle`; ``snapshot`` (with
     ``signal.data.collection``) gets the signal table's inserts, the keys of changes inside its
     window, every offset to add its state to, and each commit to emit a closed chunk after.
+    ``columnar`` (the run sends batches as columns) builds long runs of a table's changes as columns.
     """
 
     def __init__(self, partition: dict[str, Any], stored: Mapping[str, Any] | None, lookup: TableLookup,
                  tombstones: bool, skip_xid: Callable[[int, int], bool] | None = None, *,
                  transactions: TransactionMetadata | None = None, heartbeat: Heartbeat | None = None,
-                 snapshot: IncrementalSnapshot | None = None) -> None:
+                 snapshot: IncrementalSnapshot | None = None, columnar: bool = False) -> None:
         self.partition, self.lookup, self.tombstones = partition, lookup, tombstones
+        self.columnar = columnar
+        self.columns: dict[TableEvents, TableColumns | None] = {}  # each table's, made on its first long run
         self.snapshot, self.signal_oid = snapshot, -1
         self.transactions, self.heartbeat = transactions, heartbeat
         stored = stored or {}
@@ -55,32 +82,32 @@ class ChangeStream:
         self.skip_xid = skip_xid  # a transaction the initial snapshot already saw
         self.tables: dict[int, TableEvents | None] = {}
 
-    def records(self, messages: Iterable[tuple[int, int, bytes]]) -> Iterator[SourceRecord]:
-        """The change records of ``messages`` (lsn, xid, pgoutput bytes), in commit order."""
+    def records(self, messages: Iterable[tuple[int, int, bytes]]) -> Iterator[SourceRecord | SourceRecordBatch]:
+        """The change records (and batches) of ``messages`` (lsn, xid, pgoutput bytes), in commit order."""
         begin: Begin | None = None
         skip = False
         held: list[_Held] = []
         tables = self.tables
         for lsn, _xid, data in messages:
-            message = decode(data)
-            if message.__class__ in _CHANGES:  # most messages: tested first
-                if begin is None or skip:
+            if data[0] in CHANGE_KINDS:  # most messages: tested first, decoded only when needed now
+                if begin is None or skip or (begin.xid == self.resume_tx and lsn <= self.resume_lsn):
                     continue
-                table = tables.get(message.relation_oid)  # type: ignore[union-attr]
-                if begin.xid == self.resume_tx and lsn <= self.resume_lsn:
-                    continue
+                table = tables.get(relation_oid(data))
                 if self.snapshot is not None:
-                    self._watch_snapshot(table, message)  # type: ignore[arg-type]
+                    self._watch_snapshot(table, decode(data))  # type: ignore[arg-type]
                 if table is None:
                     continue
                 if self.transactions is None:
-                    held.append((lsn, table, message))  # type: ignore[arg-type]
+                    held.append((lsn, table, data))
                 else:
                     block = self.transactions.event(table.collection, lsn)
                     offset = self.transactions.store(self._offset(lsn, None, begin))
-                    yield from self._records(table, message, lsn, begin, block, offset)  # type: ignore[arg-type]
-            elif isinstance(message, Relation):
+                    yield from self._records(table, decode(data), lsn, begin, block, offset)  # type: ignore[arg-type]
+                continue
+            message = decode(data)
+            if isinstance(message, Relation):
                 self.tables[message.oid] = self.lookup(message)
+                self.columns.clear()
                 if self.snapshot is not None:
                     self.signal_oid = self.snapshot.relation(message)
             elif isinstance(message, Begin):
@@ -99,7 +126,7 @@ class ChangeStream:
                         yield from self.snapshot.committed(self.last_offset or {}, begin.xid)
                 begin, held = None, []
 
-    def _commit(self, begin: Begin, commit: Commit, held: list[_Held]) -> Iterator[SourceRecord]:
+    def _commit(self, begin: Begin, commit: Commit, held: list[_Held]) -> Iterator[SourceRecord | SourceRecordBatch]:
         """Held changes (the last one with the commit's offset), a due heartbeat, then the END record."""
         commit_offset = self._offset(commit.end_lsn, commit.end_lsn, begin, "COMMIT")
         yield from self._held_records(begin, held, commit_offset)
@@ -138,23 +165,57 @@ class ChangeStream:
             offset["messageType"] = kind
         return offset if self.snapshot is None else self.snapshot.store(offset)
 
-    def _held_records(self, begin: Begin, held: list[_Held], commit_offset: dict[str, Any]) -> Iterator[SourceRecord]:
-        """A committed transaction's changes, built in one loop: what is the same for the whole
-        transaction (its xid, commit time, the previous commit, the offset's shape) is read once,
-        the events are made only now that the transaction committed, and each change gets its
-        final offset dict at once (the last one the commit's, as Debezium stores after a commit)."""
-        xid, ts_us, last_commit = begin.xid, begin.commit_ts_us, self.last_commit
-        partition, tombstones, record_of, event = self.partition, self.tombstones, SourceRecord.of, _event
-        last = len(held) - 1
-        for index, (lsn, table, message) in enumerate(held):
-            op, key, value = event(table, message, SourcePosition(ts_us, xid, lsn, last_commit), None)
-            if index == last:
-                offset = {"messageType": _MESSAGE_TYPES[op], **commit_offset}  # keeps COMMIT, first in order
+    def _held_records(self, begin: Begin, held: list[_Held], commit_offset: dict[str, Any]
+                      ) -> Iterator[SourceRecord | SourceRecordBatch]:
+        """A committed transaction's changes, per run of one table's new rows (inserts and updates
+        without an old row) or other changes: a long run of new rows as one batch of columns where
+        it can be, the others change by change. The transaction's last change carries the commit's
+        offset, as Debezium stores after a commit."""
+        last_commit, final = self.last_commit, dict(commit_offset)  # as they are now, for a later record_factory
+        done = 0
+        for (table, new_rows), group in groupby(held, _run_key):
+            run = list(group)
+            done += len(run)
+            run_final = final if done == len(held) else None
+            batch = self._batch(begin, table, run, last_commit, run_final) \
+                if self.columnar and new_rows and len(run) >= COLUMNAR_MIN else None
+            if batch is None:
+                yield from self._run_records(begin, run, last_commit, run_final)
             else:
-                offset = {"messageType": _MESSAGE_TYPES[op], "lsn_proc": lsn, "lsn": lsn, "txId": xid,
-                          "ts_usec": ts_us}
-                if last_commit is not None:
-                    offset["lsn_commit"] = last_commit
+                yield batch
+
+    def _batch(self, begin: Begin, table: TableEvents, run: list[_Held], last_commit: int | None,
+               final: dict[str, Any] | None) -> SourceRecordBatch | None:
+        """A run's events as columns, at its last change's offset; None where they must be records."""
+        if table not in self.columns:
+            self.columns[table] = TableColumns.of(table)
+        columns = self.columns[table]
+        if columns is None:
+            return None
+        envelopes = columns.envelopes([data for _, _, data in run], [lsn for lsn, _, _ in run], begin.commit_ts_us,
+                                      begin.xid, last_commit)
+        if envelopes is None:
+            return None
+        offset = _change_offset(envelopes.last_op, run[-1][0], begin, last_commit, final)
+        return SourceRecordBatch(self.partition, offset, table.topic, table.envelope_schema, envelopes.values,
+                                 table.key_schema, envelopes.keys,
+                                 record_factory=partial(self._run_record_list, begin, run, last_commit, final))
+
+    def _run_record_list(self, begin: Begin, run: list[_Held], last_commit: int | None,
+                         final: dict[str, Any] | None) -> list[SourceRecord]:
+        return list(self._run_records(begin, run, last_commit, final))
+
+    def _run_records(self, begin: Begin, run: list[_Held], last_commit: int | None,
+                     final: dict[str, Any] | None) -> Iterator[SourceRecord]:
+        """A run's changes built one by one in one loop: what is the same for the whole transaction
+        (its xid, commit time, the previous commit) is read once, and each change gets its final
+        offset dict at once (the run's last ``final``'s when given)."""
+        xid, ts_us = begin.xid, begin.commit_ts_us
+        partition, tombstones, record_of, event = self.partition, self.tombstones, SourceRecord.of, _event
+        last = len(run) - 1
+        for index, (lsn, table, data) in enumerate(run):
+            op, key, value = event(table, decode(data), SourcePosition(ts_us, xid, lsn, last_commit), None)  # type: ignore[arg-type]
+            offset = _change_offset(op, lsn, begin, last_commit, final if index == last else None)
             yield record_of(partition, offset, table.topic, None, table.key_schema, key, table.envelope_schema, value)
             if op == "d" and tombstones:
                 yield record_of(partition, offset, table.topic, None, table.key_schema, key, None, None)
@@ -191,8 +252,29 @@ class ChangeStream:
         return [record]
 
 
-_Held = tuple[int, TableEvents, Insert | Update | Delete]
-"""A change of the transaction in flight, as read: (lsn, its table, the message); built at the commit."""
+_Held = tuple[int, TableEvents, bytes]
+"""A change of the transaction in flight, as read: (lsn, its table, the pgoutput message); built at the commit."""
+
+
+def _run_key(change: _Held) -> tuple[TableEvents, bool]:
+    """A held change's table, and whether it is a new row alone: an insert's or an update's tuple
+    right after the relation (``N`` at byte 5, where a delete or an update with its old row has K or O)."""
+    return change[1], change[2][5] == _NEW_TUPLE
+
+
+_NEW_TUPLE: Final = ord("N")
+
+
+def _change_offset(op: str, lsn: int, begin: Begin, last_commit: int | None,
+                   final: dict[str, Any] | None) -> dict[str, Any]:
+    """A held change's offset: its own position, or ``final`` (the commit's, keeping COMMIT first in order)."""
+    if final is not None:
+        return {"messageType": _MESSAGE_TYPES[op], **final}
+    offset = {"messageType": _MESSAGE_TYPES[op], "lsn_proc": lsn, "lsn": lsn, "txId": begin.xid,
+              "ts_usec": begin.commit_ts_us}
+    if last_commit is not None:
+        offset["lsn_commit"] = last_commit
+    return offset
 
 
 def _event(table: TableEvents, message: Insert | Update | Delete, where: SourcePosition,
@@ -210,7 +292,6 @@ def _event(table: TableEvents, message: Insert | Update | Delete, where: SourceP
 
 
 _MESSAGE_TYPES: Final = {"c": "INSERT", "u": "UPDATE", "d": "DELETE"}
-_CHANGES: Final = frozenset({Insert, Update, Delete})
 
 
 def _present(record: SourceRecord | None) -> Iterator[SourceRecord]:

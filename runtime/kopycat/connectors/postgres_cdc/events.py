@@ -86,8 +86,8 @@ class TableEvents:
         self.topic = f"{prefix}.{schema}.{table}"
         self.collection = f"{schema}.{table}"  # Debezium's TableId as transaction metadata names it
         self.columns = tuple(columns)
-        types = [column_type(c.type_oid, c.modifier, decimal_mode=decimal_mode, time_mode=time_mode)
-                 for c in columns]
+        self.types = types = [column_type(c.type_oid, c.modifier, decimal_mode=decimal_mode, time_mode=time_mode)
+                              for c in columns]
         self.converters = [t.convert for t in types]
         value = SchemaBuilder.struct().name(f"{self.topic}.Value")
         for column, kind in zip(columns, types, strict=True):

@@ -14,8 +14,8 @@ import struct
 from dataclasses import dataclass, field
 from typing import Final, NamedTuple
 
-__all__ = ["UNCHANGED_TOAST", "Begin", "Column", "Commit", "Delete", "Insert", "Message", "Other", "Relation",
-           "Truncate", "Update", "decode", "format_lsn", "parse_lsn"]
+__all__ = ["CHANGE_KINDS", "UNCHANGED_TOAST", "Begin", "Column", "Commit", "Delete", "Insert", "Message", "Other",
+           "Relation", "Truncate", "Update", "decode", "format_lsn", "parse_lsn", "relation_oid"]
 
 UNCHANGED_TOAST: Final = object()
 """A column value pgoutput did not send: an unchanged TOASTed value of an update."""
@@ -161,6 +161,15 @@ def _tuple_data(data: bytes, pos: int) -> tuple[tuple[object, ...], int]:
             pos = start + length_at(data, pos + 1)[0]
             append(data[start:pos])
     return tuple(values), pos
+
+
+CHANGE_KINDS: Final = frozenset(b"IUD")
+"""The first byte of an Insert, Update or Delete message: a reader tests it before decoding anything."""
+
+
+def relation_oid(data: bytes) -> int:
+    """The relation of an Insert, Update or Delete message, read without decoding its tuples."""
+    return _OID.unpack_from(data, 1)[0]
 
 
 def decode(data: bytes) -> Message:

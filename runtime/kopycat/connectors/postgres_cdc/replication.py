@@ -159,7 +159,8 @@ class PostgresSource:
         PostgreSQL returns whole transactions: those whose commit ends at or before the end.
         """
         self.wait_flushed(end_lsn)
-        cursor = self.conn.cursor(name="kopycat_cdc_peek")
+        # binary results: the messages arrive as their bytes, not as hex text to decode (half the client CPU)
+        cursor = self.conn.cursor(name="kopycat_cdc_peek", binary=True)
         try:
             with self.conn.transaction():
                 # positions as 64-bit integers computed by the server: each row is the tuple to yield

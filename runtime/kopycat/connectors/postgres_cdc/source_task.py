@@ -17,13 +17,12 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterator, Mapping
-from itertools import islice, takewhile
 
 from kopycat import __version__
 from kopycat.api.bounded import RunComplete, is_bounded_run
 from kopycat.api.errors import ConfigError
-from kopycat.api.records import SourceRecord
-from kopycat.api.task import SourceTask
+from kopycat.api.record_batch import SourceRecordBatch
+from kopycat.api.task import SourceItem, SourceTask
 from kopycat.api.window import WINDOW_START_MS_CONFIG, TimeWindow
 from kopycat.connectors.postgres_cdc.change_stream import ChangeStream, table_events_for
 from kopycat.connectors.postgres_cdc.config import CdcSettings
@@ -80,11 +79,11 @@ class PostgresCdcTask(SourceTask):
             self.snapshot = IncrementalSnapshot(settings, self.partition, [f"{s}.{t}" for s, t in tables], streamed)
         self.stream = ChangeStream(self.partition, streamed, self._table_for, settings.tombstones,
                                    self._seen_by_snapshot, transactions=transactions, heartbeat=heartbeat,
-                                   snapshot=self.snapshot)
+                                   snapshot=self.snapshot, columnar=self.context.takes_columns)
         redo = stored is None or (streamed is None and not stored.get("snapshot_completed"))
-        self.items: Iterator[SourceRecord | None] = self._run(settings.snapshot_mode == "initial" and redo, tables)
+        self.items: Iterator[SourceItem | None] = self._run(settings.snapshot_mode == "initial" and redo, tables)
 
-    def _run(self, snapshot: bool, tables: list[tuple[str, str]]) -> Iterator[SourceRecord | None]:
+    def _run(self, snapshot: bool, tables: list[tuple[str, str]]) -> Iterator[SourceItem | None]:
         source = self.source
         assert source is not None
         if snapshot:
@@ -124,8 +123,17 @@ class PostgresCdcTask(SourceTask):
     def _seen_by_snapshot(self, xid: int, commit_lsn: int) -> bool:
         return any(h.saw(xid, commit_lsn) for h in self.horizons)
 
-    def poll(self) -> list[SourceRecord] | None:
-        batch = list(takewhile(lambda item: item is not None, islice(self.items, self.settings.max_batch)))
+    def poll(self) -> list[SourceItem] | None:
+        """Up to ``max.batch.size`` changes (a batch of columns counts its rows), ending early when caught up."""
+        batch: list[SourceItem] = []
+        size, limit = 0, self.settings.max_batch
+        for item in self.items:
+            if item is None:
+                break
+            batch.append(item)
+            size += len(item) if item.__class__ is SourceRecordBatch else 1
+            if size >= limit:
+                break
         if not batch:
             if self.bounded:
                 raise RunComplete

@@ -45,12 +45,14 @@ Converter = Callable[[str], Any]
 
 
 class ColumnType:
-    """A column's Connect schema builder (not yet optional) and its text -> value function."""
+    """A column's Connect schema builder (not yet optional), its text -> value function, and how
+    Arrow parses a whole column of those texts to the same values (``columns`` names a parser of
+    :mod:`.columns`; None where only ``convert`` gives them exactly)."""
 
-    __slots__ = ("builder", "convert")
+    __slots__ = ("builder", "columns", "convert")
 
-    def __init__(self, builder: Callable[[], SchemaBuilder], convert: Converter) -> None:
-        self.builder, self.convert = builder, convert
+    def __init__(self, builder: Callable[[], SchemaBuilder], convert: Converter, columns: str | None = None) -> None:
+        self.builder, self.convert, self.columns = builder, convert, columns
 
 
 def _timestamp_us(text: str) -> int:
@@ -101,12 +103,12 @@ def _numeric(modifier: int, mode: str) -> ColumnType:
     if mode == "double":
         return ColumnType(SchemaBuilder.float64, float)
     if mode == "string":
-        return ColumnType(SchemaBuilder.string, str)
+        return ColumnType(SchemaBuilder.string, str, "text")
     if modifier < 4:
         return ColumnType(_variable_scale_builder, _variable_decimal)
     precision, scale = (modifier - 4) >> 16, (modifier - 4) & 0xFFFF
     return ColumnType(lambda: Decimal.builder(scale).parameter(PRECISION_PARAMETER, str(precision)),
-                      decimal.Decimal)
+                      decimal.Decimal, "cast")
 
 
 def _temporal(type_oid: int, modifier: int, mode: str) -> ColumnType:
@@ -115,7 +117,7 @@ def _temporal(type_oid: int, modifier: int, mode: str) -> ColumnType:
         if mode == "connect":
             return ColumnType(Date.builder, dt.date.fromisoformat)
         return ColumnType(_named(SchemaBuilder.int32, "io.debezium.time.Date"),
-                          lambda t: dt.date.fromisoformat(t).toordinal() - _EPOCH_DAY)
+                          lambda t: dt.date.fromisoformat(t).toordinal() - _EPOCH_DAY, "date")
     if type_oid == TIME:
         if mode == "connect":
             return ColumnType(Time.builder, lambda t: dt.time.fromisoformat(t))
@@ -128,25 +130,29 @@ def _temporal(type_oid: int, modifier: int, mode: str) -> ColumnType:
     if precision <= 3:
         return ColumnType(_named(SchemaBuilder.int64, "io.debezium.time.Timestamp"),
                           lambda t: _timestamp_us(t) // 1000)
-    return ColumnType(_named(SchemaBuilder.int64, "io.debezium.time.MicroTimestamp"), _timestamp_us)
+    return ColumnType(_named(SchemaBuilder.int64, "io.debezium.time.MicroTimestamp"), _timestamp_us, "timestamp")
 
 
 _SIMPLE: Final[dict[int, ColumnType]] = {
-    BOOL: ColumnType(SchemaBuilder.bool, lambda t: t in ("t", "true")),  # pgoutput's t/f, ::text's true/false
+    # pgoutput's t/f, ::text's true/false
+    BOOL: ColumnType(SchemaBuilder.bool, lambda t: t in ("t", "true"), "boolean"),
     BYTEA: ColumnType(SchemaBuilder.bytes, _bytea),
-    INT2: ColumnType(SchemaBuilder.int16, int),
-    INT4: ColumnType(SchemaBuilder.int32, int),
-    INT8: ColumnType(SchemaBuilder.int64, int),
-    OID: ColumnType(SchemaBuilder.int64, int),
+    INT2: ColumnType(SchemaBuilder.int16, int, "cast"),
+    INT4: ColumnType(SchemaBuilder.int32, int, "cast"),
+    INT8: ColumnType(SchemaBuilder.int64, int, "cast"),
+    OID: ColumnType(SchemaBuilder.int64, int, "cast"),
     FLOAT4: ColumnType(SchemaBuilder.float32, float),
     FLOAT8: ColumnType(SchemaBuilder.float64, float),
-    TEXT: ColumnType(SchemaBuilder.string, str),
-    BPCHAR: ColumnType(SchemaBuilder.string, str),
-    VARCHAR: ColumnType(SchemaBuilder.string, str),
-    UUID: ColumnType(_named(SchemaBuilder.string, "io.debezium.data.Uuid"), str),
-    JSON: ColumnType(_named(SchemaBuilder.string, "io.debezium.data.Json"), str),
-    JSONB: ColumnType(_named(SchemaBuilder.string, "io.debezium.data.Json"), str),
+    TEXT: ColumnType(SchemaBuilder.string, str, "text"),
+    BPCHAR: ColumnType(SchemaBuilder.string, str, "text"),
+    VARCHAR: ColumnType(SchemaBuilder.string, str, "text"),
+    UUID: ColumnType(_named(SchemaBuilder.string, "io.debezium.data.Uuid"), str, "text"),
+    JSON: ColumnType(_named(SchemaBuilder.string, "io.debezium.data.Json"), str, "text"),
+    JSONB: ColumnType(_named(SchemaBuilder.string, "io.debezium.data.Json"), str, "text"),
 }
+
+
+_TEXT: Final = ColumnType(SchemaBuilder.string, str, "text")
 
 
 def column_type(type_oid: int, modifier: int, *, decimal_mode: str, time_mode: str) -> ColumnType:
@@ -158,4 +164,4 @@ def column_type(type_oid: int, modifier: int, *, decimal_mode: str, time_mode: s
     if type_oid == TIMESTAMPTZ:
         return ColumnType(_named(SchemaBuilder.string, "io.debezium.time.ZonedTimestamp"),
                           _zoned(6 if modifier < 0 else modifier))
-    return _SIMPLE.get(type_oid, ColumnType(SchemaBuilder.string, str))
+    return _SIMPLE.get(type_oid, _TEXT)

@@ -1,0 +1,211 @@
+"""A committed run of one table's inserts and updates as Arrow columns: CDC streaming's columnar path.
+
+Per change the stream only keeps the pgoutput bytes it read. Here the run's messages are joined
+once and numpy walks their TupleData a column at a time across all rows (the fields Debezium's
+``PgOutputMessageDecoder.resolveColumnsFromStreamTupleData`` reads row by row), each column's
+texts become one Arrow StringArray, and Arrow kernels type them as :mod:`.values` does one value at
+a time (its ``ColumnType.columns`` names the parser). The change events are then one StructArray
+of ``<topic>.Envelope`` (Debezium's ``Envelope``: before, after, source, transaction, op, ts_*),
+which the runner encodes a column at a time (JsonConverter's column path): no Python object per
+change from the WAL to the producer.
+
+Only what is sure to equal the record path goes here. A table with a column type :mod:`.values`
+has no parser for or without a primary key, a delete, an update carrying its old row, an
+unchanged TOASTed or binary value, a NULL in a required column or a text Arrow does not parse
+(NaN, infinity, a BC date) leaves the run to the record path: :meth:`TableColumns.envelopes` answers None.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from kopycat.api.arrow import to_arrow_type
+from kopycat.arrow_buffers import MAX_OFFSET, bitmap, boolean_array, string_scalar
+from kopycat.connectors.postgres_cdc.config import DEBEZIUM_VERSION
+from kopycat.connectors.postgres_cdc.events import TableEvents
+
+__all__ = ["Envelopes", "TableColumns"]
+
+_INSERT, _UPDATE, _NEW, _TEXT, _NULL = ord("I"), ord("U"), ord("N"), ord("t"), ord("n")
+_TUPLE_AT: Final = 6  # kind, relation oid, 'N': an insert's or an update's new tuple without an old one before it
+_PAD: Final = b"\0" * 4  # a NULL as a run's last value: its (unused) length is read past the end
+
+
+def _text(texts: pa.Array, arrow_type: pa.DataType) -> pa.Array:
+    return texts
+
+
+def _cast(texts: pa.Array, arrow_type: pa.DataType) -> pa.Array:
+    """Integers and decimals of a fixed scale: Arrow parses the digits PostgreSQL writes exactly."""
+    return pc.cast(texts, arrow_type)
+
+
+def _boolean(texts: pa.Array, arrow_type: pa.DataType) -> pa.Array:
+    """pgoutput's t/f (and ``::text``'s true/false)."""
+    return pc.or_(pc.equal(texts, string_scalar("t")), pc.equal(texts, string_scalar("true")))
+
+
+def _date(texts: pa.Array, arrow_type: pa.DataType) -> pa.Array:
+    """``io.debezium.time.Date``: days since the epoch, Arrow's date32 as it is stored."""
+    return pc.cast(texts, pa.date32()).view(pa.int32())
+
+
+def _timestamp(texts: pa.Array, arrow_type: pa.DataType) -> pa.Array:
+    """``io.debezium.time.MicroTimestamp``: a zone-less ISO text as UTC microseconds since the epoch."""
+    return pc.cast(texts, pa.timestamp("us")).view(pa.int64())
+
+
+_PARSERS: Final[dict[str, Callable[[pa.Array, pa.DataType], pa.Array]]] = {
+    "text": _text, "cast": _cast, "boolean": _boolean, "date": _date, "timestamp": _timestamp}
+
+
+class Envelopes:
+    """One run's change events as columns: what a :class:`~kopycat.api.record_batch.SourceRecordBatch` takes."""
+
+    __slots__ = ("keys", "last_op", "values")
+
+    def __init__(self, keys: pa.StructArray, values: pa.StructArray, last_op: str) -> None:
+        self.keys, self.values, self.last_op = keys, values, last_op
+
+
+class TableColumns:
+    """One table's columnar event builder; :meth:`of` answers None when its columns cannot all be parsed
+    by Arrow or it has no key (the record path writes a key with a null payload then)."""
+
+    def __init__(self, table: TableEvents, parsers: list[Callable[[pa.Array, pa.DataType], pa.Array]]) -> None:
+        self.table, self.parsers = table, parsers
+        self.envelope_type = to_arrow_type(table.envelope_schema)
+        self.envelope_fields = list(self.envelope_type)
+        self.value_type = self.envelope_type.field("after").type
+        self.value_fields = list(self.value_type)
+        self.arrow_types = [field.type for field in self.value_fields]
+        self.required = [not field.schema.optional for field in table.value_schema.fields]
+        assert table.key_schema is not None
+        self.key_fields = list(to_arrow_type(table.key_schema))
+        self.source_fields = list(self.envelope_type.field("source").type)
+        self.transaction_type = self.envelope_type.field("transaction").type
+
+    @classmethod
+    def of(cls, table: TableEvents) -> TableColumns | None:
+        parsers = [_PARSERS.get(kind.columns or "") for kind in table.types]
+        if table.key_schema is None or None in parsers:
+            return None
+        return cls(table, parsers)  # type: ignore[arg-type]
+
+    def envelopes(self, messages: Sequence[bytes], lsns: Sequence[int], ts_us: int, xid: int,
+                  last_commit: int | None) -> Envelopes | None:
+        """The events of ``messages`` (inserts and updates of this table at ``lsns``, committed at
+        ``ts_us`` by ``xid``), or None where the record path must build them."""
+        texts = _column_texts(messages, len(self.parsers))
+        if texts is None:
+            return None
+        try:
+            columns = [parse(column, arrow_type) for parse, column, arrow_type
+                       in zip(self.parsers, texts[1], self.arrow_types, strict=True)]
+        except pa.ArrowInvalid:  # NaN, infinity, a BC date, a year past 9999: the record path's converters
+            return None
+        if any(required and column.null_count for required, column in zip(self.required, columns, strict=True)):
+            return None  # the record path puts the column's fallback there
+        count = len(messages)
+        inserts = texts[0]
+        after = pa.StructArray.from_arrays(columns, fields=self.value_fields)
+        keys = pa.StructArray.from_arrays([columns[i] for i in self.table.key_index], fields=self.key_fields)
+        now_ns = time.time_ns()
+        values = pa.StructArray.from_arrays([
+            pa.nulls(count, self.value_type), after, self._source(lsns, ts_us, xid, last_commit),
+            pa.nulls(count, self.transaction_type),
+            pc.if_else(boolean_array(inserts), string_scalar("c"), string_scalar("u")),
+            _integers(now_ns // 1_000_000, count), _integers(now_ns // 1000, count), _integers(now_ns, count)],
+            fields=self.envelope_fields)
+        return Envelopes(keys, values, "c" if inserts[-1] else "u")
+
+    def _source(self, lsns: Sequence[int], ts_us: int, xid: int, last_commit: int | None) -> pa.StructArray:
+        """``io.debezium.connector.postgresql.Source`` of each change, as :meth:`TableEvents.source` makes one."""
+        table, count = self.table, len(lsns)
+        lsn = _integers(np.fromiter(lsns, np.int64, count), count)
+        first = "[null," if last_commit is None else f'["{last_commit}",'
+        sequence = pc.binary_join_element_wise(string_scalar(first + '"'), pc.cast(lsn, pa.string()),
+                                               string_scalar('"]'), string_scalar(""))
+        text, integer = pa.string(), pa.int64()
+        return pa.StructArray.from_arrays([
+            _texts(DEBEZIUM_VERSION, count), _texts("postgresql", count), _texts(table.prefix, count),
+            _integers(ts_us // 1000, count), pa.nulls(count, text), _texts(table.dbname, count), sequence,
+            _integers(ts_us, count), _integers(ts_us * 1000, count), _texts(table.schema_name, count),
+            _texts(table.table, count), _integers(xid, count), lsn,
+            pa.nulls(count, integer), pa.nulls(count, text), pa.nulls(count, integer)],
+            fields=self.source_fields)
+
+
+def _integers(values: Any, count: int) -> pa.Array:
+    """An int64 array of a numpy array, or of one integer ``count`` times (no ``pa.array``: see
+    :mod:`kopycat.arrow_buffers`)."""
+    return pa.Array.from_buffers(pa.int64(), count, [None, pa.py_buffer(np.broadcast_to(
+        np.asarray(values, np.int64), (count,)).copy())])
+
+
+def _texts(text: str, count: int) -> pa.Array:
+    """A StringArray of ``text`` ``count`` times."""
+    encoded = text.encode()
+    offsets = np.arange(count + 1, dtype=np.int32) * len(encoded)
+    return pa.Array.from_buffers(pa.string(), count, [None, pa.py_buffer(offsets), pa.py_buffer(encoded * count)])
+
+
+def _column_texts(messages: Sequence[bytes], width: int) -> tuple[Any, list[pa.Array]] | None:
+    """(whether each message is an insert, each column's texts as a StringArray), or None unless
+    every message is an insert or an update with only its new tuple, of ``width`` text or NULL values.
+
+    A value is a kind byte, then for a text its int32 length and its bytes: a column's positions
+    follow from the previous column's lengths, so the walk is one numpy step per column for all rows.
+    """
+    data = np.frombuffer(b"".join(messages) + _PAD, np.uint8)
+    lengths = np.fromiter(map(len, messages), np.int64, len(messages))
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    kinds = data[starts]
+    if not (((kinds == _INSERT) | (kinds == _UPDATE)) & (data[starts + _TUPLE_AT - 1] == _NEW)).all():
+        return None
+    if not ((data[starts + _TUPLE_AT].astype(np.int64) << 8 | data[starts + _TUPLE_AT + 1]) == width).all():
+        return None
+    position = starts + _TUPLE_AT + 2
+    columns = []
+    for _ in range(width):
+        kind = data[position]
+        text = kind == _TEXT
+        if not (text | (kind == _NULL)).all():
+            return None  # an unchanged TOASTed value or a binary one
+        size = np.where(text, (data[position + 1].astype(np.int64) << 24 | data[position + 2].astype(np.int64) << 16
+                               | data[position + 3].astype(np.int64) << 8 | data[position + 4]), 0)
+        column = _strings(data, position + 5, size, text)
+        if column is None:
+            return None
+        columns.append(column)
+        position = np.where(text, position + 5 + size, position + 1)
+    if not (position == ends).all():
+        return None
+    return kinds == _INSERT, columns
+
+
+def _strings(data: Any, starts: Any, sizes: Any, valid: Any) -> pa.Array | None:
+    """A StringArray of the ``sizes[i]`` bytes at ``starts[i]`` (null where not ``valid``), the bytes
+    gathered in one index; None beyond int32 offsets or for bytes that are not UTF-8 (the record
+    path's ``decode`` then says so)."""
+    offsets = np.zeros(len(sizes) + 1, np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    total = int(offsets[-1])
+    if total > MAX_OFFSET:
+        return None
+    index = np.repeat(starts - offsets[:-1], sizes) + np.arange(total)
+    validity = None if valid.all() else bitmap(valid)
+    column = pa.Array.from_buffers(pa.string(), len(sizes), [validity, pa.py_buffer(offsets.astype(np.int32)),
+                                                             pa.py_buffer(data[index])])
+    try:
+        column.validate(full=True)
+    except pa.ArrowInvalid:
+        return None
+    return column
