@@ -39,3 +39,20 @@ def test_unsupported_values_fail_naming_the_key(key: str, value: str) -> None:
     with pytest.raises(ConfigError) as error:
         CdcSettings.parse({**BASE, key: value})
     assert key in str(error.value)
+
+
+@pytest.mark.parametrize(("props", "key", "message"), [
+    ({"table.include.list": "public.orders", "table.exclude.list": "public.audit"}, "table.exclude.list",
+     "not both"),
+    ({"signal.data.collection": "signals"}, "signal.data.collection", "<schema>.<table>"),
+    ({"signal.enabled.channels": "source,kafka"}, "signal.enabled.channels", "kafka"),
+])
+def test_validate_reports_checks_across_keys_under_their_key(props: dict[str, str], key: str, message: str) -> None:
+    results = {result.name: result for result in PostgresConnector().validate({**BASE, **props})}
+
+    assert message in " ".join(results[key].errors)
+    assert [name for name, result in results.items() if result.errors] == [key]
+
+
+def test_validate_passes_a_good_config_without_errors() -> None:
+    assert not [result for result in PostgresConnector().validate(BASE) if result.errors]
