@@ -31,7 +31,9 @@ turns, each Kopycat and produce run into a new topic deleted after it; each one'
 (``bench.common.median_rounds``), spreads beside. Kopycat is timed around ``run_once`` (connector
 start, tap or source start, the final commit included), RunSummary.duration_s beside it; each run
 must write exactly N records (the summary and the topic's end offset). CPU and peak RSS are this
-process's (the tap's, for its anchor; the tap under the connector is a child not counted).
+process's (the tap's, for its anchor; the tap under the connector is a child not counted, nor is the
+task process Kopycat runs each task in); every RSS in this process counts the produce anchors' records,
+held here for all rounds.
 ``python -m bench.bench_python_sources --profile [--rows N]`` runs the three Python sources' tasks
 once more under cProfile (CPU µs per record, this thread only: not the tap's process).
 """
