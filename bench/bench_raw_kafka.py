@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from itertools import repeat
 from typing import Any
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer
@@ -72,16 +73,23 @@ def assigned_consumer(bootstrap: str, topic: str) -> Consumer:
 def raw_produce(bootstrap: str, topic: str, records: int = RECORDS, value: bytes = VALUE,
                 mover: str = "raw confluent-kafka Producer") -> Measure:
     """``records`` copies of ``value`` as fast as the client allows, the final flush included."""
+    return produce_records(bootstrap, topic, repeat((None, value), records), mover)
+
+
+def produce_records(bootstrap: str, topic: str, records: Iterable[tuple[bytes | None, bytes]],
+                    mover: str = "raw confluent-kafka Producer") -> Measure:
+    """Each ``(key, value)`` in turn as fast as the client allows, the final flush included: the loop of
+    every produce anchor, whether it sends one value N times or a source's own records' bytes."""
     producer = ready_producer(bootstrap, topic)
-    send, poll = producer.produce, producer.poll
+    send, poll, count = producer.produce, producer.poll, 0
     with Span() as span:
-        for i in range(records):
-            send(topic, value)
-            if i & 0xFFFF == 0:
+        for count, (key, value) in enumerate(records, 1):
+            send(topic, value, key)
+            if count & 0xFFFF == 0:
                 poll(0)
         if producer.flush(120) != 0:
             raise RuntimeError(f"the raw producer left records to {topic} undelivered")
-    return Measure.of(mover, records, span)
+    return Measure.of(mover, count, span)
 
 
 def fill_numbered(bootstrap: str, admin: AdminClient, prefix: str, count: int, partitions_count: int,

@@ -88,30 +88,38 @@ def _pairs() -> tuple[list[py.Pair], Measure]:
     rows = 200_000
     pairs = [py.Pair("singer", Measure("Kopycat SingerSource tap-orders", rows, 25.0, 3.0, 200, 24.5,
                                        walls=(24.0, 25.0, 27.0)),
-                     Measure("tap-orders > /dev/null", rows, 20.0, 19.0, 150, walls=(20.0, 19.0, 21.0))),
+                     Measure("tap-orders > /dev/null", rows, 20.0, 19.0, 150, walls=(20.0, 19.0, 21.0)),
+                     Measure("raw Producer, singer records", rows, 1.0)),
              py.Pair("dlt_pyarrow", Measure("Kopycat DltSource sql_database pyarrow", rows, 2.0),
-                     Measure("dlt sql_database pyarrow, own iteration", rows, 0.5))]
+                     Measure("dlt sql_database pyarrow, own iteration", rows, 0.5),
+                     Measure("raw Producer, dlt_pyarrow records", rows, 1.6, walls=(1.5, 1.6, 2.0)))]
     return pairs, Measure("Kopycat JdbcSource incrementing", rows, 4.0)
 
 
-def test_each_source_is_read_against_its_own_rate_with_the_goal_and_against_jdbc() -> None:
+def test_each_source_is_read_against_its_own_rate_and_with_the_goal_against_the_slower_of_own_and_produce() -> None:
     pairs, jdbc = _pairs()
 
     lines = [r.line() for r in py.results(pairs, jdbc)]
 
-    assert pairs[0].ratio == 0.8
+    assert pairs[0].ratio == 0.8 and pairs[0].limit is pairs[0].own and pairs[0].limited_ratio == 0.8
+    assert pairs[1].limit is pairs[1].produce and pairs[1].limited_ratio == 0.8
     assert lines == [
         "py_jdbc_source_sqlite: anchor 50,000 rows/s",
         "py_singer_own: anchor 10,000 rows/s (spread 10%)",
-        ("py_singer_source_vs_own: kopycat 8,000 rows/s (spread 12%), anchor 10,000 rows/s (spread 10%), "
+        "py_singer_raw_produce: anchor 200,000 rows/s",
+        "py_singer_source_vs_own: kopycat 8,000 rows/s (spread 12%), anchor 10,000 rows/s (spread 10%), ratio 0.80",
+        ("py_singer_source_vs_limit: kopycat 8,000 rows/s (spread 12%), anchor 10,000 rows/s (spread 10%), "
          "ratio 0.80 (goal >= 0.8)"),
         "py_singer_source_vs_jdbc_source: kopycat 8,000 rows/s (spread 12%), anchor 50,000 rows/s, ratio 0.16",
         "py_dlt_pyarrow_own: anchor 400,000 rows/s",
-        "py_dlt_pyarrow_source_vs_own: kopycat 100,000 rows/s, anchor 400,000 rows/s, ratio 0.25 (goal >= 0.8)",
+        "py_dlt_pyarrow_raw_produce: anchor 125,000 rows/s (spread 31%)",
+        "py_dlt_pyarrow_source_vs_own: kopycat 100,000 rows/s, anchor 400,000 rows/s, ratio 0.25",
+        ("py_dlt_pyarrow_source_vs_limit: kopycat 100,000 rows/s, anchor 125,000 rows/s (spread 31%), "
+         "ratio 0.80 (goal >= 0.8)"),
         "py_dlt_pyarrow_source_vs_jdbc_source: kopycat 100,000 rows/s, anchor 50,000 rows/s, ratio 2.00"]
 
 
-def test_the_table_shows_each_movers_numbers_its_rounds_and_the_ratios() -> None:
+def test_the_table_shows_each_movers_numbers_its_rounds_and_both_ratios_with_their_spreads() -> None:
     pairs, jdbc = _pairs()
 
     text = py.table(pairs, jdbc)
@@ -119,6 +127,9 @@ def test_the_table_shows_each_movers_numbers_its_rounds_and_the_ratios() -> None
     assert "200,000 rows of orders" in text
     singer = next(line for line in text.splitlines() if "Kopycat SingerSource" in line).split()[-5:]
     assert singer == ["8,000", "25.00", "3.0", "200", "24.50"]
+    assert "raw Producer, dlt_pyarrow records" in text
     assert "rounds of tap-orders > /dev/null: [20.00] 19.00 21.00 s ([median])" in text
-    assert "singer: Kopycat/own 0.80 (goal >= 0.8), Kopycat/JDBC source 0.16" in text
-    assert "dlt_pyarrow: Kopycat/own 0.25 (goal >= 0.8), Kopycat/JDBC source 2.00" in text
+    assert "singer: Kopycat/own 0.80 (spreads 12% / 10%), Kopycat/JDBC source 0.16" in text
+    assert "singer: Kopycat/min(own, produce) 0.80 (goal >= 0.8; limit own; spreads 12% / 10%)" in text
+    assert "dlt_pyarrow: Kopycat/own 0.25 (spreads - / -), Kopycat/JDBC source 2.00" in text
+    assert "dlt_pyarrow: Kopycat/min(own, produce) 0.80 (goal >= 0.8; limit produce; spreads - / 31%)" in text

@@ -6,8 +6,10 @@ shape the :class:`~kopycat.runtime.worker.Worker` drives (``run``, ``stop``, ``s
 ``topics_listener``) and runs the real runner, built by the same
 :func:`~kopycat.runtime.task_factory.build_task_runner`, in a child started with multiprocessing's
 "forkserver" method: confluent-kafka's librdkafka threads do not survive ``fork``, so children are forked
-from a server process that has imported the runtime (this module) and started no thread, which saves each
-task the seconds a "spawn"ed interpreter takes to import it (pyarrow starts threads on import: not preloaded).
+from a server process that has imported the runtime (this module) and started no client, which saves each
+task the seconds a "spawn"ed interpreter takes to import it. (The runtime imports pyarrow, whose allocator
+starts a background thread on import: children have been forked past it since the fork server came in.) The
+server also imports what tasks would import on their first batch, where installed (:data:`OPTIONAL_PRELOAD`).
 
 One duplex pipe joins the two; every message is a tuple:
 
@@ -50,15 +52,22 @@ from kopycat.runtime.task_parts import TaskId
 from kopycat.storage.offset_backing_store import OffsetBackingStore
 from kopycat.storage.write_completion import SetCallback
 
-__all__ = ["METRICS_INTERVAL_S", "TaskProcess", "TaskProcessError", "start_fork_server"]
+__all__ = ["METRICS_INTERVAL_S", "OPTIONAL_PRELOAD", "TaskProcess", "TaskProcessError", "start_fork_server"]
 
 log = logging.getLogger(__name__)
 
 METRICS_INTERVAL_S = 1.0
 """How often a child sends its task's metric groups: a scrape of /metrics is at most this much behind."""
 
+OPTIONAL_PRELOAD = ("pandas", "pyarrow.pandas_compat", "dlt.extract", "dlt.sources.sql_database")
+"""Modules the fork server imports besides the runtime, each skipped when it is not installed (multiprocessing
+ignores a preload's ImportError): pyarrow imports pandas and its pandas shim on a task's first ``pa.array`` of
+Python values (0.2 s per task process), and a dlt task imports dlt and, for dlt's most used source, sql_database
+with SQLAlchemy (about 1 s): paid once per worker when the server starts instead of inside every task's run.
+None of them starts a thread or resolves dlt's config on import."""
+
 _CONTEXT = multiprocessing.get_context("forkserver")
-_CONTEXT.set_forkserver_preload([__name__])
+_CONTEXT.set_forkserver_preload([__name__, *OPTIONAL_PRELOAD])
 
 
 def start_fork_server() -> None:
