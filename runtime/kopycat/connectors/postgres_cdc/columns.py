@@ -30,11 +30,15 @@ from kopycat.arrow_buffers import MAX_OFFSET, bitmap, boolean_array, string_scal
 from kopycat.connectors.postgres_cdc.config import DEBEZIUM_VERSION
 from kopycat.connectors.postgres_cdc.events import TableEvents
 
-__all__ = ["Envelopes", "TableColumns"]
+__all__ = ["Envelopes", "Segment", "TableColumns"]
 
 _INSERT, _UPDATE, _NEW, _TEXT, _NULL = ord("I"), ord("U"), ord("N"), ord("t"), ord("n")
 _TUPLE_AT: Final = 6  # kind, relation oid, 'N': an insert's or an update's new tuple without an old one before it
 _PAD: Final = b"\0" * 4  # a NULL as a run's last value: its (unused) length is read past the end
+
+Segment = tuple[int, int, int | None, int]
+"""One transaction's share of a run: its commit time (µs), xid, the commit before it (None for none
+yet) and how many of the run's changes in a row are its."""
 
 
 def _text(texts: pa.Array, arrow_type: pa.DataType) -> pa.Array:
@@ -98,10 +102,10 @@ class TableColumns:
             return None
         return cls(table, parsers)  # type: ignore[arg-type]
 
-    def envelopes(self, messages: Sequence[bytes], lsns: Sequence[int], ts_us: int, xid: int,
-                  last_commit: int | None) -> Envelopes | None:
-        """The events of ``messages`` (inserts and updates of this table at ``lsns``, committed at
-        ``ts_us`` by ``xid``), or None where the record path must build them."""
+    def envelopes(self, messages: Sequence[bytes], lsns: Sequence[int],
+                  transactions: Sequence[Segment]) -> Envelopes | None:
+        """The events of ``messages`` (inserts and updates of this table at ``lsns``, committed by
+        ``transactions`` in turn), or None where the record path must build them."""
         texts = _column_texts(messages, len(self.parsers))
         if texts is None:
             return None
@@ -118,28 +122,44 @@ class TableColumns:
         keys = pa.StructArray.from_arrays([columns[i] for i in self.table.key_index], fields=self.key_fields)
         now_ns = time.time_ns()
         values = pa.StructArray.from_arrays([
-            pa.nulls(count, self.value_type), after, self._source(lsns, ts_us, xid, last_commit),
+            pa.nulls(count, self.value_type), after, self._source(lsns, transactions),
             pa.nulls(count, self.transaction_type),
             pc.if_else(boolean_array(inserts), string_scalar("c"), string_scalar("u")),
             _integers(now_ns // 1_000_000, count), _integers(now_ns // 1000, count), _integers(now_ns, count)],
             fields=self.envelope_fields)
         return Envelopes(keys, values, "c" if inserts[-1] else "u")
 
-    def _source(self, lsns: Sequence[int], ts_us: int, xid: int, last_commit: int | None) -> pa.StructArray:
+    def _source(self, lsns: Sequence[int], transactions: Sequence[Segment]) -> pa.StructArray:
         """``io.debezium.connector.postgresql.Source`` of each change, as :meth:`TableEvents.source` makes one."""
         table, count = self.table, len(lsns)
         lsn = _integers(np.fromiter(lsns, np.int64, count), count)
-        first = "[null," if last_commit is None else f'["{last_commit}",'
-        sequence = pc.binary_join_element_wise(string_scalar(first + '"'), pc.cast(lsn, pa.string()),
-                                               string_scalar('"]'), string_scalar(""))
+        sizes = [size for _, _, _, size in transactions]
+        ts_us = np.repeat(np.array([ts for ts, _, _, _ in transactions], np.int64), sizes)
+        xid = np.repeat(np.array([xid for _, xid, _, _ in transactions], np.int64), sizes)
         text, integer = pa.string(), pa.int64()
         return pa.StructArray.from_arrays([
             _texts(DEBEZIUM_VERSION, count), _texts("postgresql", count), _texts(table.prefix, count),
-            _integers(ts_us // 1000, count), pa.nulls(count, text), _texts(table.dbname, count), sequence,
+            _integers(ts_us // 1000, count), pa.nulls(count, text), _texts(table.dbname, count),
+            _sequence(lsn, transactions, sizes),
             _integers(ts_us, count), _integers(ts_us * 1000, count), _texts(table.schema_name, count),
             _texts(table.table, count), _integers(xid, count), lsn,
             pa.nulls(count, integer), pa.nulls(count, text), pa.nulls(count, integer)],
             fields=self.source_fields)
+
+
+def _sequence(lsn: pa.Array, transactions: Sequence[Segment], sizes: list[int]) -> pa.Array:
+    """Debezium's ``sequence``: ``["<the commit before>","<lsn>"]``, ``[null,"<lsn>"]`` before the first."""
+    lsn_text, empty = pc.cast(lsn, pa.string()), string_scalar("")
+    without = pc.binary_join_element_wise(string_scalar('[null,"'), lsn_text, string_scalar('"]'), empty)
+    commits = [commit for _, _, commit, _ in transactions]
+    if all(commit is None for commit in commits):
+        return without
+    valid = np.repeat(np.array([commit is not None for commit in commits]), sizes)
+    before = pa.Array.from_buffers(pa.int64(), len(lsn), [None if valid.all() else bitmap(valid), pa.py_buffer(
+        np.repeat(np.array([commit or 0 for commit in commits], np.int64), sizes))])
+    with_commit = pc.binary_join_element_wise(string_scalar('["'), pc.cast(before, pa.string()), string_scalar('","'),
+                                              lsn_text, string_scalar('"]'), empty)
+    return pc.coalesce(with_commit, without)
 
 
 def _integers(values: Any, count: int) -> pa.Array:

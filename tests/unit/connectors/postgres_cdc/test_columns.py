@@ -11,6 +11,7 @@ import hashlib
 import struct
 import time
 from collections.abc import Sequence
+from itertools import accumulate
 from types import SimpleNamespace
 from typing import Any
 
@@ -19,7 +20,7 @@ import pytest
 from kopycat.api.errors import DataError
 from kopycat.api.record_batch import SourceRecordBatch
 from kopycat.api.records import SourceRecord
-from kopycat.connectors.postgres_cdc.change_stream import COLUMNAR_MIN, ChangeStream
+from kopycat.connectors.postgres_cdc.change_stream import COLUMNAR_MIN, RUN_TARGET, ChangeStream
 from kopycat.connectors.postgres_cdc.events import ColumnInfo, TableEvents
 from kopycat.connectors.postgres_cdc.pgoutput import Relation
 from kopycat.connectors.postgres_cdc.source_task import PostgresCdcTask
@@ -90,6 +91,21 @@ def row(i: int) -> list[str | None]:
             sometimes(f"{1950 + i % 100}-{1 + i % 12:02d}-{1 + i % 28:02d} {i % 24:02d}:{i % 60:02d}:{i % 59:02d}"
                       + ("" if i % 4 == 0 else f".{i % 1_000_000:06d}".rstrip("0")), 15),
             sometimes(f"{i % 50} days", 16)]
+
+
+def small_transactions(sizes: Sequence[int], oid: int = 7) -> list[tuple[int, int, bytes]]:
+    """One transaction per size in ``sizes``, of that many inserts and updates (OLTP's traffic)."""
+    out = [(10, 1, relation(oid, COLUMNS))]
+    lsn, i = 100, 0
+    for xid, size in enumerate(sizes, start=1000):
+        out.append((lsn, xid, begin(lsn + size * 10 + 5, xid)))
+        for _ in range(size):
+            lsn += 10
+            out.append((lsn, xid, change(b"I" if i % 3 else b"U", oid, row(i))))
+            i += 1
+        out.append((lsn + 5, xid, commit(lsn + 5, lsn + 6)))
+        lsn += 10
+    return out
 
 
 def wal(transactions: int, changes: int, oid: int = 7, columns: Sequence[tuple[str, int, int, bool]] = COLUMNS,
@@ -178,6 +194,42 @@ def test_twenty_thousand_changes_as_columns_are_byte_identical_to_records() -> N
     assert batch_offsets[-1]["messageType"] == "COMMIT" and batch_offsets[-1]["lsn_commit"] == batch_offsets[-1]["lsn"]
 
 
+def test_many_small_transactions_join_batches_with_the_record_paths_bytes_and_offsets() -> None:
+    """1-5 changes per transaction: runs span transactions up to RUN_TARGET, each batch's offset is
+    the one the record path stores after the same last record, its records keep their own offsets."""
+    sizes = [1 + (n * 7) % 5 for n in range(1500)]
+    columnar, records = both(small_transactions(sizes), lookup_for())
+    assert all(isinstance(item, SourceRecordBatch) for item in columnar)
+    assert len(columnar) < len(sizes) // 50  # transactions joined
+    assert all(len(item) >= RUN_TARGET for item in columnar[:-1]) and sum(map(len, columnar)) == sum(sizes)
+    (batch_bytes, batch_offsets), (record_bytes, record_offsets) = sent(columnar), sent(records)
+    assert batch_bytes == record_bytes and digest(batch_bytes) == digest(record_bytes)
+    ends = list(accumulate(len(item) for item in columnar))
+    assert batch_offsets == [record_offsets[end - 1] for end in ends]
+    assert all(offset["messageType"] == "COMMIT" for offset in batch_offsets)  # closed at commits only
+    rebuilt = [record for item in columnar for record in item.records()]
+    assert [r.source_offset for r in rebuilt] == record_offsets
+    assert sent(rebuilt)[0] == record_bytes
+    assert len({r.source_offset["txId"] for r in rebuilt}) == len(sizes)
+
+
+def test_a_run_across_transactions_closes_at_another_table_a_delete_and_the_end() -> None:
+    messages = small_transactions([3] * 40)
+    messages.insert(1, (11, 1, relation(8, [("id", 20, -1, False)])))
+    commit_at = [index for index, (_, _, data) in enumerate(messages) if data[:1] == b"C"]
+    lsn, xid, _ = messages[commit_at[29] - 1]  # the 30th transaction: a delete of table 7, then table 8's row
+    messages[commit_at[29]:commit_at[29]] = [(lsn + 1, xid, change(b"D", 7, row(0))),
+                                             (lsn + 2, xid, change(b"I", 8, ["5"]))]
+    columnar, records = both(messages, lookup_for())
+    assert [type(item).__name__ for item in columnar] == ["SourceRecordBatch"] + ["SourceRecord"] * 3 + \
+        ["SourceRecord"] * 30  # 90 new rows; the delete, its tombstone, table 8's row; 10 x 3 short
+    assert len(columnar[0]) == 90
+    assert sent(columnar)[0] == sent(records)[0]
+    offset = columnar[0].source_offset  # closed inside the 30th transaction: its own offset, not the commit's
+    assert offset == records[89].source_offset and offset["messageType"] == "INSERT" and offset["lsn"] == lsn
+    assert last_offsets(columnar[1:]) == last_offsets(records[90:])
+
+
 def test_a_batchs_records_are_the_record_paths_with_their_own_offsets() -> None:
     columnar, records = both(wal(2, 200), lookup_for())
     rebuilt = [record for item in columnar for record in item.records()]
@@ -260,7 +312,8 @@ def test_tables_without_a_key_or_with_a_type_arrow_does_not_parse_exactly_stay_r
 
 def test_poll_counts_a_batchs_rows_against_max_batch_size_and_stops_when_caught_up() -> None:
     """``max.batch.size`` bounds the changes of one poll, a batch of columns counting its rows."""
-    items = list(ChangeStream(PARTITION, None, lookup_for(), tombstones=True, columnar=True).records(wal(3, 100)))
+    stream = ChangeStream(PARTITION, None, lookup_for(), tombstones=True, columnar=True, run_target=100)
+    items = list(stream.records(wal(3, 100)))  # a run closes at each commit
     record = SourceRecord.of(PARTITION, {"lsn": 1}, "t", None, None, None, None, None)
     task = PostgresCdcTask()
     task.settings = SimpleNamespace(max_batch=150)  # type: ignore[assignment]
