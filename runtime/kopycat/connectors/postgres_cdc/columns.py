@@ -65,8 +65,44 @@ def _timestamp(texts: pa.Array, arrow_type: pa.DataType) -> pa.Array:
     return pc.cast(texts, pa.timestamp("us")).view(pa.int64())
 
 
+def _float(texts: pa.Array, arrow_type: pa.DataType) -> pa.Array:
+    """float4/float8: parsed to the double ``float()`` reads (a float4 then rounded once, as the
+    record path's encoder rounds it); NaN and infinities are left to the record path."""
+    doubles = pc.cast(texts, pa.float64())
+    if not pc.all(pc.is_finite(doubles)).as_py():
+        raise pa.ArrowInvalid("a non-finite float")
+    return doubles if arrow_type == pa.float64() else doubles.cast(arrow_type, safe=False)
+
+
+def _time(texts: pa.Array, arrow_type: pa.DataType) -> pa.Array:
+    """``io.debezium.time.MicroTime`` (µs of the day), or ``Time`` (ms) for a precision up to 3:
+    the text read as a time of the epoch's day (24:00:00 is left to the record path)."""
+    micros = pc.cast(pc.binary_join_element_wise(string_scalar("1970-01-01 "), texts, string_scalar("")),
+                     pa.timestamp("us")).view(pa.int64())
+    return micros if arrow_type == pa.int64() else pc.cast(pc.divide(micros, 1000), arrow_type)
+
+
+_YEAR_1000_US: Final = -30_610_224_000_000_000  # below it Python's strftime writes fewer than 4 year digits
+
+
+def _zoned(precision: int) -> Callable[[pa.Array, pa.DataType], pa.Array]:
+    """``io.debezium.time.ZonedTimestamp``: the instant in UTC as ISO-8601, its fraction as wide as
+    the column's precision (Arrow's ``%S`` writes 6 digits for µs, cut to ``precision``)."""
+    stop = 19 if precision == 0 else 20 + precision
+
+    def parse(texts: pa.Array, arrow_type: pa.DataType) -> pa.Array:
+        instants = pc.cast(texts, pa.timestamp("us", "UTC"))
+        earliest = pc.min(instants.view(pa.int64())).as_py()
+        if earliest is not None and earliest < _YEAR_1000_US:
+            raise pa.ArrowInvalid("a year before 1000")
+        iso = pc.utf8_slice_codeunits(pc.strftime(instants, format="%Y-%m-%dT%H:%M:%S"), 0, stop)
+        return pc.binary_join_element_wise(iso, string_scalar("Z"), string_scalar(""))
+    return parse
+
+
 _PARSERS: Final[dict[str, Callable[[pa.Array, pa.DataType], pa.Array]]] = {
-    "text": _text, "cast": _cast, "boolean": _boolean, "date": _date, "timestamp": _timestamp}
+    "text": _text, "cast": _cast, "boolean": _boolean, "date": _date, "timestamp": _timestamp, "float": _float,
+    "time": _time, **{f"zoned{precision}": _zoned(precision) for precision in range(7)}}
 
 
 class Envelopes:
