@@ -123,7 +123,8 @@ def update_all(database: Database, rows: int) -> None:
 
 def update_in_small_transactions(database: Database, rows: int) -> None:
     """``rows`` updates, 1 to :data:`SMALL_TRANSACTIONS` per transaction, committed in a server-side
-    loop (asynchronously; the synchronous commit of an xid after them flushes all of them)."""
+    loop (asynchronously; a synchronous commit after them, of a logical message pgoutput does not
+    send, flushes all of them: logical decoding reads flushed WAL only)."""
     with psycopg.connect(database.dsn, autocommit=True) as conn:
         conn.execute(b"SET synchronous_commit = off")
         conn.execute(f"""DO $$ DECLARE first bigint := 1; size int := 1; BEGIN
@@ -132,8 +133,8 @@ def update_in_small_transactions(database: Database, rows: int) -> None:
                 COMMIT;
                 first := first + size; size := size % {SMALL_TRANSACTIONS} + 1;
             END LOOP; END $$""".encode())
-        conn.execute(b"SET synchronous_commit = on")
-        conn.execute(b"SELECT txid_current()")
+        conn.execute(b"SET synchronous_commit = on")  # a commit that wrote WAL flushes every one before it
+        conn.execute(b"SELECT pg_logical_emit_message(true, 'bench_cdc', 'flush')")
 
 
 def peek_read(database: Database, slot: str, changes: int) -> Measure:

@@ -187,21 +187,25 @@ class ChangeStream:
         it can be, the others change by change. The open run of new rows continues into this
         transaction; this transaction's last run stays open for the next one unless ``close``, it
         is not new rows or it reached ``run_target``."""
-        for key, group in groupby(held, _run_key):
-            if self.run and _run_key(self.run[0]) != key:
+        run_key = self._run_key
+        for key, group in groupby(held, run_key):
+            if self.run and run_key(self.run[0]) != key:
                 yield from self._close_run()
             self.run.extend(group)
-        if close or not (self.columnar and self.run and self.run[0][2][5] == _NEW_TUPLE) \
-                or len(self.run) >= self.run_target:
+        if close or not (self.columnar and self.run and run_key(self.run[0])[1]) or len(self.run) >= self.run_target:
             yield from self._close_run()
+
+    def _run_key(self, change: _Held) -> tuple[TableEvents, bool]:
+        """A held change's table, and whether it may be a column row: an insert, an update, and a
+        delete unless a tombstone follows it (a batch holds one event per change)."""
+        return change[1], change[2][0] != _DELETE or not self.tombstones
 
     def _close_run(self) -> Iterator[SourceRecord | SourceRecordBatch]:
         """The open run's changes: as one batch of columns where it can be, else change by change."""
         run, self.run = self.run, []
         if not run:
             return
-        batch = self._batch(run) if self.columnar and run[0][2][5] == _NEW_TUPLE and len(run) >= COLUMNAR_MIN \
-            else None
+        batch = self._batch(run) if self.columnar and self._run_key(run[0])[1] and len(run) >= COLUMNAR_MIN else None
         if batch is None:
             yield from self._run_records(run)
         else:
@@ -299,13 +303,7 @@ def _transaction_of(change: _Held) -> _Transaction:
     return change[3]
 
 
-def _run_key(change: _Held) -> tuple[TableEvents, bool]:
-    """A held change's table, and whether it is a new row alone: an insert's or an update's tuple
-    right after the relation (``N`` at byte 5, where a delete or an update with its old row has K or O)."""
-    return change[1], change[2][5] == _NEW_TUPLE
-
-
-_NEW_TUPLE: Final = ord("N")
+_DELETE: Final = ord("D")
 
 
 def _change_offset(op: str, lsn: int, begin: Begin, last_commit: int | None,
