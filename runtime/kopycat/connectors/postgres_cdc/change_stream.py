@@ -11,7 +11,8 @@ resuming skips every transaction that committed at or before the stored ``lsn_co
 the transaction in flight, the changes at or before the stored ``lsn``, as that locator does.
 
 Changes are held as the pgoutput bytes read until their commit. A run of at least
-:data:`COLUMNAR_MIN` inserts and updates of one table is then built as columns (:mod:`.columns`)
+:data:`COLUMNAR_MIN` changes of one table (deletes only without tombstones: a batch holds one event
+per change) is then built as columns (:mod:`.columns`)
 and returned as one :class:`~kopycat.api.record_batch.SourceRecordBatch` whose offset is its last
 change's (the runner commits a batch as a whole; its ``record_factory`` makes the same records
 with their own offsets for the record path); anything else is built change by change. A run may
@@ -54,7 +55,7 @@ COLUMNAR_MIN: Final = 64
 (tens of kernel calls) pays off only over many rows."""
 
 RUN_TARGET: Final = 512
-"""A run of new rows holding this many changes at a commit is closed there: enough rows for a batch
+"""A run holding this many changes at a commit is closed there: enough rows for a batch
 to pay its fixed cost, few enough to bound what a poll holds back across small transactions."""
 
 TableLookup = Callable[[Relation], TableEvents | None]
@@ -182,11 +183,11 @@ class ChangeStream:
         return offset if self.snapshot is None else self.snapshot.store(offset)
 
     def _held_records(self, held: list[_Held], close: bool) -> Iterator[SourceRecord | SourceRecordBatch]:
-        """A committed transaction's changes, per run of one table's new rows (inserts and updates
-        without an old row) or other changes: a long run of new rows as one batch of columns where
-        it can be, the others change by change. The open run of new rows continues into this
-        transaction; this transaction's last run stays open for the next one unless ``close``, it
-        is not new rows or it reached ``run_target``."""
+        """A committed transaction's changes, per run of one table's changes that may be column rows
+        (see :meth:`_run_key`) or of others: a long run as one batch of columns where it can be,
+        the others change by change. The open run continues into this transaction; this
+        transaction's last run stays open for the next one unless ``close``, its changes cannot be
+        column rows or it reached ``run_target``."""
         run_key = self._run_key
         for key, group in groupby(held, run_key):
             if self.run and run_key(self.run[0]) != key:

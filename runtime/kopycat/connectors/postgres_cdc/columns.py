@@ -1,18 +1,20 @@
-"""A committed run of one table's inserts and updates as Arrow columns: CDC streaming's columnar path.
+"""A committed run of one table's changes as Arrow columns: CDC streaming's columnar path.
 
 Per change the stream only keeps the pgoutput bytes it read. Here the run's messages are joined
 once and numpy walks their TupleData a column at a time across all rows (the fields Debezium's
-``PgOutputMessageDecoder.resolveColumnsFromStreamTupleData`` reads row by row), each column's
-texts become one Arrow StringArray, and Arrow kernels type them as :mod:`.values` does one value at
-a time (its ``ColumnType.columns`` names the parser). The change events are then one StructArray
-of ``<topic>.Envelope`` (Debezium's ``Envelope``: before, after, source, transaction, op, ts_*),
-which the runner encodes a column at a time (JsonConverter's column path): no Python object per
-change from the WAL to the producer.
+``PgOutputMessageDecoder.resolveColumnsFromStreamTupleData`` reads row by row): the old tuples
+(a delete's, an update's under REPLICA IDENTITY FULL or with a changed key) and the new ones. Each
+column's texts become one Arrow StringArray, and Arrow kernels type them as :mod:`.values` does one
+value at a time (its ``ColumnType.columns`` names the parser). The change events are then one
+StructArray of ``<topic>.Envelope`` (Debezium's ``Envelope``: before, after, source, transaction,
+op, ts_*), which the runner encodes a column at a time (JsonConverter's column path): no Python
+object per change from the WAL to the producer. A run may span transactions: each change's
+``source`` carries its own transaction's xid, commit time and previous commit.
 
 Only what is sure to equal the record path goes here. A table with a column type :mod:`.values`
-has no parser for or without a primary key, a delete, an update carrying its old row, an
-unchanged TOASTed or binary value, a NULL in a required column or a text Arrow does not parse
-(NaN, infinity, a BC date) leaves the run to the record path: :meth:`TableColumns.envelopes` answers None.
+has no parser for or without a primary key, an unchanged TOASTed or binary value, or a text Arrow
+does not read as the record path does (NaN, infinity, a BC date, a year before 1000, 24:00:00)
+leaves the run to the record path: :meth:`TableColumns.envelopes` answers None.
 """
 
 from __future__ import annotations
