@@ -54,7 +54,7 @@ COLUMNAR_MIN: Final = 64
 """The fewest changes of one table in a row that are built as columns: Arrow's fixed cost per batch
 (tens of kernel calls) pays off only over many rows."""
 
-RUN_TARGET: Final = 512
+RUN_TARGET: Final = 1000
 """A run holding this many changes at a commit is closed there: enough rows for a batch
 to pay its fixed cost, few enough to bound what a poll holds back across small transactions."""
 
