@@ -14,6 +14,8 @@ one-partition topics on the shared broker, JsonConverter with schemas on both si
   the WAL's end) against a bare ``pg_logical_slot_peek_binary_changes`` loop over pgoutput through
   a psycopg server-side cursor (the read limit: decoding on the server, no parsing here) and the
   raw producer; Debezium (``snapshot.mode=no_data`` on its own slot, same timing as above).
+- *small transactions* (N updates again, 1 to 5 per transaction as OLTP commits them, on slots
+  made after the streaming phase's updates): the same movers and anchors as *streaming*.
 
 Goals: >= 0.5x of min(read, produce) and >= 1.0x Debezium, per task. Kopycat and the anchors run
 ``--rounds`` times taking turns (median counts); Debezium once per phase (its worker starts once,
@@ -55,6 +57,7 @@ ROWS = 200_000
 GOAL_LIMIT = 0.5
 GOAL_DEBEZIUM = 1.0
 UPDATE_BATCH = 1_000
+SMALL_TRANSACTIONS = 5  # the small phase's transactions hold 1, 2, ... this many updates in turn
 CONNECTOR = "io.debezium.connector.postgresql.PostgresConnector"
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 JSON_WITH_SCHEMAS = {"key.converter": JSON_CONVERTER, "key.converter.schemas.enable": "true",
@@ -116,6 +119,22 @@ def update_all(database: Database, rows: int) -> None:
         for first in range(1, rows + 1, UPDATE_BATCH):
             conn.execute(f"UPDATE {TABLE} SET quantity = quantity + 1 WHERE id BETWEEN %s AND %s".encode(),
                          (first, min(first + UPDATE_BATCH - 1, rows)))
+
+
+def update_in_small_transactions(database: Database, rows: int) -> None:
+    """``rows`` updates, 1 to :data:`SMALL_TRANSACTIONS` per transaction, committed in a server-side
+    loop (asynchronously; a synchronous commit after them, of a logical message pgoutput does not
+    send, flushes all of them: logical decoding reads flushed WAL only)."""
+    with psycopg.connect(database.dsn, autocommit=True) as conn:
+        conn.execute(b"SET synchronous_commit = off")
+        conn.execute(f"""DO $$ DECLARE first bigint := 1; size int := 1; BEGIN
+            WHILE first <= {rows} LOOP
+                UPDATE {TABLE} SET quantity = quantity + 1 WHERE id BETWEEN first AND LEAST(first + size - 1, {rows});
+                COMMIT;
+                first := first + size; size := size % {SMALL_TRANSACTIONS} + 1;
+            END LOOP; END $$""".encode())
+        conn.execute(b"SET synchronous_commit = on")  # a commit that wrote WAL flushes every one before it
+        conn.execute(b"SELECT pg_logical_emit_message(true, 'bench_cdc', 'flush')")
 
 
 def peek_read(database: Database, slot: str, changes: int) -> Measure:
@@ -258,6 +277,15 @@ def run(argv: Sequence[str] = ()) -> list[BenchResult]:
     def slot(label: str) -> str:
         slots.append(new_slot(database, label))
         return slots[-1]
+
+    def stream_phase(name: str, stream_slots: list[str], raw_slot: str, dbz_slot: str) -> Phase:
+        """The WAL's last ``rows`` updates, read on each slot: the bare read, the producer, Kopycat, Debezium."""
+        left = iter(stream_slots)
+        read, produce, kopycat = median_rounds(
+            [lambda: peek_read(database, raw_slot, rows), lambda: produce_round(bootstrap, admin, rows, size, "cdc"),
+             lambda: kopycat_run(bootstrap, admin, database, next(left), "no_data", rows)[0]], rounds)
+        debezium = debezium_run(connect, bootstrap, admin, database, dbz_slot, "no_data", rows) if connect else None
+        return Phase(name, "changes/s", read, produce, kopycat, debezium)
     try:
         if connect is not None:
             connect.start()
@@ -274,16 +302,16 @@ def run(argv: Sequence[str] = ()) -> list[BenchResult]:
         stream_slots = [slot("stream") for _ in range(rounds)]
         raw_slot, dbz_slot = slot("raw"), slot("dbz_stream") if connect else ""
         update_all(database, rows)
-        left = iter(stream_slots)
-        read, produce, kopycat = median_rounds(
-            [lambda: peek_read(database, raw_slot, rows), lambda: produce_round(bootstrap, admin, rows, size, "cdc"),
-             lambda: kopycat_run(bootstrap, admin, database, next(left), "no_data", rows)[0]], rounds)
-        debezium = debezium_run(connect, bootstrap, admin, database, dbz_slot, "no_data", rows) if connect else None
-        streaming = Phase("PostgreSQL -> Kafka, streaming updates", "changes/s", read, produce, kopycat, debezium)
+        streaming = stream_phase("PostgreSQL -> Kafka, streaming updates", stream_slots, raw_slot, dbz_slot)
+
+        stream_slots = [slot("small") for _ in range(rounds)]
+        raw_slot, dbz_slot = slot("raw_small"), slot("dbz_small") if connect else ""
+        update_in_small_transactions(database, rows)
+        small = stream_phase("PostgreSQL -> Kafka, 1-5 updates per transaction", stream_slots, raw_slot, dbz_slot)
     finally:
         if connect is not None:
             connect.stop()
         for name in slots:
             drop_slot(database, name)
-    print("\n".join(snapshot.lines() + streaming.lines()), flush=True)
-    return snapshot.results("snapshot") + streaming.results("streaming")
+    print("\n".join(snapshot.lines() + streaming.lines() + small.lines()), flush=True)
+    return snapshot.results("snapshot") + streaming.results("streaming") + small.results("small_transactions")

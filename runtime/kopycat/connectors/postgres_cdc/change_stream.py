@@ -11,10 +11,14 @@ resuming skips every transaction that committed at or before the stored ``lsn_co
 the transaction in flight, the changes at or before the stored ``lsn``, as that locator does.
 
 Changes are held as the pgoutput bytes read until their commit. A run of at least
-:data:`COLUMNAR_MIN` inserts and updates of one table is then built as columns (:mod:`.columns`)
+:data:`COLUMNAR_MIN` changes of one table (deletes only without tombstones: a batch holds one event
+per change) is then built as columns (:mod:`.columns`)
 and returned as one :class:`~kopycat.api.record_batch.SourceRecordBatch` whose offset is its last
 change's (the runner commits a batch as a whole; its ``record_factory`` makes the same records
-with their own offsets for the record path); anything else is built change by change.
+with their own offsets for the record path); anything else is built change by change. A run may
+span consecutive committed transactions (many small ones, as OLTP writes): it is held past a
+commit until another table's change, a delete, :data:`RUN_TARGET` changes, a due heartbeat or the
+end of what was read closes it, so its offset is still the one Debezium stores after its last record.
 """
 
 from __future__ import annotations
@@ -44,11 +48,15 @@ from kopycat.connectors.postgres_cdc.pgoutput import (
 )
 from kopycat.connectors.postgres_cdc.transactions import TransactionMetadata
 
-__all__ = ["COLUMNAR_MIN", "ChangeStream", "table_events_for"]
+__all__ = ["COLUMNAR_MIN", "RUN_TARGET", "ChangeStream", "table_events_for"]
 
 COLUMNAR_MIN: Final = 64
 """The fewest changes of one table in a row that are built as columns: Arrow's fixed cost per batch
 (tens of kernel calls) pays off only over many rows."""
+
+RUN_TARGET: Final = 1000
+"""A run holding this many changes at a commit is closed there: enough rows for a batch
+to pay its fixed cost, few enough to bound what a poll holds back across small transactions."""
 
 TableLookup = Callable[[Relation], TableEvents | None]
 
@@ -60,15 +68,18 @@ class ChangeStream:
     the commit's; ``heartbeat`` is consulted at each commit and by :meth:`idle`; ``snapshot`` (with
     ``signal.data.collection``) gets the signal table's inserts, the keys of changes inside its
     window, every offset to add its state to, and each commit to emit a closed chunk after.
-    ``columnar`` (the run sends batches as columns) builds long runs of a table's changes as columns.
+    ``columnar`` (the run sends batches as columns) builds long runs of a table's changes as columns,
+    joining consecutive transactions' runs up to ``run_target`` changes.
     """
 
     def __init__(self, partition: dict[str, Any], stored: Mapping[str, Any] | None, lookup: TableLookup,
                  tombstones: bool, skip_xid: Callable[[int, int], bool] | None = None, *,
                  transactions: TransactionMetadata | None = None, heartbeat: Heartbeat | None = None,
-                 snapshot: IncrementalSnapshot | None = None, columnar: bool = False) -> None:
+                 snapshot: IncrementalSnapshot | None = None, columnar: bool = False,
+                 run_target: int = RUN_TARGET) -> None:
         self.partition, self.lookup, self.tombstones = partition, lookup, tombstones
-        self.columnar = columnar
+        self.columnar, self.run_target = columnar, run_target
+        self.run: list[_Held] = []  # committed changes of one table's open run, held for the next commit
         self.columns: dict[TableEvents, TableColumns | None] = {}  # each table's, made on its first long run
         self.snapshot, self.signal_oid = snapshot, -1
         self.transactions, self.heartbeat = transactions, heartbeat
@@ -85,6 +96,7 @@ class ChangeStream:
     def records(self, messages: Iterable[tuple[int, int, bytes]]) -> Iterator[SourceRecord | SourceRecordBatch]:
         """The change records (and batches) of ``messages`` (lsn, xid, pgoutput bytes), in commit order."""
         begin: Begin | None = None
+        transaction: _Transaction | None = None
         skip = False
         held: list[_Held] = []
         tables = self.tables
@@ -98,7 +110,7 @@ class ChangeStream:
                 if table is None:
                     continue
                 if self.transactions is None:
-                    held.append((lsn, table, data))
+                    held.append((lsn, table, data, transaction))  # type: ignore[arg-type]
                 else:
                     block = self.transactions.event(table.collection, lsn)
                     offset = self.transactions.store(self._offset(lsn, None, begin))
@@ -112,6 +124,7 @@ class ChangeStream:
                     self.signal_oid = self.snapshot.relation(message)
             elif isinstance(message, Begin):
                 begin, held = message, []
+                transaction = _Transaction(message, self.last_commit)
                 skip = (self.last_commit is not None and message.final_lsn < self.last_commit) or (
                     self.skip_xid is not None and self.skip_xid(message.xid, message.final_lsn))
                 if not skip and self.transactions is not None:
@@ -125,15 +138,19 @@ class ChangeStream:
                     if self.snapshot is not None:
                         yield from self.snapshot.committed(self.last_offset or {}, begin.xid)
                 begin, held = None, []
+        yield from self._close_run()  # the end of what was read: nothing is held past it
 
     def _commit(self, begin: Begin, commit: Commit, held: list[_Held]) -> Iterator[SourceRecord | SourceRecordBatch]:
         """Held changes (the last one with the commit's offset), a due heartbeat, then the END record."""
         commit_offset = self._offset(commit.end_lsn, commit.end_lsn, begin, "COMMIT")
-        yield from self._held_records(begin, held, commit_offset)
+        beat = self.heartbeat is not None and self.heartbeat.due()
+        if held:
+            held[-1][3].close(held[-1][0], dict(commit_offset))  # as it is now, for a later record_factory
+        yield from self._held_records(held, close=beat or self.snapshot is not None)
         self.last_commit, self.last_offset = commit.end_lsn, commit_offset
         in_flight = commit_offset if self.transactions is None else self.transactions.store(dict(commit_offset))
-        if self.heartbeat is not None and self.heartbeat.due():  # Debezium's commitMessage beats before the END
-            yield from _present(self.heartbeat.beat(in_flight))
+        if beat:  # Debezium's commitMessage beats before the END
+            yield from _present(self.heartbeat.beat(in_flight))  # type: ignore[union-attr]
         if self.transactions is not None:
             yield self.transactions.end(begin.xid, commit.end_lsn, commit.commit_ts_us, in_flight)
 
@@ -165,57 +182,66 @@ class ChangeStream:
             offset["messageType"] = kind
         return offset if self.snapshot is None else self.snapshot.store(offset)
 
-    def _held_records(self, begin: Begin, held: list[_Held], commit_offset: dict[str, Any]
-                      ) -> Iterator[SourceRecord | SourceRecordBatch]:
-        """A committed transaction's changes, per run of one table's new rows (inserts and updates
-        without an old row) or other changes: a long run of new rows as one batch of columns where
-        it can be, the others change by change. The transaction's last change carries the commit's
-        offset, as Debezium stores after a commit."""
-        last_commit, final = self.last_commit, dict(commit_offset)  # as they are now, for a later record_factory
-        done = 0
-        for (table, new_rows), group in groupby(held, _run_key):
-            run = list(group)
-            done += len(run)
-            run_final = final if done == len(held) else None
-            batch = self._batch(begin, table, run, last_commit, run_final) \
-                if self.columnar and new_rows and len(run) >= COLUMNAR_MIN else None
-            if batch is None:
-                yield from self._run_records(begin, run, last_commit, run_final)
-            else:
-                yield batch
+    def _held_records(self, held: list[_Held], close: bool) -> Iterator[SourceRecord | SourceRecordBatch]:
+        """A committed transaction's changes, per run of one table's changes that may be column rows
+        (see :meth:`_run_key`) or of others: a long run as one batch of columns where it can be,
+        the others change by change. The open run continues into this transaction; this
+        transaction's last run stays open for the next one unless ``close``, its changes cannot be
+        column rows or it reached ``run_target``."""
+        run_key = self._run_key
+        for key, group in groupby(held, run_key):
+            if self.run and run_key(self.run[0]) != key:
+                yield from self._close_run()
+            self.run.extend(group)
+        if close or not (self.columnar and self.run and run_key(self.run[0])[1]) or len(self.run) >= self.run_target:
+            yield from self._close_run()
 
-    def _batch(self, begin: Begin, table: TableEvents, run: list[_Held], last_commit: int | None,
-               final: dict[str, Any] | None) -> SourceRecordBatch | None:
+    def _run_key(self, change: _Held) -> tuple[TableEvents, bool]:
+        """A held change's table, and whether it may be a column row: an insert, an update, and a
+        delete unless a tombstone follows it (a batch holds one event per change)."""
+        return change[1], change[2][0] != _DELETE or not self.tombstones
+
+    def _close_run(self) -> Iterator[SourceRecord | SourceRecordBatch]:
+        """The open run's changes: as one batch of columns where it can be, else change by change."""
+        run, self.run = self.run, []
+        if not run:
+            return
+        batch = self._batch(run) if self.columnar and self._run_key(run[0])[1] and len(run) >= COLUMNAR_MIN else None
+        if batch is None:
+            yield from self._run_records(run)
+        else:
+            yield batch
+
+    def _batch(self, run: list[_Held]) -> SourceRecordBatch | None:
         """A run's events as columns, at its last change's offset; None where they must be records."""
+        table = run[0][1]
         if table not in self.columns:
             self.columns[table] = TableColumns.of(table)
         columns = self.columns[table]
         if columns is None:
             return None
-        envelopes = columns.envelopes([data for _, _, data in run], [lsn for lsn, _, _ in run], begin.commit_ts_us,
-                                      begin.xid, last_commit)
+        segments = [(tx.begin.commit_ts_us, tx.begin.xid, tx.last_commit, len(list(changes)))
+                    for tx, changes in groupby(run, _transaction_of)]
+        envelopes = columns.envelopes([data for _, _, data, _ in run], [lsn for lsn, _, _, _ in run], segments)
         if envelopes is None:
             return None
-        offset = _change_offset(envelopes.last_op, run[-1][0], begin, last_commit, final)
+        lsn, table, _, tx = run[-1]
+        offset = _change_offset(envelopes.last_op, lsn, tx.begin, tx.last_commit, tx.final_at(lsn))
         return SourceRecordBatch(self.partition, offset, table.topic, table.envelope_schema, envelopes.values,
-                                 table.key_schema, envelopes.keys,
-                                 record_factory=partial(self._run_record_list, begin, run, last_commit, final))
+                                 table.key_schema, envelopes.keys, record_factory=partial(self._run_record_list, run))
 
-    def _run_record_list(self, begin: Begin, run: list[_Held], last_commit: int | None,
-                         final: dict[str, Any] | None) -> list[SourceRecord]:
-        return list(self._run_records(begin, run, last_commit, final))
+    def _run_record_list(self, run: list[_Held]) -> list[SourceRecord]:
+        return list(self._run_records(run))
 
-    def _run_records(self, begin: Begin, run: list[_Held], last_commit: int | None,
-                     final: dict[str, Any] | None) -> Iterator[SourceRecord]:
-        """A run's changes built one by one in one loop: what is the same for the whole transaction
-        (its xid, commit time, the previous commit) is read once, and each change gets its final
-        offset dict at once (the run's last ``final``'s when given)."""
-        xid, ts_us = begin.xid, begin.commit_ts_us
+    def _run_records(self, run: list[_Held]) -> Iterator[SourceRecord]:
+        """A run's changes built one by one in one loop; each change gets its final offset dict at
+        once (its transaction's commit offset for the transaction's last change)."""
         partition, tombstones, record_of, event = self.partition, self.tombstones, SourceRecord.of, _event
-        last = len(run) - 1
-        for index, (lsn, table, data) in enumerate(run):
-            op, key, value = event(table, decode(data), SourcePosition(ts_us, xid, lsn, last_commit), None)  # type: ignore[arg-type]
-            offset = _change_offset(op, lsn, begin, last_commit, final if index == last else None)
+        for lsn, table, data, tx in run:
+            begin = tx.begin
+            where = SourcePosition(begin.commit_ts_us, begin.xid, lsn, tx.last_commit)
+            op, key, value = event(table, decode(data), where, None)  # type: ignore[arg-type]
+            offset = _change_offset(op, lsn, begin, tx.last_commit, tx.final_at(lsn))
             yield record_of(partition, offset, table.topic, None, table.key_schema, key, table.envelope_schema, value)
             if op == "d" and tombstones:
                 yield record_of(partition, offset, table.topic, None, table.key_schema, key, None, None)
@@ -252,17 +278,33 @@ class ChangeStream:
         return [record]
 
 
-_Held = tuple[int, TableEvents, bytes]
-"""A change of the transaction in flight, as read: (lsn, its table, the pgoutput message); built at the commit."""
+class _Transaction:
+    """What a held change's event and offset take from its transaction: its BEGIN, the commit
+    before it and, once committed, the commit's offset its last change carries."""
+
+    __slots__ = ("begin", "final", "last_commit", "last_lsn")
+
+    def __init__(self, begin: Begin, last_commit: int | None) -> None:
+        self.begin, self.last_commit = begin, last_commit
+        self.last_lsn, self.final = -1, None  # type: int, dict[str, Any] | None
+
+    def close(self, last_lsn: int, final: dict[str, Any]) -> None:
+        self.last_lsn, self.final = last_lsn, final
+
+    def final_at(self, lsn: int) -> dict[str, Any] | None:
+        """The commit's offset for the transaction's last change, None for the others."""
+        return self.final if lsn == self.last_lsn else None
 
 
-def _run_key(change: _Held) -> tuple[TableEvents, bool]:
-    """A held change's table, and whether it is a new row alone: an insert's or an update's tuple
-    right after the relation (``N`` at byte 5, where a delete or an update with its old row has K or O)."""
-    return change[1], change[2][5] == _NEW_TUPLE
+_Held = tuple[int, TableEvents, bytes, _Transaction]
+"""A change of a transaction, as read: (lsn, its table, the pgoutput message, its transaction); built at the commit."""
 
 
-_NEW_TUPLE: Final = ord("N")
+def _transaction_of(change: _Held) -> _Transaction:
+    return change[3]
+
+
+_DELETE: Final = ord("D")
 
 
 def _change_offset(op: str, lsn: int, begin: Begin, last_commit: int | None,

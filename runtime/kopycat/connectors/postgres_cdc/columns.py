@@ -1,18 +1,20 @@
-"""A committed run of one table's inserts and updates as Arrow columns: CDC streaming's columnar path.
+"""A committed run of one table's changes as Arrow columns: CDC streaming's columnar path.
 
 Per change the stream only keeps the pgoutput bytes it read. Here the run's messages are joined
 once and numpy walks their TupleData a column at a time across all rows (the fields Debezium's
-``PgOutputMessageDecoder.resolveColumnsFromStreamTupleData`` reads row by row), each column's
-texts become one Arrow StringArray, and Arrow kernels type them as :mod:`.values` does one value at
-a time (its ``ColumnType.columns`` names the parser). The change events are then one StructArray
-of ``<topic>.Envelope`` (Debezium's ``Envelope``: before, after, source, transaction, op, ts_*),
-which the runner encodes a column at a time (JsonConverter's column path): no Python object per
-change from the WAL to the producer.
+``PgOutputMessageDecoder.resolveColumnsFromStreamTupleData`` reads row by row): the old tuples
+(a delete's, an update's under REPLICA IDENTITY FULL or with a changed key) and the new ones. Each
+column's texts become one Arrow StringArray, and Arrow kernels type them as :mod:`.values` does one
+value at a time (its ``ColumnType.columns`` names the parser). The change events are then one
+StructArray of ``<topic>.Envelope`` (Debezium's ``Envelope``: before, after, source, transaction,
+op, ts_*), which the runner encodes a column at a time (JsonConverter's column path): no Python
+object per change from the WAL to the producer. A run may span transactions: each change's
+``source`` carries its own transaction's xid, commit time and previous commit.
 
 Only what is sure to equal the record path goes here. A table with a column type :mod:`.values`
-has no parser for or without a primary key, a delete, an update carrying its old row, an
-unchanged TOASTed or binary value, a NULL in a required column or a text Arrow does not parse
-(NaN, infinity, a BC date) leaves the run to the record path: :meth:`TableColumns.envelopes` answers None.
+has no parser for or without a primary key, an unchanged TOASTed or binary value, or a text Arrow
+does not read as the record path does (NaN, infinity, a BC date, a year before 1000, 24:00:00)
+leaves the run to the record path: :meth:`TableColumns.envelopes` answers None.
 """
 
 from __future__ import annotations
@@ -30,11 +32,16 @@ from kopycat.arrow_buffers import MAX_OFFSET, bitmap, boolean_array, string_scal
 from kopycat.connectors.postgres_cdc.config import DEBEZIUM_VERSION
 from kopycat.connectors.postgres_cdc.events import TableEvents
 
-__all__ = ["Envelopes", "TableColumns"]
+__all__ = ["Envelopes", "Segment", "TableColumns"]
 
-_INSERT, _UPDATE, _NEW, _TEXT, _NULL = ord("I"), ord("U"), ord("N"), ord("t"), ord("n")
-_TUPLE_AT: Final = 6  # kind, relation oid, 'N': an insert's or an update's new tuple without an old one before it
+_INSERT, _UPDATE, _DELETE, _TEXT, _NULL = ord("I"), ord("U"), ord("D"), ord("t"), ord("n")
+_NEW, _KEY, _OLD = ord("N"), ord("K"), ord("O")  # the tuple markers: new row, old key, old row
+_TUPLE_AT: Final = 6  # kind, relation oid, marker: the first tuple
 _PAD: Final = b"\0" * 4  # a NULL as a run's last value: its (unused) length is read past the end
+
+Segment = tuple[int, int, int | None, int]
+"""One transaction's share of a run: its commit time (µs), xid, the commit before it (None for none
+yet) and how many of the run's changes in a row are its."""
 
 
 def _text(texts: pa.Array, arrow_type: pa.DataType) -> pa.Array:
@@ -61,8 +68,44 @@ def _timestamp(texts: pa.Array, arrow_type: pa.DataType) -> pa.Array:
     return pc.cast(texts, pa.timestamp("us")).view(pa.int64())
 
 
+def _float(texts: pa.Array, arrow_type: pa.DataType) -> pa.Array:
+    """float4/float8: parsed to the double ``float()`` reads (a float4 then rounded once, as the
+    record path's encoder rounds it); NaN and infinities are left to the record path."""
+    doubles = pc.cast(texts, pa.float64())
+    if not pc.all(pc.is_finite(doubles)).as_py():
+        raise pa.ArrowInvalid("a non-finite float")
+    return doubles if arrow_type == pa.float64() else doubles.cast(arrow_type, safe=False)
+
+
+def _time(texts: pa.Array, arrow_type: pa.DataType) -> pa.Array:
+    """``io.debezium.time.MicroTime`` (µs of the day), or ``Time`` (ms) for a precision up to 3:
+    the text read as a time of the epoch's day (24:00:00 is left to the record path)."""
+    micros = pc.cast(pc.binary_join_element_wise(string_scalar("1970-01-01 "), texts, string_scalar("")),
+                     pa.timestamp("us")).view(pa.int64())
+    return micros if arrow_type == pa.int64() else pc.cast(pc.divide(micros, 1000), arrow_type)
+
+
+_YEAR_1000_US: Final = -30_610_224_000_000_000  # below it Python's strftime writes fewer than 4 year digits
+
+
+def _zoned(precision: int) -> Callable[[pa.Array, pa.DataType], pa.Array]:
+    """``io.debezium.time.ZonedTimestamp``: the instant in UTC as ISO-8601, its fraction as wide as
+    the column's precision (Arrow's ``%S`` writes 6 digits for µs, cut to ``precision``)."""
+    stop = 19 if precision == 0 else 20 + precision
+
+    def parse(texts: pa.Array, arrow_type: pa.DataType) -> pa.Array:
+        instants = pc.cast(texts, pa.timestamp("us", "UTC"))
+        earliest = pc.min(instants.view(pa.int64())).as_py()
+        if earliest is not None and earliest < _YEAR_1000_US:
+            raise pa.ArrowInvalid("a year before 1000")
+        iso = pc.utf8_slice_codeunits(pc.strftime(instants, format="%Y-%m-%dT%H:%M:%S"), 0, stop)
+        return pc.binary_join_element_wise(iso, string_scalar("Z"), string_scalar(""))
+    return parse
+
+
 _PARSERS: Final[dict[str, Callable[[pa.Array, pa.DataType], pa.Array]]] = {
-    "text": _text, "cast": _cast, "boolean": _boolean, "date": _date, "timestamp": _timestamp}
+    "text": _text, "cast": _cast, "boolean": _boolean, "date": _date, "timestamp": _timestamp, "float": _float,
+    "time": _time, **{f"zoned{precision}": _zoned(precision) for precision in range(7)}}
 
 
 class Envelopes:
@@ -85,7 +128,6 @@ class TableColumns:
         self.value_type = self.envelope_type.field("after").type
         self.value_fields = list(self.value_type)
         self.arrow_types = [field.type for field in self.value_fields]
-        self.required = [not field.schema.optional for field in table.value_schema.fields]
         assert table.key_schema is not None
         self.key_fields = list(to_arrow_type(table.key_schema))
         self.source_fields = list(self.envelope_type.field("source").type)
@@ -98,48 +140,95 @@ class TableColumns:
             return None
         return cls(table, parsers)  # type: ignore[arg-type]
 
-    def envelopes(self, messages: Sequence[bytes], lsns: Sequence[int], ts_us: int, xid: int,
-                  last_commit: int | None) -> Envelopes | None:
-        """The events of ``messages`` (inserts and updates of this table at ``lsns``, committed at
-        ``ts_us`` by ``xid``), or None where the record path must build them."""
+    def envelopes(self, messages: Sequence[bytes], lsns: Sequence[int],
+                  transactions: Sequence[Segment]) -> Envelopes | None:
+        """The events of ``messages`` (inserts and updates of this table at ``lsns``, committed by
+        ``transactions`` in turn), or None where the record path must build them."""
         texts = _column_texts(messages, len(self.parsers))
         if texts is None:
             return None
         try:
-            columns = [parse(column, arrow_type) for parse, column, arrow_type
-                       in zip(self.parsers, texts[1], self.arrow_types, strict=True)]
+            after = self._row(texts.new)
+            before = None if texts.old is None else self._row(texts.old)
         except pa.ArrowInvalid:  # NaN, infinity, a BC date, a year past 9999: the record path's converters
             return None
-        if any(required and column.null_count for required, column in zip(self.required, columns, strict=True)):
-            return None  # the record path puts the column's fallback there
-        count = len(messages)
-        inserts = texts[0]
-        after = pa.StructArray.from_arrays(columns, fields=self.value_fields)
-        keys = pa.StructArray.from_arrays([columns[i] for i in self.table.key_index], fields=self.key_fields)
+        if after is None or (texts.old is not None and before is None):
+            return None
+        count, kinds = len(messages), texts.kinds
+        delete, insert = kinds == _DELETE, kinds == _INSERT
+        key_columns = [after[i] for i in self.table.key_index]
+        if before is not None and delete.any():  # a delete's key is its old row's
+            key_columns = [pc.if_else(boolean_array(delete), before[i], column)
+                           for i, column in zip(self.table.key_index, key_columns, strict=True)]
+        keys = pa.StructArray.from_arrays(key_columns, fields=self.key_fields)
+        had_old = delete | ((kinds == _UPDATE) & (texts.markers == _OLD))  # an update's old key alone is no before
         now_ns = time.time_ns()
         values = pa.StructArray.from_arrays([
-            pa.nulls(count, self.value_type), after, self._source(lsns, ts_us, xid, last_commit),
-            pa.nulls(count, self.transaction_type),
-            pc.if_else(boolean_array(inserts), string_scalar("c"), string_scalar("u")),
+            self._struct(before, had_old, count), self._struct(after, ~delete, count), self._source(lsns, transactions),
+            pa.nulls(count, self.transaction_type), _ops(insert, delete),
             _integers(now_ns // 1_000_000, count), _integers(now_ns // 1000, count), _integers(now_ns, count)],
             fields=self.envelope_fields)
-        return Envelopes(keys, values, "c" if inserts[-1] else "u")
+        return Envelopes(keys, values, "c" if insert[-1] else "d" if delete[-1] else "u")
 
-    def _source(self, lsns: Sequence[int], ts_us: int, xid: int, last_commit: int | None) -> pa.StructArray:
+    def _row(self, texts: list[pa.Array]) -> list[pa.Array] | None:
+        """Each column's values; a required column's NULL (an old key's other columns) as the record
+        path's fallback, None where that has no Arrow scalar."""
+        columns = [parse(column, arrow_type) for parse, column, arrow_type
+                   in zip(self.parsers, texts, self.arrow_types, strict=True)]
+        for index, fallback in self.table.fallbacks:
+            if columns[index].null_count:
+                try:
+                    columns[index] = pc.fill_null(columns[index], pa.scalar(fallback, self.arrow_types[index]))
+                except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+                    return None
+        return columns
+
+    def _struct(self, columns: list[pa.Array] | None, present: Any, count: int) -> pa.Array:
+        """The row struct where ``present``, null elsewhere."""
+        if columns is None or not present.any():
+            return pa.nulls(count, self.value_type)
+        mask = None if present.all() else boolean_array(~present)
+        return pa.StructArray.from_arrays(columns, fields=self.value_fields, mask=mask)
+
+    def _source(self, lsns: Sequence[int], transactions: Sequence[Segment]) -> pa.StructArray:
         """``io.debezium.connector.postgresql.Source`` of each change, as :meth:`TableEvents.source` makes one."""
         table, count = self.table, len(lsns)
         lsn = _integers(np.fromiter(lsns, np.int64, count), count)
-        first = "[null," if last_commit is None else f'["{last_commit}",'
-        sequence = pc.binary_join_element_wise(string_scalar(first + '"'), pc.cast(lsn, pa.string()),
-                                               string_scalar('"]'), string_scalar(""))
+        sizes = [size for _, _, _, size in transactions]
+        ts_us = np.repeat(np.array([ts for ts, _, _, _ in transactions], np.int64), sizes)
+        xid = np.repeat(np.array([xid for _, xid, _, _ in transactions], np.int64), sizes)
         text, integer = pa.string(), pa.int64()
         return pa.StructArray.from_arrays([
             _texts(DEBEZIUM_VERSION, count), _texts("postgresql", count), _texts(table.prefix, count),
-            _integers(ts_us // 1000, count), pa.nulls(count, text), _texts(table.dbname, count), sequence,
+            _integers(ts_us // 1000, count), pa.nulls(count, text), _texts(table.dbname, count),
+            _sequence(lsn, transactions, sizes),
             _integers(ts_us, count), _integers(ts_us * 1000, count), _texts(table.schema_name, count),
             _texts(table.table, count), _integers(xid, count), lsn,
             pa.nulls(count, integer), pa.nulls(count, text), pa.nulls(count, integer)],
             fields=self.source_fields)
+
+
+def _ops(insert: Any, delete: Any) -> pa.Array:
+    """Each change's ``op``: c, u or d."""
+    if insert.all():
+        return _texts("c", len(insert))
+    updates = pc.if_else(boolean_array(delete), string_scalar("d"), string_scalar("u"))
+    return pc.if_else(boolean_array(insert), string_scalar("c"), updates)
+
+
+def _sequence(lsn: pa.Array, transactions: Sequence[Segment], sizes: list[int]) -> pa.Array:
+    """Debezium's ``sequence``: ``["<the commit before>","<lsn>"]``, ``[null,"<lsn>"]`` before the first."""
+    lsn_text, empty = pc.cast(lsn, pa.string()), string_scalar("")
+    without = pc.binary_join_element_wise(string_scalar('[null,"'), lsn_text, string_scalar('"]'), empty)
+    commits = [commit for _, _, commit, _ in transactions]
+    if all(commit is None for commit in commits):
+        return without
+    valid = np.repeat(np.array([commit is not None for commit in commits]), sizes)
+    before = pa.Array.from_buffers(pa.int64(), len(lsn), [None if valid.all() else bitmap(valid), pa.py_buffer(
+        np.repeat(np.array([commit or 0 for commit in commits], np.int64), sizes))])
+    with_commit = pc.binary_join_element_wise(string_scalar('["'), pc.cast(before, pa.string()), string_scalar('","'),
+                                              lsn_text, string_scalar('"]'), empty)
+    return pc.coalesce(with_commit, without)
 
 
 def _integers(values: Any, count: int) -> pa.Array:
@@ -156,23 +245,58 @@ def _texts(text: str, count: int) -> pa.Array:
     return pa.Array.from_buffers(pa.string(), count, [None, pa.py_buffer(offsets), pa.py_buffer(encoded * count)])
 
 
-def _column_texts(messages: Sequence[bytes], width: int) -> tuple[Any, list[pa.Array]] | None:
-    """(whether each message is an insert, each column's texts as a StringArray), or None unless
-    every message is an insert or an update with only its new tuple, of ``width`` text or NULL values.
+class _Texts:
+    """A run's tuples as texts: each message's kind byte, and each column's texts of the new rows
+    (null for a delete) and of the old rows (null where a message carries none; None for no old row at all)."""
 
-    A value is a kind byte, then for a text its int32 length and its bytes: a column's positions
-    follow from the previous column's lengths, so the walk is one numpy step per column for all rows.
-    """
+    __slots__ = ("kinds", "markers", "new", "old")
+
+    def __init__(self, kinds: Any, markers: Any, new: list[pa.Array], old: list[pa.Array] | None) -> None:
+        self.kinds, self.markers, self.new, self.old = kinds, markers, new, old
+
+
+def _column_texts(messages: Sequence[bytes], width: int) -> _Texts | None:
+    """The texts of ``messages``, or None unless every message is an insert, an update (with or
+    without its old row) or a delete of ``width`` text or NULL values (pgoutput's layout: kind,
+    relation oid, then ``K``/``O`` and the old tuple, ``N`` and the new tuple, as they apply)."""
     data = np.frombuffer(b"".join(messages) + _PAD, np.uint8)
     lengths = np.fromiter(map(len, messages), np.int64, len(messages))
     ends = np.cumsum(lengths)
     starts = ends - lengths
-    kinds = data[starts]
-    if not (((kinds == _INSERT) | (kinds == _UPDATE)) & (data[starts + _TUPLE_AT - 1] == _NEW)).all():
+    kinds, markers = data[starts], data[starts + _TUPLE_AT - 1]
+    old_marker = (markers == _KEY) | (markers == _OLD)
+    delete = kinds == _DELETE
+    if not (((kinds == _INSERT) & (markers == _NEW)) | ((kinds == _UPDATE) & ((markers == _NEW) | old_marker))
+            | (delete & old_marker)).all():
         return None
-    if not ((data[starts + _TUPLE_AT].astype(np.int64) << 8 | data[starts + _TUPLE_AT + 1]) == width).all():
+    position = starts + _TUPLE_AT
+    old = None
+    with_old = np.flatnonzero(old_marker)
+    if with_old.size:
+        walked = _walk(data, position[with_old], width)
+        if walked is None:
+            return None
+        old, after_old = walked
+        if not ((after_old == ends[with_old]) | (data[after_old] == _NEW) & ~delete[with_old]).all():
+            return None
+        old = [_spread(column, with_old, len(messages)) for column in old]
+        position = position.copy()
+        position[with_old] = after_old + 1
+    with_new = np.flatnonzero(~delete)
+    walked = _walk(data, position[with_new], width)
+    if walked is None or not (walked[1] == ends[with_new]).all():
         return None
-    position = starts + _TUPLE_AT + 2
+    return _Texts(kinds, markers, [_spread(column, with_new, len(messages)) for column in walked[0]], old)
+
+
+def _walk(data: Any, position: Any, width: int) -> tuple[list[pa.Array], Any] | None:
+    """The TupleData at each ``position``: each column's texts and the position after each tuple, or
+    None unless every tuple has ``width`` text or NULL values. A value is a kind byte, then for a
+    text its int32 length and its bytes: a column's positions follow from the previous column's
+    lengths, so the walk is one numpy step per column for all rows."""
+    if not ((data[position].astype(np.int64) << 8 | data[position + 1]) == width).all():
+        return None
+    position = position + 2
     columns = []
     for _ in range(width):
         kind = data[position]
@@ -186,9 +310,18 @@ def _column_texts(messages: Sequence[bytes], width: int) -> tuple[Any, list[pa.A
             return None
         columns.append(column)
         position = np.where(text, position + 5 + size, position + 1)
-    if not (position == ends).all():
-        return None
-    return kinds == _INSERT, columns
+    return columns, position
+
+
+def _spread(column: pa.Array, rows: Any, count: int) -> pa.Array:
+    """``column`` (the values of ``rows``) at those rows of ``count``, null at the others."""
+    if len(rows) == count:
+        return column
+    index = np.zeros(count, np.int32)
+    index[rows] = np.arange(len(rows), dtype=np.int32)
+    present = np.zeros(count, bool)
+    present[rows] = True
+    return column.take(pa.Array.from_buffers(pa.int32(), count, [bitmap(present), pa.py_buffer(index)]))
 
 
 def _strings(data: Any, starts: Any, sizes: Any, valid: Any) -> pa.Array | None:

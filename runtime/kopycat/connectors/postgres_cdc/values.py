@@ -122,8 +122,9 @@ def _temporal(type_oid: int, modifier: int, mode: str) -> ColumnType:
         if mode == "connect":
             return ColumnType(Time.builder, lambda t: dt.time.fromisoformat(t))
         if precision <= 3:
-            return ColumnType(_named(SchemaBuilder.int32, "io.debezium.time.Time"), lambda t: _time_us(t) // 1000)
-        return ColumnType(_named(SchemaBuilder.int64, "io.debezium.time.MicroTime"), _time_us)
+            return ColumnType(_named(SchemaBuilder.int32, "io.debezium.time.Time"), lambda t: _time_us(t) // 1000,
+                              "time")
+        return ColumnType(_named(SchemaBuilder.int64, "io.debezium.time.MicroTime"), _time_us, "time")
     if mode == "connect":
         return ColumnType(Timestamp.builder,
                           lambda t: dt.datetime.fromisoformat(t).replace(tzinfo=dt.UTC))
@@ -141,8 +142,8 @@ _SIMPLE: Final[dict[int, ColumnType]] = {
     INT4: ColumnType(SchemaBuilder.int32, int, "cast"),
     INT8: ColumnType(SchemaBuilder.int64, int, "cast"),
     OID: ColumnType(SchemaBuilder.int64, int, "cast"),
-    FLOAT4: ColumnType(SchemaBuilder.float32, float),
-    FLOAT8: ColumnType(SchemaBuilder.float64, float),
+    FLOAT4: ColumnType(SchemaBuilder.float32, float, "float"),
+    FLOAT8: ColumnType(SchemaBuilder.float64, float, "float"),
     TEXT: ColumnType(SchemaBuilder.string, str, "text"),
     BPCHAR: ColumnType(SchemaBuilder.string, str, "text"),
     VARCHAR: ColumnType(SchemaBuilder.string, str, "text"),
@@ -162,6 +163,7 @@ def column_type(type_oid: int, modifier: int, *, decimal_mode: str, time_mode: s
     if type_oid in (DATE, TIME, TIMESTAMP):
         return _temporal(type_oid, modifier, time_mode)
     if type_oid == TIMESTAMPTZ:
-        return ColumnType(_named(SchemaBuilder.string, "io.debezium.time.ZonedTimestamp"),
-                          _zoned(6 if modifier < 0 else modifier))
+        precision = 6 if modifier < 0 else modifier
+        return ColumnType(_named(SchemaBuilder.string, "io.debezium.time.ZonedTimestamp"), _zoned(precision),
+                          f"zoned{precision}")
     return _SIMPLE.get(type_oid, _TEXT)
