@@ -85,7 +85,10 @@ def test_kills_mid_file_leave_every_offset_exactly_once_in_parquet(
     store = tmp_path / "store"
     worker = write_props(tmp_path / "worker.properties", {
         "bootstrap.servers": bootstrap_servers, "offset.storage.file.filename": str(tmp_path / "offsets"),
-        "offset.flush.interval.ms": "500"})
+        "offset.flush.interval.ms": "500",
+        # A killed worker's two members stay in the group until their session ends, and a rebalance waits up to
+        # max.poll.interval.ms for members to rejoin: CI once saw the last run wait ten minutes at the defaults
+        "consumer.session.timeout.ms": "6000", "consumer.max.poll.interval.ms": "30000"})
     connector = write_props(tmp_path / "connector.properties", {
         "name": f"files-{topic_name}", "connector.class": "io.confluent.connect.hdfs.HdfsSinkConnector",
         "topics": topic_name, "tasks.max": "2", "store.url": f"file://{store}", "flush.size": "1501",
