@@ -144,9 +144,12 @@ def fill(database: Path, rows: int) -> None:
 
 
 def tap_executable(directory: Path) -> Path:
-    """``tap-orders`` in ``directory``: bench/singer_tap.py run by this interpreter."""
+    """``tap-orders`` in ``directory``: bench/singer_tap.py run by this interpreter, with the repository root
+    on PYTHONPATH (the tap is the tests' tap, imported from tests.support)."""
     path = directory / "tap-orders"
-    path.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{TAP_SCRIPT}" "$@"\n')
+    root = TAP_SCRIPT.resolve().parent.parent
+    path.write_text(f'#!/bin/sh\nPYTHONPATH="{root}${{PYTHONPATH:+:$PYTHONPATH}}" exec "{sys.executable}" '
+                    f'"{TAP_SCRIPT}" "$@"\n')
     path.chmod(0o755)
     return path
 

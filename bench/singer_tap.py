@@ -3,8 +3,8 @@
 The test tap (tests/support/singer_orders_tap.py) writes a STATE every 3 records so that tests of
 the state gate see many; a real singer-sdk tap writes one every 10,000 (``Stream.STATE_MSG_FREQUENCY``'s
 default), and a STATE every 3 records would make both the tap and the connector move state, not
-rows. Run it as ``python bench/singer_tap.py --config config.json`` with the worktree root on
-PYTHONPATH (``source .wtenv``).
+rows. Run it as ``python bench/singer_tap.py --config config.json`` with the repository root on
+PYTHONPATH (the bench's ``tap-orders`` wrapper puts it there).
 """
 
 from __future__ import annotations
