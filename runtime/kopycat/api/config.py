@@ -26,7 +26,14 @@ from collections.abc import Iterable, KeysView, Mapping
 from types import MappingProxyType
 from typing import Any, TypeVar, cast
 
-from kopycat.api.config_key import ConfigKey, ConfigValue, Recommender, ensure_valid, missing_message
+from kopycat.api.config_key import (
+    ConfigKey,
+    ConfigValue,
+    Recommender,
+    ensure_valid,
+    missing_message,
+    validate_across_keys,
+)
 from kopycat.api.config_types import (
     NO_DEFAULT,
     ConfigType,
@@ -60,7 +67,7 @@ __all__ = [
     "Config", "ConfigDef", "ConfigKey", "ConfigType", "ConfigValue", "Importance",
     "LambdaValidator", "ListSize", "NonEmptyString", "NonEmptyStringWithoutControlChars",
     "NonNullValidator", "Password", "Range", "Recommender", "Regex", "ValidList", "ValidString",
-    "Validator", "Width", "convert_to_string", "parse_type", "resolve_class",
+    "Validator", "Width", "convert_to_string", "parse_type", "resolve_class", "validate_across_keys",
 ]
 
 logger = logging.getLogger(__name__)

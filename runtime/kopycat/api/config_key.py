@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -24,7 +24,7 @@ from kopycat.api.config_types import (
 from kopycat.api.config_validators import Validator
 from kopycat.api.errors import ConfigError
 
-__all__ = ["ConfigKey", "ConfigValue", "Recommender", "ensure_valid", "missing_message"]
+__all__ = ["ConfigKey", "ConfigValue", "Recommender", "ensure_valid", "missing_message", "validate_across_keys"]
 
 
 class Recommender(Protocol):
@@ -134,3 +134,18 @@ def ensure_valid(key: ConfigKey, value: Any) -> None:
     # Raised outside the except block so the leaking error is not kept as __context__ either.
     raise invalid_value(key.name, MASKED, "Value is not valid (the validator's message "
                               "was withheld because it quoted the secret)")
+
+
+def validate_across_keys(results: list[ConfigValue], props: Mapping[str, str],
+                         parse: Callable[[Mapping[str, str]], object], default_key: str) -> list[ConfigValue]:
+    """After clean per-key checks, run ``parse`` (the checks across keys a connector's start makes) and report its
+    ConfigError under the key it names, else under ``default_key``, as a Kafka ``Connector.validate`` override
+    adds cross-key errors to the per-key results."""
+    if any(result.errors for result in results):
+        return results
+    try:
+        parse(props)
+    except ConfigError as exc:
+        by_name = {result.name: result for result in results}
+        (by_name.get(exc.key or default_key) or by_name[default_key]).add_error_message(str(exc))
+    return results

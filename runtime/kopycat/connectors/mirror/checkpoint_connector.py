@@ -23,7 +23,7 @@ from typing import Any
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
-from kopycat.api.config import ConfigDef, ConfigValue
+from kopycat.api.config import ConfigDef, ConfigValue, validate_across_keys
 from kopycat.api.connector import SourceConnector
 from kopycat.api.errors import ConfigError, ConnectError
 from kopycat.connectors.mirror.checkpoint_config import (
@@ -136,13 +136,7 @@ class MirrorCheckpointConnector(SourceConnector):
         by_name = {result.name: result for result in results}
         for key, problem in check_mm2_rules(props).items():
             by_name[key].add_error_message(problem)
-        if any(result.errors for result in results):
-            return results
-        try:
-            CheckpointSettings.parse(props)
-        except ConfigError as exc:
-            (by_name.get(exc.key or SOURCE_BOOTSTRAP) or by_name[SOURCE_BOOTSTRAP]).add_error_message(str(exc))
-        return results
+        return validate_across_keys(results, props, CheckpointSettings.parse, SOURCE_BOOTSTRAP)
 
     def alter_offsets(self, props: Mapping[str, str], offsets: Mapping[Any, Mapping[str, Any] | None]) -> bool:
         """MM2's checks: partitions ``{group, topic, partition}``, offsets ``{offset: n >= 0}``."""

@@ -27,10 +27,10 @@ from typing import Any, Final, NamedTuple
 from confluent_kafka.admin import AdminClient
 
 from kopycat.api.bounded import is_bounded_run
-from kopycat.api.config import ConfigDef, ConfigType, ConfigValue, Importance, Range
+from kopycat.api.config import ConfigDef, ConfigType, ConfigValue, Importance, Range, validate_across_keys
 from kopycat.api.connector import SourceConnector
 from kopycat.api.data import Schema
-from kopycat.api.errors import ConfigError, ConnectError, DataError
+from kopycat.api.errors import ConnectError, DataError
 from kopycat.api.records import SourceRecord
 from kopycat.api.task import SourceTask
 from kopycat.connectors.mirror.checkpoint import decode_string, encode_string
@@ -168,15 +168,7 @@ class MirrorHeartbeatConnector(SourceConnector):
         return HEARTBEAT_CONFIG
 
     def validate(self, props: Mapping[str, str]) -> list[ConfigValue]:
-        results = super().validate(props)
-        if any(result.errors for result in results):
-            return results
-        try:
-            heartbeat_settings(props)
-        except ConfigError as exc:
-            by_name = {result.name: result for result in results}
-            (by_name.get(exc.key or TARGET_CLUSTER_ALIAS) or by_name[TARGET_CLUSTER_ALIAS]).add_error_message(str(exc))
-        return results
+        return validate_across_keys(super().validate(props), props, heartbeat_settings, TARGET_CLUSTER_ALIAS)
 
     def alter_offsets(self, props: Mapping[str, str], offsets: Mapping[Any, Mapping[str, Any] | None]) -> bool:
         """MM2's checks: partitions ``{sourceClusterAlias, targetClusterAlias}``, offsets ``{offset: n}``."""

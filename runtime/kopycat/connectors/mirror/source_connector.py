@@ -30,9 +30,9 @@ from confluent_kafka.admin import (
     NewPartitions,
 )
 
-from kopycat.api.config import ConfigDef, ConfigValue
+from kopycat.api.config import ConfigDef, ConfigValue, validate_across_keys
 from kopycat.api.connector import ExactlyOnceSupport, SourceConnector
-from kopycat.api.errors import ConfigError, ConnectError
+from kopycat.api.errors import ConnectError
 from kopycat.connectors.mirror.offset_checks import check_altered_offsets
 from kopycat.connectors.mirror.refresh import RefreshMonitor
 from kopycat.connectors.mirror.source_config import (
@@ -157,16 +157,7 @@ class MirrorSourceConnector(SourceConnector):
 
     def validate(self, props: Mapping[str, str]) -> list[ConfigValue]:
         """Per-key checks, then the cross-key ones (aliases, policy, bootstrap) on their key."""
-        results = super().validate(props)
-        if any(result.errors for result in results):
-            return results
-        try:
-            MirrorSettings.parse(props)
-        except ConfigError as exc:
-            by_name = {result.name: result for result in results}
-            target = by_name.get(exc.key or SOURCE_BOOTSTRAP) or by_name[SOURCE_BOOTSTRAP]
-            target.add_error_message(str(exc))
-        return results
+        return validate_across_keys(super().validate(props), props, MirrorSettings.parse, SOURCE_BOOTSTRAP)
 
     def exactly_once_support(self, props: Mapping[str, str]) -> ExactlyOnceSupport | None:
         """SUPPORTED only with a read_committed source consumer, as MM2."""

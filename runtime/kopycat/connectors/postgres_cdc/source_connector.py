@@ -10,11 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kopycat import __version__
-from kopycat.api.config import ConfigDef, ConfigValue
+from kopycat.api.config import ConfigDef, ConfigValue, validate_across_keys
 from kopycat.api.connector import SourceConnector
-from kopycat.api.errors import ConfigError
 from kopycat.api.task import SourceTask
-from kopycat.connectors.postgres_cdc.config import CONFIG, END_LSN_CONFIG, CdcSettings
+from kopycat.connectors.postgres_cdc.config import CONFIG, END_LSN_CONFIG, TOPIC_PREFIX, CdcSettings
 from kopycat.connectors.postgres_cdc.pgoutput import format_lsn
 from kopycat.connectors.postgres_cdc.replication import PostgresSource
 from kopycat.connectors.postgres_cdc.source_task import PostgresCdcTask
@@ -36,15 +35,7 @@ class PostgresConnector(SourceConnector):
         """Per-key checks, then those across keys that start() makes (include and exclude lists both set,
         the signal channels, the signal table's name), reported under their key as Debezium's
         ``PostgresConnector.validate`` does, so ``kopycat validate`` and the REST validate endpoint show them."""
-        results = super().validate(props)
-        if any(result.errors for result in results):
-            return results
-        try:
-            CdcSettings.parse(props)
-        except ConfigError as exc:
-            by_name = {result.name: result for result in results}
-            by_name.get(exc.key or "", results[0]).add_error_message(str(exc))
-        return results
+        return validate_across_keys(super().validate(props), props, CdcSettings.parse, TOPIC_PREFIX)
 
     def task_class(self) -> type[SourceTask]:
         return PostgresCdcTask
