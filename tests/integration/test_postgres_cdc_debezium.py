@@ -170,14 +170,8 @@ def test_kopycat_events_equal_debeziums_field_by_field(
     assert not compared(ours, theirs, kc_prefix, dbz_prefix), "\n".join(compared(ours, theirs, kc_prefix, dbz_prefix))
 
     our_offset = last_offset(bootstrap_servers, f"offsets-{run}", f"kc-{run}", kc_prefix)
-    # Debezium's worker flushes its offsets on its own clock: its records can be in the topic while its
-    # stored offset is still an earlier change's (a loaded machine showed the first INSERT's)
-    deadline = time.monotonic() + 180
-    while True:
-        java_offset = last_offset(bootstrap_servers, debezium_connect.offsets_topic, f"dbz-{run}", dbz_prefix)
-        if set(our_offset) == set(java_offset) - {"transaction_id"} or time.monotonic() > deadline:
-            break
-        time.sleep(1)
+    java_offset = debezium_offset_like(our_offset, bootstrap_servers, debezium_connect.offsets_topic,
+                                       f"dbz-{run}", dbz_prefix)
     assert set(our_offset) == set(java_offset) - {"transaction_id"}, (our_offset, java_offset)
 
 
@@ -347,10 +341,21 @@ def test_bulk_transactions_streamed_as_columns_equal_debeziums_field_by_field(
 
     our_offset = last_offset(bootstrap_servers, f"offsets-{run}", f"kc-{run}", kc_prefix)
     assert our_offset["messageType"] == "COMMIT" and our_offset["lsn"] == our_offset["lsn_commit"]
-    deadline = time.monotonic() + 180  # Debezium flushes its offsets on its own clock
-    while True:
-        java_offset = last_offset(bootstrap_servers, debezium_connect.offsets_topic, f"dbz-{run}", dbz_prefix)
-        if set(our_offset) == set(java_offset) - {"transaction_id"} or time.monotonic() > deadline:
-            break
-        time.sleep(1)
+    java_offset = debezium_offset_like(our_offset, bootstrap_servers, debezium_connect.offsets_topic,
+                                       f"dbz-{run}", dbz_prefix)
     assert set(our_offset) == set(java_offset) - {"transaction_id"}, (our_offset, java_offset)
+
+
+def debezium_offset_like(our_offset: dict[str, Any], bootstrap_servers: str, offsets_topic: str, name: str,
+                         prefix: str) -> dict[str, Any]:
+    """Debezium's last stored offset once it has Kopycat's keys, or the last one read after 180 s.
+
+    Debezium's worker flushes its offsets on its own clock: its records can be in the topic while its
+    stored offset is still an earlier change's (a loaded machine showed the first INSERT's).
+    """
+    deadline = time.monotonic() + 180
+    while True:
+        java_offset = last_offset(bootstrap_servers, offsets_topic, name, prefix)
+        if set(our_offset) == set(java_offset) - {"transaction_id"} or time.monotonic() > deadline:
+            return java_offset
+        time.sleep(1)
