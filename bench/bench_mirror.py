@@ -45,11 +45,11 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from confluent_kafka import Consumer, KafkaException, Producer
+from confluent_kafka import Consumer, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from bench.bench_raw_kafka import PRODUCER_SETTINGS, new_topic, raw_consume, warm_up
+from bench.bench_raw_kafka import new_topic, produce_records, raw_consume, warm_up
 from bench.common import (
     BenchResult,
     Measure,
@@ -114,14 +114,8 @@ def parse_options(argv: Sequence[str]) -> Options:
 def produce_keyed(bootstrap: str, topic: str, records: int) -> None:
     """N records, key ``key-<n>`` (12 B) and a 100 B value: what both engines copy."""
     filler = b"v" * (VALUE_BYTES - 8)
-    producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER_SETTINGS})
-    send, poll = producer.produce, producer.poll
-    for n in range(records):
-        send(topic, b"%08d" % n + filler, b"key-%08d" % n)
-        if n & 0xFFFF == 0:
-            poll(0)
-    if producer.flush(120) != 0:
-        raise RuntimeError(f"the producer left records to {topic} undelivered after 120 s")
+    produce_records(bootstrap, topic, ((b"key-%08d" % n, b"%08d" % n + filler) for n in range(records)),
+                    "fill " + topic)
 
 
 class EndOffsetWatch:

@@ -84,12 +84,25 @@ def produce_records(bootstrap: str, topic: str, records: Iterable[tuple[bytes | 
     send, poll, count = producer.produce, producer.poll, 0
     with Span() as span:
         for count, (key, value) in enumerate(records, 1):
-            send(topic, value, key)
+            try:
+                send(topic, value, key)
+            except BufferError:  # the local queue is full: wait for room, as Kopycat's runner does
+                send_when_room(producer, topic, value, key)
             if count & 0xFFFF == 0:
                 poll(0)
         if producer.flush(120) != 0:
             raise RuntimeError(f"the raw producer left records to {topic} undelivered")
     return Measure.of(mover, count, span)
+
+
+def send_when_room(producer: Producer, topic: str, value: bytes, key: bytes | None) -> None:
+    """Serve delivery reports until the full local queue takes the record (no deadline: an anchor)."""
+    while True:
+        try:
+            producer.produce(topic, value, key)
+            return
+        except BufferError:
+            producer.poll(0.05)
 
 
 def fill_numbered(bootstrap: str, admin: AdminClient, prefix: str, count: int, partitions_count: int,
