@@ -31,6 +31,12 @@ _broker: LocalKafkaBroker | None = None
 T = TypeVar("T")
 
 
+def goal_text(goal: float) -> str:
+    """A goal to two decimals, one when the second is 0: 0.5, 1.0, 1.3, and 0.98 (not rounded to 1.0)."""
+    text = f"{goal:.2f}"
+    return text[:-1] if text.endswith("0") else text
+
+
 @dataclass(frozen=True)
 class BenchResult:
     """One benchmark's line. anchor=None marks an anchor itself (a physical limit)."""
@@ -46,7 +52,7 @@ class BenchResult:
     def line(self) -> str:
         if self.anchor is None:
             return f"{self.name}: anchor {self.value:,.0f} {self.unit}{_spread(self.spread)}"
-        goal = f" (goal >= {self.goal:.1f})" if self.goal is not None else ""
+        goal = f" (goal >= {goal_text(self.goal)})" if self.goal is not None else ""
         return (f"{self.name}: kopycat {self.value:,.0f} {self.unit}{_spread(self.spread)}, "
                 f"anchor {self.anchor:,.0f} {self.unit}{_spread(self.anchor_spread)}, "
                 f"ratio {self.value / self.anchor:.2f}{goal}")
@@ -148,7 +154,8 @@ def shared_postgres() -> LocalPostgres:
 
 
 class Span:
-    """Wall time, CPU time (all threads) and peak RSS of this process over a ``with`` block.
+    """Wall time, CPU time (all threads, and the calling thread's own) and peak RSS of this process
+    over a ``with`` block.
 
     The peak is VmHWM, reset on entry, so each mover's peak is its own; peak_rss_mib() still
     reports the whole run's.
@@ -156,16 +163,19 @@ class Span:
 
     wall_s: float
     cpu_s: float | None
+    thread_cpu_s: float
     rss_mib: float | None
 
     def __enter__(self) -> Self:
         reset_peak_rss()
         self._cpu = cpu_seconds() or 0.0
+        self._thread_cpu = time.thread_time()
         self._started = time.perf_counter()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.wall_s = time.perf_counter() - self._started
+        self.thread_cpu_s = time.thread_time() - self._thread_cpu
         cpu = cpu_seconds()
         self.cpu_s = None if cpu is None else cpu - self._cpu
         self.rss_mib = vm_hwm_mib()
@@ -183,6 +193,8 @@ class Measure:
     duration_s: float | None = None
     walls: tuple[float, ...] = ()
     """Every round's wall time, in run order, when the mover ran several (:func:`median_rounds`)."""
+    thread_cpu_s: float | None = None
+    """CPU time of the thread that ran the mover (a runner run on the bench's thread: the task's own)."""
 
     @property
     def rate(self) -> float:
@@ -195,7 +207,8 @@ class Measure:
 
     @classmethod
     def of(cls, mover: str, count: int, span: Span, duration_s: float | None = None) -> Measure:
-        return cls(mover, count, span.wall_s, span.cpu_s, span.rss_mib, duration_s)
+        return cls(mover, count, span.wall_s, span.cpu_s, span.rss_mib, duration_s,
+                   thread_cpu_s=span.thread_cpu_s)
 
 
 def num_text(value: float | None, spec: str) -> str:
