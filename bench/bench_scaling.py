@@ -11,6 +11,10 @@ on a topic of four partitions (produced once, untimed). Each mover is one embedd
 - *sink*: FileStreamSink from the start of the four partitions (a fresh group each round) into one file
   per round; checked: N records in the summaries and N newlines in the file.
 
+Beside each side, the raw client loop in one process and in two at once (:mod:`bench.raw_processes`, the
+fair producer or assigned consumer of ``bench_raw_kafka``, taking turns the same way): how far the machine and
+the broker scale before any of Kopycat's Python runs. Two tasks cannot scale further than two raw loops do.
+
 Timed around ``run_once``: planning, each task's start (a process forked by multiprocessing's fork server in
 process mode) and its final commit included, as a user pays them. CPU per record is this process's (every
 thread) plus that of its children (``RUSAGE_CHILDREN``, and ``/proc`` for the live fork server, which reaps
@@ -49,6 +53,7 @@ from bench.common import (
     size_and_switch,
     spread_of,
 )
+from bench.raw_processes import Spread, raw_consumers, raw_producers
 from kopycat.embedded import Kopycat
 from kopycat.runtime.bounds import Bounds, RunSummary
 from kopycat.storage.offset_backing_store import MemoryOffsetStore
@@ -257,6 +262,37 @@ def results(side: str, runs: Sequence[Run]) -> list[BenchResult]:
     return rows
 
 
+def raw_lines(side: str, one: Spread, two: Spread) -> tuple[str, BenchResult]:
+    """The raw client loop in one process and in two at once (:mod:`bench.raw_processes`): the scaling the
+    machine and broker allow before any of Kopycat's Python runs, read beside the tasks' ratio."""
+    clients = "producers" if side == "source" else "consumers"
+    line = (f"  raw {clients} (bench.raw_processes), the machine's own scaling: 1 process {one.rate:,.0f} records/s "
+            f"(spread {spread_of(one) or 0:.0%}), 2 processes {two.rate:,.0f} (spread {spread_of(two) or 0:.0%}): "
+            f"{two.rate / one.rate:.2f}x")
+    return line, BenchResult(f"scaling {side}: raw {clients}, 2 processes vs 1", two.rate, one.rate,
+                             spread=spread_of(two), anchor_spread=spread_of(one))
+
+
+def raw_source_rounds(bootstrap: str, admin: AdminClient, count: int, rounds: int) -> tuple[Spread, Spread]:
+    def producers(processes: int) -> Callable[[], Spread]:
+        def move() -> Spread:
+            topic = new_topic(admin, "bench-scaling-raw", PARTITIONS)
+            try:
+                return raw_producers(bootstrap, topic, count, processes)
+            finally:
+                delete_topic(admin, topic)
+        return move
+    one, two = median_rounds([producers(1), producers(2)], rounds)
+    return one, two
+
+
+def raw_sink_rounds(bootstrap: str, topic: str, count: int, rounds: int) -> tuple[Spread, Spread]:
+    ends = [len(range(partition, count, PARTITIONS)) for partition in range(PARTITIONS)]  # fill_numbered's deal
+    one, two = median_rounds([lambda: raw_consumers(bootstrap, topic, ends, 1),
+                              lambda: raw_consumers(bootstrap, topic, ends, 2)], rounds)
+    return one, two
+
+
 def run(argv: Sequence[str] = ()) -> list[BenchResult]:
     args = size_and_switch(argv, bench="scaling", doc=__doc__,
                            size=("--records", RECORDS, f"lines and records per run (default {RECORDS:,})"),
@@ -273,14 +309,16 @@ def run(argv: Sequence[str] = ()) -> list[BenchResult]:
         files = write_files(directory, args.records)
         sources = median_rounds([source_mover(bootstrap, admin, files, args.records, tasks, mode, pid)
                                  for tasks, mode in configs], args.rounds)
-        print(table("source", sources), flush=True)
-        rows += results("source", sources)
+        line, raw = raw_lines("source", *raw_source_rounds(bootstrap, admin, args.records, args.rounds))
+        print(table("source", sources), line, sep="\n", flush=True)
+        rows += [*results("source", sources), raw]
         topic = fill_numbered(bootstrap, admin, "bench-scaling-sink", args.records, PARTITIONS)
         sinks = median_rounds([sink_mover(bootstrap, topic, directory, args.records, tasks, mode, pid)
                                for tasks, mode in configs], args.rounds)
+        line, raw = raw_lines("sink", *raw_sink_rounds(bootstrap, topic, args.records, args.rounds))
         delete_topic(admin, topic)
-        print(table("sink", sinks), flush=True)
-        rows += results("sink", sinks)
+        print(table("sink", sinks), line, sep="\n", flush=True)
+        rows += [*results("sink", sinks), raw]
     finally:
         if not args.keep:
             shutil.rmtree(directory, ignore_errors=True)

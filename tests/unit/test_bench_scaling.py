@@ -8,6 +8,7 @@ import pytest
 
 from bench import bench_scaling, bench_sink_memory
 from bench.common import set_quick
+from bench.raw_processes import Spread
 
 
 @pytest.fixture
@@ -37,3 +38,13 @@ def test_the_memory_bench_runs_ten_million_records_only_at_full_size(quick: None
     assert bench_sink_memory.sizes() == [100_000, 300_000]
     set_quick(False)
     assert bench_sink_memory.sizes() == [1_000_000, 3_000_000, 10_000_000]
+
+
+def test_the_raw_processes_line_reads_two_against_one_without_a_goal() -> None:
+    one = Spread(1, 1_000_000, 2.0, 1.5, walls=(2.0, 2.2, 1.9))
+    two = Spread(2, 1_000_000, 1.25, 2.4, walls=(1.25, 1.25, 1.5))
+    line, row = bench_scaling.raw_lines("source", one, two)
+    assert line == ("  raw producers (bench.raw_processes), the machine's own scaling: 1 process 500,000 records/s "
+                    "(spread 15%), 2 processes 800,000 (spread 20%): 1.60x")
+    assert (row.value, row.anchor, row.goal) == (800_000.0, 500_000.0, None)
+    assert bench_scaling.raw_lines("sink", one, two)[1].name == "scaling sink: raw consumers, 2 processes vs 1"
