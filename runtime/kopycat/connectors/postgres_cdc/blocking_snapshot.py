@@ -98,12 +98,6 @@ class BlockingSnapshot:
                                     streamed=dict(offset), progress=self)
         self.tables, self.after, self.resumed = [], None, None
 
-    def resume(self, db: PostgresSource, events_of: Callable[[str], TableEvents],
-               partition: dict[str, Any]) -> Iterator[SourceRecord]:
-        """The rest of a snapshot a run cut short, at the streaming offset it was taken at."""
-        if self.resumed is not None:
-            yield from self.records(db, events_of, partition, self.resumed)
-
     # ------------------------------------------------------------------ snapshot_records' hooks
 
     def select(self, table: TableEvents, columns: str) -> tuple[str, list[KeyValue]]:

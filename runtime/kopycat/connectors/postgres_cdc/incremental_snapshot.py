@@ -242,7 +242,8 @@ class IncrementalSnapshot:
 
     def resume_blocking(self) -> Iterator[SourceRecord]:
         """The rest of a blocking snapshot a cut run left, before the stream reads on from its signal."""
-        yield from self.blocking.resume(self._db(), self._events, self.partition)
+        if self.blocking.resumed is not None:  # else no connection: most runs have nothing to resume
+            yield from self.blocking.records(self._db(), self._events, self.partition, self.blocking.resumed)
 
     def resume(self) -> None:
         """Read a chunk if one is due: after a signal, a closed chunk, or a restart mid-snapshot
