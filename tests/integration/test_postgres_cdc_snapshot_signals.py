@@ -200,19 +200,46 @@ def test_a_blocking_snapshot_reads_the_tables_whole_between_the_changes_before_a
     assert runs.offset().get("snapshot") is None  # the stream's own offset after the snapshot
 
 
-def test_a_run_cut_inside_a_blocking_snapshot_streams_on_after_its_signal_with_no_change_lost(
+def blocking_pending(offset: dict[str, Any]) -> bool:
+    """Whether ``offset`` is a blocking snapshot's ``r`` event before its last one."""
+    return offset.get("snapshot") == "BLOCKING" and not offset.get("snapshot_completed")
+
+
+def test_a_blocking_snapshot_cut_short_resumes_from_its_last_key_and_streams_each_later_change_once(
         bootstrap_servers: str, postgres_url: str) -> None:
     execute(postgres_url, "CREATE TABLE items (id INT PRIMARY KEY, label TEXT)",
-            "INSERT INTO items SELECT n, 'row ' || n FROM generate_series(1, 300) n", SIGNAL_TABLE)
-    runs = runs_for(bootstrap_servers, postgres_url, chunk=50)
+            "INSERT INTO items SELECT n, 'row ' || n FROM generate_series(1, 500) n",
+            "CREATE TABLE days (day DATE PRIMARY KEY, label TEXT)",
+            "INSERT INTO days SELECT DATE '2024-02-20' + n, 'day ' || n FROM generate_series(1, 40) n", SIGNAL_TABLE)
+    runs = runs_for(bootstrap_servers, postgres_url, chunk=50, tables="public.items,public.days")
     runs.copy()
-    runs.signal("execute-snapshot", {"data-collections": ["public.items"], "type": "blocking"})
-    runs.copy(Bounds(max_records=100, max_seconds=300))
+    runs.signal("execute-snapshot", {"data-collections": ["public.items", "public.days"], "type": "blocking"})
+    runs.copy(Bounds(max_records=60, max_seconds=300))  # cut after the first batches of items
     cut = runs.offset()
-    assert (cut["snapshot"], cut["snapshot_completed"], cut["messageType"]) == ("BLOCKING", False, "COMMIT")
-    execute(postgres_url, "UPDATE items SET label = 'later' WHERE id = 7")
+    first = [row["id"] for row in reads(runs.events())]
+    assert blocking_pending(cut) and 60 <= len(first) < 500, (len(first), cut)
+    assert json.loads(cut["blocking_snapshot_collections"]) == ["public.items", "public.days"]
+    assert first == list(range(1, len(first) + 1))  # in key order, up to the stored key
+    assert read_keys(cut["blocking_snapshot_primary_key"]) == [first[-1]]
+    # changes between runs, to rows already read (7, 3) and still to read (400, the new 501)
+    execute(postgres_url, "UPDATE items SET label = 'later' WHERE id = 7", "UPDATE items SET label = 'later' "
+            "WHERE id = 400", "INSERT INTO items VALUES (501, 'new')", "DELETE FROM items WHERE id = 3")
+    cuts = [cut]
+    for _ in range(30):  # runs of 60 records, each cut and resumed from the key the last one stored
+        runs.copy(Bounds(max_records=60, max_seconds=300))
+        cuts.append(runs.offset())
+        if not blocking_pending(cuts[-1]):
+            break
+    else:
+        pytest.fail(f"the blocking snapshot did not end in 30 runs: {cuts[-1]}")
+    assert any(json.loads(c["blocking_snapshot_collections"]) == ["public.days"] for c in cuts)  # cut in days too
     runs.copy()
     events = [(v["op"], (v["after"] or v["before"])["id"]) for _, v in runs.events() if v]
-    reads_ = [i for op, i in events if op == "r"]
-    assert len(set(reads_)) == len(reads_) and 100 <= len(reads_) < 300  # cut short, no row read twice
-    assert events[len(reads_):] == [("u", 7)]  # the stream read on after the signal: the later change once
+    items = Counter(i for op, i in events if op == "r")
+    assert items == Counter(range(1, 502)), set(items.elements()) ^ set(range(1, 502))  # each row once, 0 lost
+    last_read = max(n for n, (op, _) in enumerate(events) if op == "r")
+    assert events[last_read + 1:] == [("u", 7), ("u", 400), ("c", 501), ("d", 3)]  # streamed after it, once
+    assert [row["label"] for row in reads(runs.events()) if row["id"] in (7, 400)] == ["row 7", "later"]
+    days = Counter(row["day"] for row in reads(runs.events("days")))
+    assert (len(days), max(days.values())) == (40, 1)
+    assert not any(k.startswith("blocking_snapshot") for k in runs.offset())

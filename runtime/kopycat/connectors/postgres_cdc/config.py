@@ -7,7 +7,9 @@ does not implement yet are accepted and ignored (Kafka Connect passes unknown ke
 
 from __future__ import annotations
 
+import datetime as dt
 import re
+import zoneinfo
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -15,7 +17,7 @@ from typing import Any, Final
 from kopycat.api.config import ConfigDef, ConfigType, Importance, Range, ValidString
 from kopycat.api.errors import ConfigError
 
-__all__ = ["CONFIG", "DEBEZIUM_VERSION", "END_LSN_CONFIG", "CdcSettings"]
+__all__ = ["CONFIG", "DEBEZIUM_VERSION", "END_LSN_CONFIG", "JVM_TIME_ZONE", "CdcSettings"]
 
 DEBEZIUM_VERSION: Final = "3.6.1.Final"
 """The Debezium release whose events, schemas and offsets this connector reproduces."""
@@ -47,6 +49,8 @@ SIGNAL_DATA_COLLECTION: Final = "signal.data.collection"
 SIGNAL_ENABLED_CHANNELS: Final = "signal.enabled.channels"
 INCREMENTAL_CHUNK_SIZE: Final = "incremental.snapshot.chunk.size"
 WATERMARKING_STRATEGY: Final = "incremental.snapshot.watermarking.strategy"
+JVM_TIME_ZONE: Final = "kopycat.cdc.jvm.time.zone"
+"""Kopycat's key: the zone of the Debezium JVM sharing the offsets, for java.sql.Date keys (see java_keys)."""
 END_LSN_CONFIG: Final = "kopycat.cdc.end.lsn"
 """Task config key: the WAL position the plan read (``pg_current_wal_lsn()``), where a bounded run ends."""
 
@@ -123,6 +127,13 @@ CONFIG = (
             validator=ValidString.in_("insert_insert"), importance=Importance.LOW,
             doc="How chunk watermarks are written: insert_insert (an open and a close row per chunk, kept in "
                 "the signal table), Debezium's default.")
+    .define(JVM_TIME_ZONE, ConfigType.STRING, default="UTC", importance=Importance.LOW,
+            doc="Kopycat's own key: the time zone (an IANA id such as America/New_York, the user.timezone or TZ) of "
+                "the JVM of a Debezium worker that takes over these offsets or hands them over. An incremental "
+                "snapshot stores a date primary key as java.sql.Date, whose milliseconds are that day's local "
+                "midnight in the writing JVM's zone, and Debezium binds it back as the local date in its own zone. "
+                "Kopycat writes and reads such keys as a JVM in this zone, and refuses a stored date that is not a "
+                "midnight there, naming the UTC offset its writer ran at.")
     .define(END_LSN_CONFIG, ConfigType.STRING, default="", importance=Importance.LOW, internal=True,
             doc="Set by the plan: the WAL position a bounded run copies to.")
 )
@@ -157,6 +168,7 @@ class CdcSettings:
     heartbeat_prefix: str = "__debezium-heartbeat"
     signal_table: tuple[str, str] | None = None
     chunk_size: int = 1024
+    jvm_zone: dt.tzinfo = dt.UTC
 
     @classmethod
     def parse(cls, props: Mapping[str, Any]) -> CdcSettings:
@@ -174,7 +186,7 @@ class CdcSettings:
                    values[END_LSN_CONFIG], values[TRANSACTION_METADATA], values[TRANSACTION_TOPIC],
                    values[HEARTBEAT_INTERVAL_MS], values[HEARTBEAT_ACTION_QUERY].strip(),
                    values[HEARTBEAT_TOPIC_PREFIX], _signal_table(values[SIGNAL_DATA_COLLECTION]),
-                   values[INCREMENTAL_CHUNK_SIZE])
+                   values[INCREMENTAL_CHUNK_SIZE], _zone(values[JVM_TIME_ZONE]))
 
     def captures(self, schema: str, table: str) -> bool:
         """Whether ``schema.table`` passes the filters (Debezium matches the whole name)."""
@@ -208,6 +220,18 @@ def _signal_table(text: str) -> tuple[str, str] | None:
         raise ConfigError.for_key(SIGNAL_DATA_COLLECTION, text, "give the signal table as <schema>.<table>, "
                                   "e.g. public.debezium_signal")
     return parts[0], parts[1]
+
+
+def _zone(name: str) -> dt.tzinfo:
+    """``kopycat.cdc.jvm.time.zone`` as a zone; UTC needs no time zone database."""
+    if name.strip() in ("UTC", "Z", "Etc/UTC"):
+        return dt.UTC
+    try:
+        return zoneinfo.ZoneInfo(name.strip())
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
+        raise ConfigError.for_key(JVM_TIME_ZONE, name, f"not a time zone this machine knows ({exc}); give an IANA "
+                                  f"id such as UTC or America/New_York: the Debezium worker's JVM zone "
+                                  f"(java -XshowSettings:properties -version prints user.timezone)") from None
 
 
 def _check_channels(channels: list[str]) -> None:

@@ -21,7 +21,8 @@ pause in memory only, so its restart resumes the snapshot; Kopycat also stores
 ``incremental_snapshot_paused: true`` while paused (Debezium ignores the key), because every
 scheduled run is a restart and a pause must outlast it. An execute-snapshot signal of ``"type":
 "blocking"`` (Debezium's ``doBlockingSnapshot``) reads its tables whole at the commit of the
-signal's transaction, before the stream reads on (see :mod:`snapshot`).
+signal's transaction, before the stream reads on; a run cut inside it resumes it (see
+:mod:`blocking_snapshot`).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ import psycopg
 from kopycat.api.data import Struct
 from kopycat.api.errors import ConnectError
 from kopycat.api.records import SourceRecord
+from kopycat.connectors.postgres_cdc.blocking_snapshot import BlockingSnapshot
 from kopycat.connectors.postgres_cdc.config import CdcSettings
 from kopycat.connectors.postgres_cdc.events import SourcePosition, TableEvents
 from kopycat.connectors.postgres_cdc.java_keys import JavaKeyError, JavaKind, KeyValue, read_keys, write_keys
@@ -58,7 +60,6 @@ from kopycat.connectors.postgres_cdc.signals import (
     snapshot_collections,
     snapshot_type,
 )
-from kopycat.connectors.postgres_cdc.snapshot import snapshot_records
 from kopycat.connectors.postgres_cdc.snapshot_keys import UnsupportedKeyError, key_kinds, key_values
 
 __all__ = ["COLLECTIONS_KEY", "INCREMENTAL", "MAXIMUM_KEY", "PAUSED_KEY", "PRIMARY_KEY", "IncrementalSnapshot"]
@@ -99,13 +100,14 @@ class IncrementalSnapshot:
         self.window: dict[tuple[Any, ...], tuple[list[KeyValue], list[Any]]] = {}  # event key -> (key, row)
         self.table: TableEvents | None = None
         self.kinds: list[JavaKind] = []
-        self.blocking: list[str] = []  # tables a blocking snapshot reads at the signal's commit
+        self.blocking = BlockingSnapshot(settings.jvm_zone)  # tables read whole at the signal's commit
         self.close_due = False  # the current chunk's close row is in the transaction being decoded
         self.start_due = False  # a signal queued tables while no chunk was in flight
         self.end = 0  # the WAL position past the last watermark written: the stream must read to it
         self.chunks = self.events = 0
         self.stored_state: tuple[Any, ...] | None = None
         self.stored_keys: dict[str, Any] = {}
+        self.blocking.load(stored)
         self._load(stored or {})
 
     # ------------------------------------------------------------------ offsets
@@ -119,8 +121,9 @@ class IncrementalSnapshot:
             self.collections = [item[f"{COLLECTIONS_KEY}_id"] for item in items]
             self.conditions = {item[f"{COLLECTIONS_KEY}_id"]: f"({item[_CONDITION]})" for item in items
                                if item.get(_CONDITION)}  # Debezium's reload parenthesizes once more
-            self.sent = self.position = read_keys(stored[PRIMARY_KEY]) if stored.get(PRIMARY_KEY) else None
-            self.maximum = read_keys(stored[MAXIMUM_KEY]) if stored.get(MAXIMUM_KEY) else None
+            zone = self.settings.jvm_zone
+            self.sent = self.position = read_keys(stored[PRIMARY_KEY], zone) if stored.get(PRIMARY_KEY) else None
+            self.maximum = read_keys(stored[MAXIMUM_KEY], zone) if stored.get(MAXIMUM_KEY) else None
         except (ValueError, KeyError, TypeError, JavaKeyError) as exc:
             raise ConnectError(f"The stored offset's incremental snapshot state cannot be read ({exc}): "
                                f"{COLLECTIONS_KEY}={stored.get(COLLECTIONS_KEY)!r}, {PRIMARY_KEY}="
@@ -149,7 +152,8 @@ class IncrementalSnapshot:
         kinds = self.kinds or self._kinds(self._events(self.collections[0])) or []
         collections = [{f"{COLLECTIONS_KEY}_id": name, _CONDITION: self.conditions.get(name),
                         f"{COLLECTIONS_KEY}_surrogate_key": None} for name in self.collections]
-        keys = {PRIMARY_KEY: write_keys(self.sent, kinds), MAXIMUM_KEY: write_keys(self.maximum, kinds),
+        zone = self.settings.jvm_zone
+        keys = {PRIMARY_KEY: write_keys(self.sent, kinds, zone), MAXIMUM_KEY: write_keys(self.maximum, kinds, zone),
                 COLLECTIONS_KEY: json.dumps(collections, separators=(",", ":")), CORRELATION_KEY: self.correlation}
         return {**keys, PAUSED_KEY: True} if self.paused else keys
 
@@ -199,7 +203,7 @@ class IncrementalSnapshot:
                 raise SignalError(f"signal {signal.id}: additional-conditions are supported for incremental "
                                   f"snapshots only: drop them, or send \"type\": \"incremental\"")
             log.info("Signal %s: blocking snapshot of %s at its commit", signal.id, names)
-            self.blocking += [n for n in names if n not in self.blocking]
+            self.blocking.queue(names)
             return
         if signal.type == EXECUTE_SNAPSHOT:
             conditions = additional_conditions(signal, names)
@@ -232,12 +236,14 @@ class IncrementalSnapshot:
             self.close_due = False
             yield from self._emit(offset, xid)
             self.start_due = True
-        if self.blocking:
-            names, self.blocking = self.blocking, []
-            log.info("Blocking snapshot of %s: the stream waits until it is read", names)
-            yield from snapshot_records(self._db(), [self._events(n) for n in names], self.partition,
-                                        offset.get("lsn") or 0, [], streamed=dict(offset))
+        if self.blocking.tables:
+            yield from self.blocking.records(self._db(), self._events, self.partition, offset)
         self.resume()
+
+    def resume_blocking(self) -> Iterator[SourceRecord]:
+        """The rest of a blocking snapshot a cut run left, before the stream reads on from its signal."""
+        if self.blocking.resumed is not None:  # else no connection: most runs have nothing to resume
+            yield from self.blocking.records(self._db(), self._events, self.partition, self.blocking.resumed)
 
     def resume(self) -> None:
         """Read a chunk if one is due: after a signal, a closed chunk, or a restart mid-snapshot

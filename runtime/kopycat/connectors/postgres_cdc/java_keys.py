@@ -11,10 +11,25 @@ key columns, by the Java class named in ``JavaKind``:
 - ``String``: ``java.lang.String`` (text, varchar, char; and timestamp, timestamptz, time, timetz,
   which Debezium reads with ``getString``);
 - ``UUID``: ``java.util.UUID`` (uuid);
-- ``Date``: ``java.sql.Date`` (date), milliseconds at the day's midnight in UTC (the JVM's zone;
-  a reader rounds to the nearest day, so any zone within +-12 h reads back the same date);
+- ``Date``: ``java.sql.Date`` (date), see below;
 - ``Decimal``: ``java.math.BigDecimal`` (numeric: the ``SpecialValueDecimal`` Debezium reads is
   unwrapped by ``keyFromRow`` before the key is kept); a ``SpecialValueDecimal`` is read too.
+
+A ``java.sql.Date`` depends on the JVM's default zone (``user.timezone``, from ``TZ``): pgjdbc's
+``getObject`` returns the day's local midnight there (``TimestampUtils.convertToDate``; on a day
+whose midnight a DST change skips, the first instant after it), and when Debezium binds the key
+back into its chunk query, ``setDate`` sends the local date of those milliseconds in that same
+zone. So a date key written as UTC midnight reads back as the day before in a JVM west of UTC
+(America/New_York: 2024-02-29T00:00Z is 2024-02-28 19:00 there): its chunk would start one row
+early and its maximum key would end one row short, silently losing the table's last row. No
+instant reads back as the same day in every zone (zones span UTC-12 to UTC+14), and the
+milliseconds alone do not name the zone (UTC-10 and UTC+14 write the same ones), so the zone is
+configured: ``kopycat.cdc.jvm.time.zone`` (default UTC), the zone of the Debezium worker that
+shares the offsets. :func:`write_keys` writes local midnight there and :func:`read_keys` reads the
+local date there, as that JVM does, and refuses milliseconds that are not a local midnight there:
+a key another zone's JVM wrote, named by the UTC offset it ran at, rather than a date off by one.
+(Dates before the Gregorian reform of 1582, which the JVM counts in the Julian calendar, are out
+of scope: such keys are written proleptic Gregorian.)
 
 A null array is ``aced000570``. Only that subset of the Java serialization stream protocol is
 written and read: handles, class descriptors with fields, block data of ``writeObject`` classes
@@ -28,6 +43,7 @@ import decimal
 import struct
 import uuid
 from collections.abc import Sequence
+from datetime import tzinfo
 from typing import Any, Final, Literal
 
 __all__ = ["JavaKeyError", "JavaKind", "KeyValue", "read_keys", "write_keys"]
@@ -74,11 +90,12 @@ class JavaKeyError(ValueError):
     """Bytes that are not a serialized ``Object[]`` of the key classes, or a value Java cannot hold there."""
 
 
-def write_keys(values: Sequence[KeyValue] | None, kinds: Sequence[JavaKind]) -> str:
-    """``values`` (one per key column, of the Java class in ``kinds``) as Debezium stores them."""
+def write_keys(values: Sequence[KeyValue] | None, kinds: Sequence[JavaKind], zone: tzinfo = dt.UTC) -> str:
+    """``values`` (one per key column, of the Java class in ``kinds``) as a Debezium whose JVM runs in ``zone``
+    stores them."""
     if values is None:
         return (_HEADER + bytes([_NULL])).hex()
-    writer = _Writer()
+    writer = _Writer(zone)
     writer.out += bytes([_ARRAY])
     writer.class_desc(_ARRAY_DESC)
     writer.handles += 1  # the array itself
@@ -89,7 +106,8 @@ def write_keys(values: Sequence[KeyValue] | None, kinds: Sequence[JavaKind]) -> 
 
 
 class _Writer:
-    def __init__(self) -> None:
+    def __init__(self, zone: tzinfo) -> None:
+        self.zone = zone
         self.out = bytearray()
         self.handles = 0
         self.seen: dict[object, int] = {}  # class names, strings and cached boxes -> their handle
@@ -143,7 +161,7 @@ class _Writer:
         elif kind == "Date":
             day = value if isinstance(value, dt.date) else dt.date.fromisoformat(str(value))
             self.new_object(_DESCS["Date"])  # java.util.Date.writeObject: its time as one long of block data
-            self.out += bytes([_BLOCK, 8]) + struct.pack(">q", (day.toordinal() - _EPOCH_DAY) * _DAY_MS)
+            self.out += bytes([_BLOCK, 8]) + struct.pack(">q", _midnight_ms(day, self.zone))
             self.out += bytes([_END])
         else:
             self.big_decimal(decimal.Decimal(value))  # type: ignore[arg-type]
@@ -174,6 +192,33 @@ class _Writer:
 _EPOCH_DAY: Final = dt.date(1970, 1, 1).toordinal()
 
 
+def _midnight_ms(day: dt.date, zone: tzinfo) -> int:
+    """The day's first instant in ``zone`` as epoch milliseconds: ``java.sql.Date`` of a JVM there.
+
+    A wall time a DST change skips takes the offset before the change (``fold=0``), as a lenient
+    ``GregorianCalendar`` does: midnight skipped to 01:00 is the instant at 01:00.
+    """
+    offset = zone.utcoffset(dt.datetime.combine(day, dt.time())) or dt.timedelta()
+    return (day.toordinal() - _EPOCH_DAY) * _DAY_MS - int(offset.total_seconds()) * 1000
+
+
+def _local_day(millis: int, zone: tzinfo) -> dt.date:
+    """The date a JVM in ``zone`` binds a ``java.sql.Date`` of ``millis`` as; refuses a non-midnight."""
+    day = (_EPOCH + dt.timedelta(milliseconds=millis)).astimezone(zone).date()
+    if _midnight_ms(day, zone) != millis:
+        ahead = -millis % _DAY_MS // 60_000  # minutes ahead of UTC, modulo a day
+        writers = " or ".join(f"UTC{'+' if m >= 0 else '-'}{abs(m) // 60:02d}:{abs(m) % 60:02d} (the key "
+                              f"{dt.date.fromordinal(_EPOCH_DAY + (millis + m * 60_000) // _DAY_MS)})"
+                              for m in (ahead, ahead - 1440) if -12 * 60 <= m <= 14 * 60)
+        raise JavaKeyError(f"java.sql.Date {millis} ms ({_EPOCH + dt.timedelta(milliseconds=millis):%Y-%m-%dT%H:%M}Z)"
+                           f" is not a midnight in {zone}: a JVM at {writers} wrote it; set "
+                           f"kopycat.cdc.jvm.time.zone to that Debezium worker's zone (its user.timezone)")
+    return day
+
+
+_EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
 def _signed(bits: int) -> int:
     return bits - 2**64 if bits >= 2**63 else bits
 
@@ -183,10 +228,13 @@ def _utf(text: str) -> bytes:
     return struct.pack(">H", len(data)) + data
 
 
-def read_keys(text: str) -> list[KeyValue] | None:
-    """The key values of a stored ``incremental_snapshot_*_key`` (None for a null array)."""
+def read_keys(text: str, zone: tzinfo = dt.UTC) -> list[KeyValue] | None:
+    """The key values of a stored ``incremental_snapshot_*_key`` (None for a null array), as a JVM in ``zone``
+    binds them."""
     try:
-        return _Reader(bytes.fromhex(text)).keys()
+        return _Reader(bytes.fromhex(text), zone).keys()
+    except JavaKeyError:
+        raise
     except (ValueError, IndexError, struct.error, KeyError, TypeError) as exc:
         raise JavaKeyError(f"not a serialized key array of Integer, Long, String, UUID, Date or "
                            f"SpecialValueDecimal values: {text!r} ({exc})") from None
@@ -195,8 +243,8 @@ def read_keys(text: str) -> list[KeyValue] | None:
 class _Reader:
     """Reads the stream back: each object as its class name and its fields (superclass first)."""
 
-    def __init__(self, data: bytes) -> None:
-        self.data, self.pos = data, 4
+    def __init__(self, data: bytes, zone: tzinfo) -> None:
+        self.data, self.pos, self.zone = data, 4, zone
         self.handles: list[Any] = []
         if data[:4] != _HEADER:
             raise ValueError("no Java serialization header")
@@ -221,7 +269,7 @@ class _Reader:
         if tag != _ARRAY or self.class_desc().name != _ARRAY_DESC.name:
             raise ValueError("not an Object[]")
         self.handles.append(None)
-        return [_key_value(self.content()) for _ in range(self.unpack(">i"))]
+        return [_key_value(self.content(), self.zone) for _ in range(self.unpack(">i"))]
 
     def class_desc(self) -> _Desc:
         tag = self.take(1)[0]
@@ -300,7 +348,7 @@ class _Reader:
 _PRIMITIVES: Final = {"B": "b", "C": "H", "D": "d", "F": "f", "I": "i", "J": "q", "S": "h", "Z": "?"}
 
 
-def _key_value(found: Any) -> KeyValue:
+def _key_value(found: Any, zone: tzinfo) -> KeyValue:
     """A read object as the Python value of its key column."""
     if isinstance(found, str):
         return found
@@ -311,7 +359,7 @@ def _key_value(found: Any) -> KeyValue:
         return uuid.UUID(int=((fields["mostSigBits"] % 2**64) << 64) | (fields["leastSigBits"] % 2**64))
     if name == "java.sql.Date":
         (millis,) = struct.unpack(">q", fields["java.util.Date#data"])
-        return dt.date.fromordinal(_EPOCH_DAY + round(millis / _DAY_MS))
+        return _local_day(millis, zone)
     if name == "io.debezium.data.SpecialValueDecimal":
         if fields["specialValue"] is not None:
             raise ValueError(f"a special numeric value {fields['specialValue'][1]['name']}")

@@ -17,16 +17,16 @@ signal (a blocking snapshot cut short is not resumed: signal it again).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from kopycat.api.records import SourceRecord
 from kopycat.connectors.postgres_cdc.events import SourcePosition, TableEvents
 from kopycat.connectors.postgres_cdc.pgoutput import parse_lsn
 from kopycat.connectors.postgres_cdc.replication import PostgresSource
 
-__all__ = ["BLOCKING", "SnapshotHorizon", "snapshot_records"]
+__all__ = ["BLOCKING", "SnapshotHorizon", "SnapshotProgress", "snapshot_records"]
 
 BLOCKING = "BLOCKING"
 """The ``snapshot`` of a blocking snapshot's offsets (Debezium's ``SnapshotType``): a streaming position."""
@@ -47,12 +47,22 @@ class SnapshotHorizon:
         return xid < self.xmin or (xid < self.xmax and xid not in self.in_progress)
 
 
+class SnapshotProgress(Protocol):
+    """How a resumable (blocking) snapshot reads each table and what each record's offset adds."""
+
+    def select(self, table: TableEvents, columns: str) -> tuple[str, list[Any]]: ...
+
+    def progress(self, table: TableEvents, texts: Sequence[Any]) -> dict[str, Any]: ...
+
+
 def snapshot_records(source: PostgresSource, tables: list[TableEvents], partition: dict[str, Any],
                      slot_lsn: int, horizon_out: list[SnapshotHorizon],
-                     streamed: Mapping[str, Any] | None = None) -> Iterator[SourceRecord]:
+                     streamed: Mapping[str, Any] | None = None,
+                     progress: SnapshotProgress | None = None) -> Iterator[SourceRecord]:
     """Read every table in one snapshot; appends the snapshot's horizon to ``horizon_out`` first.
 
-    ``streamed``: the streaming offset a blocking snapshot's records carry (None: an initial snapshot).
+    ``streamed``: the streaming offset a blocking snapshot's records carry (None: an initial snapshot);
+    ``progress``: its queries and the offset keys after each row (all but the last record carry them).
     """
     conn = source.conn
     with conn.transaction():
@@ -65,30 +75,36 @@ def snapshot_records(source: PostgresSource, tables: list[TableEvents], partitio
                                            frozenset(int(x) & 0xFFFFFFFF for x in xip.split(",") if x),
                                            parse_lsn(row[1])))
         tx_id, ts_us = int(row[2]), time.time_ns() // 1000
-        pending: tuple[TableEvents, list[Any], str] | None = None  # held back: only the next row tells its mark
+        # held back: only the next row tells its mark
+        pending: tuple[TableEvents, list[Any], str, dict[str, Any] | None] | None = None
         first = True
         for table_index, table in enumerate(tables):
             columns = ", ".join(f'"{c.name}"::text' for c in table.columns)
             with conn.cursor(name=f"kopycat_snapshot_{table_index}") as cursor:
-                cursor.execute(f'SELECT {columns} FROM "{table.schema_name}"."{table.table}"')
+                query, params = (f'SELECT {columns} FROM "{table.schema_name}"."{table.table}"', []) \
+                    if progress is None else progress.select(table, columns)
+                cursor.execute(query, params)
                 table_first = True
                 while rows := cursor.fetchmany(2000):
                     for texts in rows:
                         if pending is not None:
                             yield _record(*pending, partition, slot_lsn, tx_id, ts_us, streamed, last=False)
                         mark = "first" if first else "first_in_data_collection" if table_first else "true"
-                        pending, first, table_first = (table, table.row(texts) or [], mark), False, False
+                        keys = None if progress is None else progress.progress(table, texts)
+                        pending, first, table_first = (table, table.row(texts) or [], mark, keys), False, False
             if pending is not None and pending[0] is table and pending[2] == "true":
-                pending = (table, pending[1], "last_in_data_collection")
+                pending = (table, pending[1], "last_in_data_collection", pending[3])
         if pending is not None:
-            yield _record(pending[0], pending[1], "last", partition, slot_lsn, tx_id, ts_us, streamed, last=True)
+            yield _record(pending[0], pending[1], "last", None, partition, slot_lsn, tx_id, ts_us, streamed,
+                          last=True)
 
 
-def _record(table: TableEvents, values: list[Any], mark: str, partition: dict[str, Any], slot_lsn: int,
-            tx_id: int, ts_us: int, streamed: Mapping[str, Any] | None, *, last: bool) -> SourceRecord:
+def _record(table: TableEvents, values: list[Any], mark: str, keys: dict[str, Any] | None, partition: dict[str, Any],
+            slot_lsn: int, tx_id: int, ts_us: int, streamed: Mapping[str, Any] | None, *, last: bool) -> SourceRecord:
     where = SourcePosition(ts_us, tx_id, slot_lsn, None, mark)
     if streamed is not None:
-        offset = {**streamed, "last_snapshot_record": last, "snapshot": BLOCKING, "snapshot_completed": last}
+        offset = {**streamed, **(keys or {}), "last_snapshot_record": last, "snapshot": BLOCKING,
+                  "snapshot_completed": last}
     else:
         offset = {"last_snapshot_record": last, "lsn": slot_lsn, "txId": tx_id, "ts_usec": ts_us,
                   "snapshot": "INITIAL", "snapshot_completed": last}

@@ -24,6 +24,7 @@ from kopycat.api.errors import ConfigError
 from kopycat.api.record_batch import SourceRecordBatch
 from kopycat.api.task import SourceItem, SourceTask
 from kopycat.api.window import WINDOW_START_MS_CONFIG, TimeWindow
+from kopycat.connectors.postgres_cdc.blocking_snapshot import without_progress
 from kopycat.connectors.postgres_cdc.change_stream import ChangeStream, table_events_for
 from kopycat.connectors.postgres_cdc.config import CdcSettings
 from kopycat.connectors.postgres_cdc.events import TableEvents
@@ -73,10 +74,11 @@ class PostgresCdcTask(SourceTask):
         # an r event's offset of an incremental or blocking snapshot (Kopycat's or Debezium's) is a streaming position
         streamed = stored if stored and stored.get("snapshot") in (None, False, INCREMENTAL, BLOCKING) else None
         self.heartbeat = heartbeat = Heartbeat(settings, self.partition)
-        transactions = TransactionMetadata(settings.prefix, settings.transaction_topic, self.partition, streamed) \
-            if settings.transaction_metadata else None
         if settings.signal_table:
             self.snapshot = IncrementalSnapshot(settings, self.partition, [f"{s}.{t}" for s, t in tables], streamed)
+        streamed = without_progress(streamed)  # a heartbeat must not carry a cut blocking snapshot's progress on
+        transactions = TransactionMetadata(settings.prefix, settings.transaction_topic, self.partition, streamed) \
+            if settings.transaction_metadata else None
         self.stream = ChangeStream(self.partition, streamed, self._table_for, settings.tombstones,
                                    self._seen_by_snapshot, transactions=transactions, heartbeat=heartbeat,
                                    snapshot=self.snapshot, columnar=self.context.takes_columns)
@@ -92,6 +94,7 @@ class PostgresCdcTask(SourceTask):
             if self.horizons:
                 self.end_lsn = max(self.end_lsn, self.horizons[0].lsn)
         if self.snapshot is not None:
+            yield from self.snapshot.resume_blocking()
             self.snapshot.resume()
         while not self.stopping.is_set():
             yield from self.stream.records(source.peek(self.end_lsn))
