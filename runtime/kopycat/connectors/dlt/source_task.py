@@ -54,7 +54,7 @@ import pyarrow as pa
 from dlt.common import json as dlt_json
 from dlt.common.configuration.container import Container
 from dlt.common.pipeline import StateInjectableContext
-from dlt.extract import DltSource
+from dlt.extract import DltSource, Incremental
 
 from kopycat.api import ConnectError, DataError, RunComplete, SourceRecordBatch, SourceTask, is_bounded_run
 from kopycat.api.task import SourceItem
@@ -135,9 +135,13 @@ def _resource_states(name: str, offset: Mapping[str, Any] | None) -> dict[str, A
 
 
 def _ordered(source: DltSource, resource: str) -> bool:
-    """True when the resource's incremental sorts its rows by the cursor (a ``row_order``)."""
-    wrapper = source.resources[resource].incremental
-    incremental = None if wrapper is None else wrapper.incremental
+    """True when the resource's incremental sorts its rows by the cursor (a ``row_order``).
+
+    dlt's ``DltResource.incremental`` is the pipe's step: an ``IncrementalResourceWrapper`` holding the
+    incremental where the resource function takes one (``sql_database``'s tables), the ``Incremental``
+    itself where ``apply_hints`` added it to a resource that takes none (a hand-written one)."""
+    step = source.resources[resource].incremental
+    incremental = step if step is None or isinstance(step, Incremental) else step.incremental
     return incremental is not None and bool(incremental.row_order)
 
 
