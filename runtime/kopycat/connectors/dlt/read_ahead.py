@@ -56,18 +56,20 @@ class ReadAhead(Generic[T]):
         self.stopping = stopping
         self._items = items
         self._ready: queue.Queue[object] = queue.Queue(maxsize=depth)
+        self._ended = False
         self._thread = threading.Thread(target=self._read, name=name, daemon=True)
         self._thread.start()
 
     def take(self) -> T | None:
         """The next item, waiting for it; None once the items ended or ``stopping`` is set (the
         caller tells which). Raises what the iterator raised, once its earlier items were taken."""
-        while not self.stopping.is_set():
+        while not self._ended and not self.stopping.is_set():
             try:
                 item = self._ready.get(timeout=WAIT_S)
             except queue.Empty:
                 continue
             if item is _END:
+                self._ended = True
                 return None
             if isinstance(item, _Failed):
                 raise item.error

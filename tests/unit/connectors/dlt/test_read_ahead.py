@@ -45,6 +45,7 @@ def drain(ahead: ReadAhead[int]) -> list[int]:
 def test_items_come_in_order_then_none_and_the_reader_ends() -> None:
     ahead = ReadAhead(iter(Counted(50)), 2, "test-read-ahead-order", threading.Event())
     assert drain(ahead) == list(range(50))
+    assert ahead.take() is None  # still the end, at once
     ahead.close()
     assert not [t for t in threading.enumerate() if t.name == "test-read-ahead-order"]
 
