@@ -1,7 +1,9 @@
 """The dlt connector's test sources: a SQLite orders table, a paginated JSON API on a local port,
 ``numbers``, a hand-written resource that keeps its place in ``dlt.current.resource_state()``,
-``counting``, a source that counts its runs in ``dlt.current.source_state()``, and ``csv_orders``,
-a ``filesystem | read_csv`` pipe made by a factory function, as a user names one in a DAG folder.
+``counting``, a source that counts its runs in ``dlt.current.source_state()``, ``csv_orders``,
+a ``filesystem | read_csv`` pipe made by a factory function, as a user names one in a DAG folder,
+and ``ledger``, Arrow tables of ids that tells how many it has yielded (how far ahead of poll()
+the task's reader is) and can fail after some.
 
 :class:`PagedApi` serves ``GET /items?since=<n>`` as pages of three items newer than ``since``,
 each page linking the next (``{"items": [...], "next": <url or null>}``), the shape dlt's
@@ -19,6 +21,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import dlt
+import pyarrow as pa
 from dlt.extract import DltResource
 from dlt.sources.filesystem import filesystem, read_csv
 
@@ -140,3 +143,19 @@ def csv_orders(bucket_url: str, file_glob: str = "*.csv") -> DltResource:
     files = filesystem(bucket_url=bucket_url, file_glob=file_glob,
                        incremental=dlt.sources.incremental("modification_date"))
     return (files | read_csv()).with_name("orders")
+
+
+LEDGER_YIELDED: dict[str, int] = {}
+"""How many tables each ``ledger`` run (by its ``label``) has yielded so far."""
+
+
+@dlt.resource(name="ledger", primary_key="id")
+def ledger(label: str, tables: int, rows: int = 3, fail_after: int = -1) -> Iterator[pa.Table]:
+    """``tables`` Arrow tables of ``rows`` ids each, ids growing from 1; after ``fail_after`` tables (when
+    it is not -1) a ValueError instead of the next."""
+    LEDGER_YIELDED[label] = 0
+    for index in range(tables):
+        if index == fail_after:
+            raise ValueError(f"ledger {label} broke after {index} tables")
+        LEDGER_YIELDED[label] = index + 1
+        yield pa.table({"id": pa.array(range(index * rows + 1, (index + 1) * rows + 1), pa.int64())})

@@ -33,6 +33,12 @@ Resources run one after another, each to its end, taking turns in dlt with the o
 the process (:data:`~kopycat.connectors.dlt.source_loader.DLT_LOCK`); rows become :class:`SourceRecordBatch` items
 on ``<topic.prefix><resource>`` (:mod:`~kopycat.connectors.dlt.arrow_chunks`), which the engine
 encodes a column at a time or opens into records.
+
+A resource is read on a thread of its own (:class:`~kopycat.connectors.dlt.read_ahead.ReadAhead`),
+up to :data:`READ_AHEAD` tables ahead of poll(): dlt reads the next table while the runner
+produces the last. Everything above (the holding back, each chunk's offset, the batch) is
+worked out on that thread as each table arrives, so a batch's offset is the state after its own
+rows, never one read ahead; poll() only hands the batches on.
 """
 
 from __future__ import annotations
@@ -42,17 +48,18 @@ import threading
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import pyarrow as pa
 from dlt.common import json as dlt_json
 from dlt.common.configuration.container import Container
 from dlt.common.pipeline import StateInjectableContext
-from dlt.extract import DltSource
+from dlt.extract import DltSource, Incremental
 
 from kopycat.api import ConnectError, DataError, RunComplete, SourceRecordBatch, SourceTask, is_bounded_run
 from kopycat.api.task import SourceItem
 from kopycat.connectors.dlt.arrow_chunks import RowChunker, connect_columns
+from kopycat.connectors.dlt.read_ahead import ReadAhead
 from kopycat.connectors.dlt.source_config import (
     BATCH_ROWS_CONFIG,
     CONFIG,
@@ -64,14 +71,17 @@ from kopycat.connectors.dlt.source_config import (
 )
 from kopycat.connectors.dlt.source_loader import DLT_LOCK, load_source
 
-__all__ = ["PIPE_FIELD", "STATE_FIELD", "DltSourceTask", "primary_key", "resource_partition", "source_partition",
-           "state_of"]
+__all__ = ["PIPE_FIELD", "READ_AHEAD", "STATE_FIELD", "DltSourceTask", "primary_key", "resource_partition",
+           "source_partition", "state_of"]
 
 log = logging.getLogger(__name__)
 
 STATE_FIELD = "state"
 PIPE_FIELD = "pipe"
 _WAIT_S = 1.0
+READ_AHEAD: Final = 1
+"""Tables' batches waiting for poll(), besides the one the reader holds while it waits for room:
+so the reader is at most two tables ahead."""
 
 
 def resource_partition(source: str, resource: str) -> dict[str, str]:
@@ -125,9 +135,13 @@ def _resource_states(name: str, offset: Mapping[str, Any] | None) -> dict[str, A
 
 
 def _ordered(source: DltSource, resource: str) -> bool:
-    """True when the resource's incremental sorts its rows by the cursor (a ``row_order``)."""
-    wrapper = source.resources[resource].incremental
-    incremental = None if wrapper is None else wrapper.incremental
+    """True when the resource's incremental sorts its rows by the cursor (a ``row_order``).
+
+    dlt's ``DltResource.incremental`` is the pipe's step: an ``IncrementalResourceWrapper`` holding the
+    incremental where the resource function takes one (``sql_database``'s tables), the ``Incremental``
+    itself where ``apply_hints`` added it to a resource that takes none (a hand-written one)."""
+    step = source.resources[resource].incremental
+    incremental = step if step is None or isinstance(step, Incremental) else step.incremental
     return incremental is not None and bool(incremental.row_order)
 
 
@@ -149,8 +163,9 @@ class _Chunk:
 
 @dataclass
 class _ResourceRun:
-    """One resource being iterated: its chunks, its key, the last offset safe to resume from (the one it
-    started from, or for a sorted resource the one after its last whole table), the chunks held back."""
+    """One resource being iterated (on its reader thread): its chunks, its key, the last offset safe to
+    resume from (the one it started from, or for a sorted resource the one after its last whole table),
+    the chunks held back."""
 
     name: str
     chunker: RowChunker
@@ -165,14 +180,18 @@ class _ResourceRun:
 class DltSourceTask(SourceTask):
     """Runs the task's resources once per run (bounded) or again every restart interval (continuous).
 
-    poll() runs the resources' generators in the task's thread, so it blocks while a resource
-    does (a query, an HTTP page); stop() may come from any thread and makes the next poll()
-    return at once. A continuous run waits between passes a second at a time, returning None.
+    poll() waits for the resource's reader thread, so it blocks while a resource does (a query,
+    an HTTP page); stop() may come from any thread: it makes poll() return at once and waits for
+    the reader to end (after its current read). A continuous run waits between passes a second
+    at a time, returning None.
+
+    Thread-safety: dlt's state (``state``, ``runs``, ``level``) is touched by one resource's reader
+    while it reads and by poll()'s thread only between resources, once that reader has ended.
     """
 
     def __init__(self) -> None:
         self.stopping = threading.Event()
-        self.current: _ResourceRun | None = None
+        self.reading: ReadAhead[list[SourceRecordBatch]] | None = None
 
     def start(self, props: Mapping[str, str]) -> None:
         config = CONFIG.parse(props)
@@ -209,17 +228,23 @@ class DltSourceTask(SourceTask):
         """Batches of about ``dlt.batch.max.rows`` rows; RunComplete once a bounded run's resources are done."""
         if self.finished:
             raise RunComplete
-        if self.current is None and not self.queue and not self._next_pass():
+        if self.reading is None and not self.queue and not self._next_pass():
             return None
         items: list[SourceItem] = []
         rows = 0
-        while rows < self.limit and not self.stopping.is_set() and (self.current is not None or self.queue):
-            if self.current is None:
-                self.current = self._open(self.queue.pop(0))
-            for batch in self._step(self.current):
+        while rows < self.limit and not self.stopping.is_set() and (self.reading is not None or self.queue):
+            if self.reading is None:
+                self.reading = self._open(self.queue.pop(0))
+            batches = self.reading.take()
+            if batches is None and not self.stopping.is_set():  # the resource ended
+                self.reading.close()
+                self.reading = None
+            for batch in batches or []:
                 items.append(batch)
                 rows += len(batch)
-        if self.current is None and not self.queue:
+        if self.stopping.is_set():
+            self._stop_reading()
+        elif self.reading is None and not self.queue:
             self.finished = self.bounded
             self.restart_at = time.monotonic() + self.restart_s
             if not items and self.finished:
@@ -240,8 +265,8 @@ class DltSourceTask(SourceTask):
         self.queue = list(self.resources)
         return True
 
-    def _open(self, name: str) -> _ResourceRun:
-        """Start iterating one resource with its own states (its offset's, or the last pass's) in dlt's."""
+    def _open(self, name: str) -> ReadAhead[list[SourceRecordBatch]]:
+        """Start reading one resource with its own states (its offset's, or the last pass's) in dlt's."""
         states = self.runs[name]
         self.level["resources"] = states
         safe = _resource_offset(name, states)
@@ -251,22 +276,33 @@ class DltSourceTask(SourceTask):
             ordered = _ordered(self.source, name)
         log.info("dlt source %s: copying resource %s from state %s", self.source.name, name, safe)
         chunker = RowChunker(name, self.limit)
-        return _ResourceRun(name, chunker, chunker.tables(rows), key, resource_partition(self.source.name, name),
-                            safe, ordered)
+        run = _ResourceRun(name, chunker, chunker.tables(rows), key, resource_partition(self.source.name, name),
+                           safe, ordered)
+        return ReadAhead(self._read(run), READ_AHEAD, f"kopycat-dlt-{self.source.name}-{name}", self.stopping)
 
-    def _step(self, run: _ResourceRun) -> list[SourceRecordBatch]:
-        """Take the resource's next chunk; return the held ones it releases (at the end, the last ones)."""
+    def _read(self, run: _ResourceRun) -> Iterator[list[SourceRecordBatch]]:
+        """On the resource's reader thread: the batches each table releases, then the last ones."""
+        while (table := self._next_table(run)) is not None:
+            released = self._step(run, table)
+            if released:
+                yield released
+        last = self._last(run)
+        if last:
+            yield last
+
+    def _next_table(self, run: _ResourceRun) -> pa.Table | None:
+        """The resource's next table; None once it is exhausted. Its failure as a ConnectError naming it."""
         try:
             with DLT_LOCK:
-                table = next(run.tables, None)
+                return next(run.tables, None)
         except DataError:
             raise
         except Exception as exc:
             raise ConnectError(f"dlt resource {run.name!r} of source {self.source.name!r} failed: "
                                f"{type(exc).__name__}: {exc}") from exc
-        if table is None:
-            self.current = None
-            return self._last(run)
+
+    def _step(self, run: _ResourceRun, table: pa.Table) -> list[SourceRecordBatch]:
+        """Hold the resource's next table with its offset; return the held ones it releases."""
         if run.ordered and run.chunker.whole:  # sorted, and dlt's state covers exactly the rows so far
             run.safe = _resource_offset(run.name, self.runs[run.name])
         run.held.append(_Chunk(table, run.safe))
@@ -299,5 +335,13 @@ class DltSourceTask(SourceTask):
                                  columns.values, columns.key_schema, columns.keys)
 
     def stop(self) -> None:
-        """From any thread: the next poll() returns at once; the resource's generator is dropped with the task."""
+        """From any thread: poll() returns at once, and the resource's reader ends (waited for here); its
+        generator is dropped with the task."""
         self.stopping.set()
+        self._stop_reading()
+
+    def _stop_reading(self) -> None:
+        """Wait for the reader of the resource being read, if any, to end (``stopping`` is set)."""
+        reading = self.reading
+        if reading is not None:
+            reading.close()
