@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from kopycat.api.errors import ConnectError
 from kopycat.api.records import TopicPartition
 from kopycat.embedded import Kopycat
 from kopycat.runtime.bounds import Bounds, RunSummary, StopReason
@@ -95,3 +96,15 @@ def test_tasks_beyond_the_partition_count_get_no_task(bootstrap_servers: str, to
     assert len(summaries) == PARTITIONS and all(s is not None for s in summaries), summaries
     assert [sorted(s.offsets) for s in summaries if s is not None] == [[f"{topic_name}-{p}"] for p in range(PARTITIONS)]
     assert sorted(line for lines in _lines(out, 6) for line in lines) == sorted(values)
+
+
+def test_a_bounded_sink_whose_partitions_cannot_be_listed_fails_run_once_and_leaves_no_connector(
+        tmp_path: Path) -> None:
+    nowhere = "127.0.0.1:1"  # nothing listens: listing the topics times out
+    props = {"name": "unlisted", "connector.class": "FileStreamSink", "file": str(tmp_path / "out.txt"),
+             "topics": "t"}
+    with Kopycat(nowhere, offset_store=MemoryOffsetStore()) as kc:
+        with pytest.raises(ConnectError, match=f"Could not list the topics of the Kafka cluster at {nowhere}"):
+            kc.run_once(props, Bounds.caught_up())
+        assert kc.worker.connectors() == []
+    assert not (tmp_path / "out.txt").exists()
