@@ -260,8 +260,10 @@ class SinkTaskRunner(WorkerTask):
         return delivered, messages
 
     def _after_batch(self, watch: StopWatch, delivered: int) -> StopReason | None:
-        if not self.context.assigned or not self.context.assigned <= self.ends.at_log_end:
-            watch.touch()  # idle counts only once every partition was read to its end
+        assert self._ahead is not None
+        if (not self.context.assigned or not self.context.assigned <= self.ends.at_log_end
+                or not self._ahead.empty()):
+            watch.touch()  # idle counts only once every partition was read to its end and all read was put
         return watch.after_batch(delivered)
 
     def _commit_when_due(self, next_commit: float) -> float:
