@@ -84,7 +84,9 @@ class Kopycat:
         """Run every task of the connector until ``bounds`` (default: caught up), then stop it.
 
         The bounded run an Airflow task makes, in-process: offsets are committed, and the
-        summaries say what each task copied. A failed task's summary carries its error.
+        summaries say what each task copied. A failed task's summary carries its error. A sink's
+        tasks each copy their own share of the partitions there are when the run starts (one task
+        per partition at most), as the Airflow plan splits them.
         """
         name = self.worker.add_connector(props, bounds or Bounds.caught_up())
         try:

@@ -4,35 +4,29 @@ Kafka Connect plans once and runs forever; an Airflow DAG run plans, then copies
 (DESIGN.md §4). The plan is where the connector's job is split, and for sinks where the range
 is fixed: each sink task gets its own topic-partitions (no consumer-group rebalancing between
 mapped tasks) and the end offsets snapshotted now, so a run copies a known range however much
-arrives meanwhile. The plan is JSON (Airflow XCom) and holds no passwords: PASSWORD keys are
-left out of every task config and put back from the connector config when the task runs, and
-config placeholders (``${file:...}``) stay placeholders, resolved only when the task starts.
+arrives meanwhile (split as the worker's bounded runs are: :mod:`kopycat.runtime.sink_assignment`).
+The plan is JSON (Airflow XCom) and holds no passwords: PASSWORD keys are left out of every task
+config and put back from the connector config when the task runs, and config placeholders
+(``${file:...}``) stay placeholders, resolved only when the task starts.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka.admin import AdminClient
-
 from kopycat.api.config import ConfigType
 from kopycat.api.records import TopicPartition
-from kopycat.kafka import client_config
 from kopycat.runtime.config_transformer import resolve_connector_config, resolve_worker_config
-from kopycat.runtime.connector_config import connector_definition, sink_topics
+from kopycat.runtime.connector_config import connector_definition
 from kopycat.runtime.planning import PlanningContext, plan_connector
+from kopycat.runtime.sink_assignment import input_end_offsets, split_partitions
 from kopycat.runtime.task_factory import fence_source_tasks
-from kopycat.runtime.topic_offsets import end_offsets, isolation_of, partition_counts
 from kopycat.storage.offset_backing_store import OffsetBackingStore
 from kopycat.storage.offset_storage_reader_writer import OffsetStorageReaderImpl
-from kopycat.storage.topic_admin import check_topic_visible
 
 __all__ = ["PlannedTask", "plan_bounded_run", "password_keys", "with_passwords"]
-
-log = logging.getLogger(__name__)
 
 # Task config keys that say what a task copies, in the order a label prefers them.
 _LABEL_KEYS = ("tables", "table.whitelist", "query", "topics", "task.assigned.partitions", "files", "file",
@@ -119,38 +113,12 @@ def with_passwords(task_config: Mapping[str, str], connector_props: Mapping[str,
 def _plan_sink(props: Mapping[str, Any], configs: Sequence[dict[str, str]],
                worker_props: Mapping[str, Any]) -> list[PlannedTask]:
     """Spread the sink's topic-partitions over its task configs, with end offsets snapshotted now."""
-    ends = _end_offsets(props, worker_props)
-    partitions = sorted(ends)
-    count = min(len(configs), len(partitions))
+    ends = input_end_offsets(props, worker_props)
     tasks = []
-    for index in range(count):
-        mine = partitions[index::count]
+    for index, mine in enumerate(split_partitions(ends, len(configs))):
         end_offsets = {f"{tp.topic}:{tp.partition}": ends[tp] for tp in mine}
-        label = _partitions_label(mine)
-        tasks.append(PlannedTask(index, label, dict(configs[index]), end_offsets))
-    if not partitions:
-        log.warning("Connector %s: no partitions to copy (topics missing or empty selection)", props.get("name"))
+        tasks.append(PlannedTask(index, _partitions_label(mine), dict(configs[index]), end_offsets))
     return tasks
-
-
-def _end_offsets(props: Mapping[str, Any], worker_props: Mapping[str, Any]) -> dict[TopicPartition, int]:
-    """Each input partition's end as the sink's consumer can read it (the last stable offset for
-    read_committed), all partitions in one ListOffsets round."""
-    admin_config = client_config(worker_props, props, "admin")
-    secured = str(admin_config.get("security.protocol", "PLAINTEXT")).upper() != "PLAINTEXT"
-    admin = AdminClient(admin_config)
-    counts = partition_counts(admin, f"the Kafka cluster at {worker_props.get('bootstrap.servers')}")
-    keys = []
-    for topic in sink_topics(props, counts):
-        if topic not in counts:
-            if secured:
-                check_topic_visible(admin, topic, "Read")
-            log.warning("Topic %s does not exist (yet): nothing to copy from it", topic)
-            continue
-        keys += [(topic, partition) for partition in range(counts[topic])]
-    isolation = isolation_of(client_config(worker_props, props, "consumer"))
-    return {TopicPartition(topic, partition): end
-            for (topic, partition), end in end_offsets(admin, keys, isolation).items()}
 
 
 def _label(config: Mapping[str, str], index: int) -> str:

@@ -11,7 +11,8 @@ Two ways to get partitions:
 
 - *subscribed* (``topics``/``topics.regex``, standalone and continuous runs): the group assigns
   them; revoked partitions are committed and closed first, as Kafka's rebalance listener does;
-- *assigned* (bounded Airflow runs): the plan gives the partitions and their end offsets.
+- *assigned* (bounded runs, the Airflow plan's and the worker's: :mod:`kopycat.runtime.sink_assignment`):
+  the run's share of the partitions is given, with their end offsets when it has planned ones.
 
 Where each partition starts and ends, which messages are put and what the summary reports is the
 run's range (:mod:`kopycat.runtime.run_range`): a live run from the group's committed offsets to the
@@ -259,8 +260,10 @@ class SinkTaskRunner(WorkerTask):
         return delivered, messages
 
     def _after_batch(self, watch: StopWatch, delivered: int) -> StopReason | None:
-        if not self.context.assigned or not self.context.assigned <= self.ends.at_log_end:
-            watch.touch()  # idle counts only once every partition was read to its end
+        assert self._ahead is not None
+        if (not self.context.assigned or not self.context.assigned <= self.ends.at_log_end
+                or not self._ahead.empty()):
+            watch.touch()  # idle counts only once every partition was read to its end and all read was put
         return watch.after_batch(delivered)
 
     def _commit_when_due(self, next_commit: float) -> float:

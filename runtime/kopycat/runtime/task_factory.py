@@ -292,14 +292,19 @@ def sink_consumer_config(task_id: TaskId, worker_props: Mapping[str, Any],
 
 def build_task_runner(task_id: TaskId, task_props: Mapping[str, str], connector_props: Mapping[str, Any],
                       worker_props: Mapping[str, Any], offset_store: OffsetBackingStore,
-                      bounds: Bounds | None = None) -> SourceTaskRunner | SinkTaskRunner:
+                      bounds: Bounds | None = None,
+                      assignment: Collection[TopicPartition] | None = None) -> SourceTaskRunner | SinkTaskRunner:
     """A runner for one task config of either kind (Kafka's ``Worker.buildWorkerTask``): the worker's
-    task threads and its task processes build through here, so both run a task identically."""
+    task threads and its task processes build through here, so both run a task identically.
+
+    ``assignment``: a sink task's partitions in a bounded run (its share:
+    :mod:`kopycat.runtime.sink_assignment`); None subscribes to the sink's topics."""
     task_class = task_class_of(task_props, connector_props)
     if issubclass(task_class, SourceTask):
         return build_source_runner(task_id, task_class, dict(task_props), connector_props, worker_props,
                                    offset_store, bounds)
     if issubclass(task_class, SinkTask):
-        return build_sink_runner(task_id, task_class, dict(task_props), connector_props, worker_props, bounds)
+        return build_sink_runner(task_id, task_class, dict(task_props), connector_props, worker_props, bounds,
+                                 assignment)
     raise ConnectError(f"Task class {task_class.__qualname__} of connector {task_id.connector} is neither a "
                        f"SourceTask nor a SinkTask")

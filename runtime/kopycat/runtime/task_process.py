@@ -45,6 +45,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from kopycat.api.errors import ConnectError
+from kopycat.api.records import TopicPartition
 from kopycat.runtime.bounds import Bounds, RunSummary, StopReason
 from kopycat.runtime.metrics import GroupValues
 from kopycat.runtime.task_factory import build_task_runner
@@ -89,6 +90,7 @@ class _TaskSpec:
     connector_props: dict[str, Any]
     worker_props: dict[str, str]
     bounds: Bounds | None
+    assignment: tuple[TopicPartition, ...] | None
     track_topics: bool
     log_level: int
 
@@ -98,9 +100,10 @@ class TaskProcess:
 
     def __init__(self, task_id: TaskId, task_props: Mapping[str, str], connector_props: Mapping[str, Any],
                  worker_props: Mapping[str, str], offset_store: OffsetBackingStore, bounds: Bounds | None,
-                 stop_timeout_s: float) -> None:
+                 stop_timeout_s: float, assignment: Collection[TopicPartition] | None = None) -> None:
         """``offset_store`` is the connector's view of the worker's store, served to the child;
-        ``stop_timeout_s`` how long a stopping child may take before it is killed."""
+        ``stop_timeout_s`` how long a stopping child may take before it is killed; ``assignment`` a sink
+        task's partitions in a bounded run (see :func:`~kopycat.runtime.task_factory.build_task_runner`)."""
         self.id = task_id
         self.summary = RunSummary(task_id.connector, task_id.task)
         self.metrics = _RemoteMetrics()
@@ -108,7 +111,8 @@ class TaskProcess:
         self.metrics_listener: Callable[[], None] | None = None
         """Called once, when the child's first metric groups arrive: a registry that declares instruments per
         metric name (OpenTelemetry's) reads the task's names then, not from the empty groups before."""
-        self._spec = (dict(task_props), dict(connector_props), dict(worker_props), bounds)
+        self._spec = (dict(task_props), dict(connector_props), dict(worker_props), bounds,
+                      None if assignment is None else tuple(assignment))
         self._store = offset_store
         self._stop_timeout_s = stop_timeout_s
         self._stop_requested: float | None = None
@@ -118,8 +122,8 @@ class TaskProcess:
 
     def run(self) -> RunSummary:
         """Start the child and serve it until it is done; its summary, or TaskProcessError with its trace."""
-        task_props, connector_props, worker_props, bounds = self._spec
-        spec = _TaskSpec(self.id, task_props, connector_props, worker_props, bounds,
+        task_props, connector_props, worker_props, bounds, assignment = self._spec
+        spec = _TaskSpec(self.id, task_props, connector_props, worker_props, bounds, assignment,
                          self.topics_listener is not None, logging.getLogger().getEffectiveLevel())
         ours, theirs = _CONTEXT.Pipe()
         process = _CONTEXT.Process(target=run_child, args=(theirs, spec), name=f"task-{self.id}", daemon=True)
@@ -238,7 +242,7 @@ def run_child(pipe: Connection, spec: _TaskSpec) -> None:
     trace: str | None = None
     try:
         runner = build_task_runner(spec.task_id, spec.task_props, spec.connector_props, spec.worker_props,
-                                   ParentOffsetStore(channel), spec.bounds)
+                                   ParentOffsetStore(channel), spec.bounds, spec.assignment)
     except BaseException as exc:  # noqa: BLE001 - reported to the worker as the task's failure
         channel.send(("done", summary, "".join(traceback.format_exception(exc))))
         return

@@ -13,6 +13,12 @@ restarted with the new configs. Target states and restarts are applied as ``Work
 and ``Worker.restart*`` are: pausing stops the tasks (each commits its offsets) and reports PAUSED,
 resuming starts them again from the stored offsets; a failed task stays FAILED until restarted.
 
+A sink's tasks subscribe to its topics, the consumer group sharing the partitions, as in Kafka; a
+*bounded* run's (``Kopycat.run_once``) are each assigned their own share instead, snapshotted when the
+tasks start, as the Airflow plan's mapped tasks are (:mod:`kopycat.runtime.sink_assignment`): a run that
+copies what is there needs no group join and no rebalance between its tasks, and tasks beyond the
+partition count are not started.
+
 Kafka Connect's metrics of this worker and its tasks are in :attr:`Worker.metrics` (each running
 task's groups, and the worker's own), for a host to export. A :class:`ConnectorRunListener` hears
 each connector start and stop (the standalone worker's OpenLineage run events), as Kafka's
@@ -42,6 +48,7 @@ from kopycat.runtime.config_transformer import reverse_transform
 from kopycat.runtime.metrics import ConnectMetrics
 from kopycat.runtime.offsets_admin import connector_offset_store
 from kopycat.runtime.planning import ConnectorPlan, PlanningContext, plan_connector, task_configs
+from kopycat.runtime.sink_assignment import SinkShare, split_bounded_run
 from kopycat.runtime.sink_runner import SinkTaskRunner
 from kopycat.runtime.source_runner import SourceTaskRunner
 from kopycat.runtime.task_factory import build_task_runner, exactly_once_enabled
@@ -96,6 +103,8 @@ class _Connector:
     offset_store: OffsetBackingStore
     tasks: list[_TaskThread] = field(default_factory=list)
     paused: bool = False
+    shares: list[SinkShare] | None = None
+    """A bounded sink run's partitions per task, split when its tasks start; None: tasks subscribe."""
 
 
 class Worker:
@@ -152,9 +161,10 @@ class Worker:
     def add_connector(self, props: Mapping[str, Any], bounds: Bounds | None = None, *, paused: bool = False) -> str:
         """Plan the connector and start one task per task config (see ``task.isolation``); returns its name.
 
-        ``bounds`` makes every task a bounded run (the embedded API's ``run_once``); ``paused``
-        plans the connector but starts no task until :meth:`resume_connector`.
-        Raises ConfigError for a bad config and AlreadyExistsError for a name in use.
+        ``bounds`` makes every task a bounded run (the embedded API's ``run_once``; a sink's tasks then
+        split its partitions, see the module doc); ``paused`` plans the connector but starts no task until
+        :meth:`resume_connector`. Raises ConfigError for a bad config, AlreadyExistsError for a name in use,
+        and ConnectError when a bounded sink's partitions cannot be listed (the connector is removed again).
         """
         name = str(props.get("name", ""))
         with self._lock:
@@ -179,7 +189,11 @@ class Worker:
                 self._put_paused(running)
             else:
                 self._put_status(ConnectorStatus(plan.name, State.RUNNING, None, self.worker_id))
-                self._start_tasks(running)
+                try:
+                    self._start_tasks(running)
+                except BaseException:
+                    self.remove_connector(plan.name)
+                    raise
         log.info("Connector %s started with %d tasks%s", plan.name, len(plan.task_configs),
                  " (paused)" if paused else "")
         return plan.name
@@ -272,8 +286,17 @@ class Worker:
     # ------------------------------------------------------------------ tasks
 
     def _start_tasks(self, running: _Connector) -> None:
-        for index in range(len(running.plan.task_configs)):
+        running.shares = self._sink_shares(running)
+        count = len(running.plan.task_configs) if running.shares is None else len(running.shares)
+        for index in range(count):
             running.tasks.append(self._start_task(running, index))
+
+    def _sink_shares(self, running: _Connector) -> list[SinkShare] | None:
+        """A bounded sink run's partitions split over its tasks now; None for a source or an unbounded run."""
+        plan, bounds = running.plan, running.bounds
+        if plan.is_source or bounds is None or not bounds.bounded:
+            return None
+        return split_bounded_run(plan.props, self.worker_props, bounds, len(plan.task_configs))
 
     def _start_task(self, running: _Connector, index: int) -> _TaskThread:
         plan = running.plan
@@ -291,11 +314,15 @@ class Worker:
         return task
 
     def _build_runner(self, task_id: TaskId, task_props: dict[str, str], running: _Connector) -> Runner:
-        plan, bounds = running.plan, running.bounds
+        plan, bounds, assignment = running.plan, running.bounds, None
+        if running.shares is not None:
+            share = running.shares[task_id.task]
+            bounds, assignment = share.bounds, share.partitions
         if self._in_process(plan):
             return TaskProcess(task_id, task_props, plan.props, self.worker_props, running.offset_store, bounds,
-                               stop_timeout_s=self._stop_timeout_s())
-        return build_task_runner(task_id, task_props, plan.props, self.worker_props, running.offset_store, bounds)
+                               stop_timeout_s=self._stop_timeout_s(), assignment=assignment)
+        return build_task_runner(task_id, task_props, plan.props, self.worker_props, running.offset_store, bounds,
+                                 assignment)
 
     def _in_process(self, plan: ConnectorPlan) -> bool:
         """``task.isolation=process``, except for exactly-once sources: their transactions write the
@@ -370,7 +397,10 @@ class Worker:
             if self.run_listener is not None:
                 self.run_listener.connector_started(name, running.plan.props, list(configs))
             if not running.paused:
-                self._start_tasks(running)
+                try:
+                    self._start_tasks(running)
+                except Exception as exc:  # noqa: BLE001 - fail the connector, keep the worker
+                    self._connector_failed(name, exc)
 
     def _publish_task_configs(self, plan: ConnectorPlan) -> None:
         if self.task_configs_listener is not None:
