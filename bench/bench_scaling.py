@@ -8,8 +8,11 @@ on a topic of four partitions (produced once, untimed). Each mover is one embedd
 
 - *source*: FileStreamSource with ``files`` = the four files, each round to a fresh four-partition topic;
   checked: N records in the summaries and on the topic's end offsets;
-- *sink*: FileStreamSink from the start of the four partitions (a fresh group each round) into one file
-  per round; checked: N records in the summaries and N newlines in the file.
+- *sink*: the storage sink (FileSinkConnector, Confluent's HDFS/S3 sink model) from the start of the four
+  partitions into JSON-lines files under a fresh ``file://`` directory per round, ``flush.size`` 100,000; the
+  run splits the partitions over its tasks (``Kopycat.run_once``, as an Airflow plan does); checked: N records
+  in the summaries and N lines in the files. Not FileStreamSink: it plans one task whatever ``tasks.max`` (a
+  file has one writer), so it cannot scale.
 
 Beside each side, the raw client loop in one process and in two at once (:mod:`bench.raw_processes`, the
 fair producer or assigned consumer of ``bench_raw_kafka``, taking turns the same way): how far the machine and
@@ -188,18 +191,22 @@ def sink_mover(bootstrap: str, topic: str, out_dir: Path, count: int, tasks: int
                broker: int | None) -> Callable[[], Run]:
     def move() -> Run:
         name = f"scaling-sink-{uuid.uuid4().hex[:8]}"
-        out = out_dir / f"{name}.txt"
-        props = {"name": name, "connector.class": "FileStreamSink", "file": str(out), "topics": topic,
-                 "tasks.max": str(tasks), "consumer.auto.offset.reset": "earliest"}
+        store = out_dir / name
+        props = {"name": name, "connector.class": "FileSinkConnector", "store.url": store.as_uri(),
+                 "format.class": "json", "flush.size": "100000", "topics": topic, "tasks.max": str(tasks),
+                 "consumer.auto.offset.reset": "earliest"}
         with Kopycat(bootstrap, worker_props=_worker(bootstrap, mode), offset_store=MemoryOffsetStore()) as kc:
             run = timed(f"sink {PLURAL[mode]} tasks.max={tasks}", count, broker,
                         lambda: kc.run_once(props, CAUGHT_UP))
-        with out.open("rb") as written:
-            lines = sum(chunk.count(b"\n") for chunk in iter(lambda: written.read(1 << 20), b""))
-        check_count(f"lines in {out}", lines, count)
-        out.unlink()
+        check_count(f"lines under {store}", sum(map(_lines, store.rglob("*.json"))), count)
+        shutil.rmtree(store)
         return run
     return move
+
+
+def _lines(path: Path) -> int:
+    with path.open("rb") as written:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: written.read(1 << 20), b""))
 
 
 def write_files(directory: Path, count: int) -> str:
