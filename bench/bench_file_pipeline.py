@@ -60,7 +60,7 @@ from confluent_kafka import Consumer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient
 
-from bench.bench_raw_kafka import new_topic, raw_consume, ready_producer, warm_up
+from bench.bench_raw_kafka import RAW_PRODUCER, new_topic, raw_consume, ready_producer, warm_up
 from bench.common import (
     BenchResult,
     Span,
@@ -80,6 +80,7 @@ from kopycat.api.records import TopicPartition
 from kopycat.connectors.files.filestream_sink import FileStreamSinkConnector
 from kopycat.connectors.files.filestream_source import FileStreamSourceConnector
 from kopycat.runtime.bounds import Bounds
+from kopycat.runtime.source_produce import produce_when_room
 from kopycat.runtime.task_factory import build_sink_runner, build_source_runner
 from kopycat.runtime.task_parts import TaskId
 from kopycat.storage.offset_backing_store import MemoryOffsetStore
@@ -176,8 +177,14 @@ def raw_produce_lines(bootstrap: str, topic: str, path: Path) -> Measure:
         while chunk := source.read(1 << 20):
             lines = (rest + chunk).split(b"\n")
             rest = lines.pop()
-            for line in lines:
-                send(topic, line)
+            pending = iter(lines)
+            while True:
+                try:
+                    for line in pending:
+                        send(topic, line)
+                    break
+                except BufferError:  # a busy broker filled the local queue: wait for room, as Kopycat does
+                    produce_when_room(producer, (topic, line), RAW_PRODUCER)
             sent += len(lines)
             poll(0)
         if producer.flush(120) != 0:

@@ -39,11 +39,14 @@ from bench.common import (
     size_and_switch,
 )
 from kopycat.kafka import SINK_CONSUMER_DEFAULTS, SOURCE_PRODUCER_DEFAULTS, SOURCE_PRODUCER_FORCED
+from kopycat.runtime.source_produce import produce_when_room
+from kopycat.runtime.task_parts import TaskId
 
 RECORDS = 1_000_000
 VALUE = b"x" * 100
 CONSUME_BATCH = 5_000  # records per consume(): SinkTaskRunner's default batch_size
 TIMEOUT_S = 300.0
+RAW_PRODUCER = TaskId("raw-producer", 0)  # how produce_when_room names the anchor if the queue stays full
 
 # Kopycat's source producer and sink consumer settings, as its runners start from them.
 PRODUCER_SETTINGS: dict[str, Any] = {**SOURCE_PRODUCER_DEFAULTS, **SOURCE_PRODUCER_FORCED}
@@ -82,11 +85,17 @@ def produce_records(bootstrap: str, topic: str, records: Iterable[tuple[bytes | 
     every produce anchor, whether it sends one value N times or a source's own records' bytes."""
     producer = ready_producer(bootstrap, topic)
     send, poll, count = producer.produce, producer.poll, 0
+    numbered = enumerate(records, 1)
     with Span() as span:
-        for count, (key, value) in enumerate(records, 1):
-            send(topic, value, key)
-            if count & 0xFFFF == 0:
-                poll(0)
+        while True:
+            try:
+                for count, (key, value) in numbered:
+                    send(topic, value, key)
+                    if count & 0xFFFF == 0:
+                        poll(0)
+                break
+            except BufferError:  # a busy broker filled the local queue: wait for room, as Kopycat does
+                produce_when_room(producer, (topic, value, key), RAW_PRODUCER)
         if producer.flush(120) != 0:
             raise RuntimeError(f"the raw producer left records to {topic} undelivered")
     return Measure.of(mover, count, span)
