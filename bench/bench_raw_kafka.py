@@ -9,7 +9,8 @@ broker in the same run, so they must not flatter Kopycat. Each is as fair as a p
 - the topic's metadata fetched and, for the consumer, every partition assigned from the start
   before the clock starts: no group join in the clock, as in a bounded sink run;
 - the consumer reads in batches (``consume(num_messages=...)``), as the sink runner does;
-- the clock starts where the runners' StopWatch does: after the client is made and ready.
+- the clock starts once the client is made and ready, where a Kopycat run's copy starts
+  (``RunSummary.duration_s - start_s``, which the benches read these anchors against).
 
 Produce and consume take turns for ``--rounds`` rounds; each one's median round counts and its
 spread is printed (:func:`bench.common.median_rounds`).
