@@ -9,7 +9,8 @@ broker in the same run, so they must not flatter Kopycat. Each is as fair as a p
 - the topic's metadata fetched and, for the consumer, every partition assigned from the start
   before the clock starts: no group join in the clock, as in a bounded sink run;
 - the consumer reads in batches (``consume(num_messages=...)``), as the sink runner does;
-- the clock starts where the runners' StopWatch does: after the client is made and ready.
+- the clock starts once the client is made and ready, where a Kopycat run's copy starts
+  (``RunSummary.duration_s - start_s``, which the benches read these anchors against).
 
 Produce and consume take turns for ``--rounds`` rounds; each one's median round counts and its
 spread is printed (:func:`bench.common.median_rounds`).
@@ -39,11 +40,14 @@ from bench.common import (
     size_and_switch,
 )
 from kopycat.kafka import SINK_CONSUMER_DEFAULTS, SOURCE_PRODUCER_DEFAULTS, SOURCE_PRODUCER_FORCED
+from kopycat.runtime.source_produce import produce_when_room
+from kopycat.runtime.task_parts import TaskId
 
 RECORDS = 1_000_000
 VALUE = b"x" * 100
 CONSUME_BATCH = 5_000  # records per consume(): SinkTaskRunner's default batch_size
 TIMEOUT_S = 300.0
+RAW_PRODUCER = TaskId("raw-producer", 0)  # how produce_when_room names the anchor if the queue stays full
 
 # Kopycat's source producer and sink consumer settings, as its runners start from them.
 PRODUCER_SETTINGS: dict[str, Any] = {**SOURCE_PRODUCER_DEFAULTS, **SOURCE_PRODUCER_FORCED}
@@ -82,27 +86,20 @@ def produce_records(bootstrap: str, topic: str, records: Iterable[tuple[bytes | 
     every produce anchor, whether it sends one value N times or a source's own records' bytes."""
     producer = ready_producer(bootstrap, topic)
     send, poll, count = producer.produce, producer.poll, 0
+    numbered = enumerate(records, 1)
     with Span() as span:
-        for count, (key, value) in enumerate(records, 1):
+        while True:
             try:
-                send(topic, value, key)
-            except BufferError:  # the local queue is full: wait for room, as Kopycat's runner does
-                send_when_room(producer, topic, value, key)
-            if count & 0xFFFF == 0:
-                poll(0)
+                for count, (key, value) in numbered:
+                    send(topic, value, key)
+                    if count & 0xFFFF == 0:
+                        poll(0)
+                break
+            except BufferError:  # a busy broker filled the local queue: wait for room, as Kopycat does
+                produce_when_room(producer, (topic, value, key), RAW_PRODUCER)
         if producer.flush(120) != 0:
             raise RuntimeError(f"the raw producer left records to {topic} undelivered")
     return Measure.of(mover, count, span)
-
-
-def send_when_room(producer: Producer, topic: str, value: bytes, key: bytes | None) -> None:
-    """Serve delivery reports until the full local queue takes the record (no deadline: an anchor)."""
-    while True:
-        try:
-            producer.produce(topic, value, key)
-            return
-        except BufferError:
-            producer.poll(0.05)
 
 
 def fill_numbered(bootstrap: str, admin: AdminClient, prefix: str, count: int, partitions_count: int,

@@ -195,10 +195,18 @@ class Measure:
     """Every round's wall time, in run order, when the mover ran several (:func:`median_rounds`)."""
     thread_cpu_s: float | None = None
     """CPU time of the thread that ran the mover (a runner run on the bench's thread: the task's own)."""
+    copy_s: float | None = None
+    """A Kopycat run's copy by its own clock: RunSummary.duration_s less its start_s (clients made,
+    partitions assigned, offsets read, task started), so it starts where the raw anchors' clocks do."""
 
     @property
     def rate(self) -> float:
         return self.count / self.wall_s
+
+    @property
+    def copy_rate(self) -> float:
+        """Records per second of the copy alone (:attr:`copy_s`), or of the whole run without it."""
+        return self.count / (self.copy_s or self.wall_s)
 
     @property
     def spread(self) -> float | None:
@@ -209,6 +217,12 @@ class Measure:
     def of(cls, mover: str, count: int, span: Span, duration_s: float | None = None) -> Measure:
         return cls(mover, count, span.wall_s, span.cpu_s, span.rss_mib, duration_s,
                    thread_cpu_s=span.thread_cpu_s)
+
+    @classmethod
+    def of_run(cls, mover: str, count: int, span: Span, summary: RunSummary) -> Measure:
+        """A Kopycat run timed around it (``span``) with its own clocks: the whole run and the copy alone."""
+        return cls(mover, count, span.wall_s, span.cpu_s, span.rss_mib, summary.duration_s,
+                   thread_cpu_s=span.thread_cpu_s, copy_s=summary.duration_s - summary.start_s)
 
 
 def num_text(value: float | None, spec: str) -> str:

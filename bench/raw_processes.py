@@ -25,8 +25,9 @@ from itertools import repeat
 from confluent_kafka import OFFSET_BEGINNING, Consumer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-from bench.bench_raw_kafka import CONSUME_BATCH, CONSUMER_SETTINGS, TIMEOUT_S, VALUE, ready_producer, send_when_room
+from bench.bench_raw_kafka import CONSUME_BATCH, CONSUMER_SETTINGS, RAW_PRODUCER, TIMEOUT_S, VALUE, ready_producer
 from bench.common import check_count, cpu_seconds
+from kopycat.runtime.source_produce import produce_when_room
 
 __all__ = ["Spread", "raw_consumers", "raw_producers"]
 
@@ -94,7 +95,7 @@ def _produce(bootstrap: str, topic: str, count: int) -> dict[str, float]:
         try:
             send(topic, value)
         except BufferError:
-            send_when_room(producer, topic, value, None)
+            produce_when_room(producer, (topic, value), RAW_PRODUCER)
         if index & 0xFFFF == 0:
             poll(0)
     if producer.flush(TIMEOUT_S) != 0:

@@ -64,3 +64,19 @@ def test_a_reset_starts_a_new_peak_while_the_run_peak_is_kept() -> None:
     assert before is not None and after is not None
     assert after < before - 64
     assert peak_rss_mib() >= before - 1  # the kernel's RSS counters are batched per CPU
+
+
+def test_kopycat_is_read_against_the_anchors_over_its_copy_and_against_the_launch_over_its_run() -> None:
+    raw = pipeline.Measure("raw confluent-kafka Producer", wall_s=2.0, cpu_s=2.5)
+    kopycat = pipeline.Measure("Kopycat FileStreamSource", wall_s=4.0, cpu_s=4.0, duration_s=3.9, copy_s=3.2)
+    connect = pipeline.Measure("Kafka Connect FileStreamSource", wall_s=20.0, cpu_s=30.0,
+                               start_s=12.0, steady_s=5.0, steady_cpu_s=8.0)
+
+    text = pipeline.table("file -> Kafka (source)", raw, kopycat, connect, pipeline.RAW_GOALS["source"])
+    ratios = {r.name: round(r.value / (r.anchor or 1), 3) for r in pipeline._results("source", raw, kopycat, connect)}
+
+    assert "Kopycat RunSummary.duration_s 3.90 s, of which start 0.70 s (its ratios are over the rest" in text
+    assert "Kopycat/raw 0.62, per CPU s 0.62 (goal >= 0.8)" in text
+    assert ratios["file_source_vs_raw"] == 0.625
+    assert ratios["file_source_vs_kafka_connect_steady"] == 1.562
+    assert ratios["file_source_vs_kafka_connect_launch"] == 5.0

@@ -232,3 +232,18 @@ def test_the_crossover_says_when_spark_never_wins_or_always_does_or_cannot_be_fi
     assert last_line(spark=(0.5, 100_000)) == "Spark is faster only below 500,000 records"
     assert last_line(spark=(20.0, -1e12)) == (
         "  crossover not measurable: Spark's larger run was not slower (runs of 1,000,000 and 200,000 records)")
+
+
+def test_kopycat_is_read_against_the_limit_over_its_copy_when_its_start_is_known() -> None:
+    report = _report(consume_s=1.0, write_s=4.0)
+    report = dataclasses.replace(report, kopycat=dataclasses.replace(report.kopycat, copy_s=8.0))
+
+    [line] = [r.line() for r in bench.results(report) if r.name == "file_sink_parquet_vs_limit"]
+    text = bench.table(report)
+
+    assert line == ("file_sink_parquet_vs_limit: kopycat 125,000 records/s, anchor 250,000 records/s, "
+                    "ratio 0.50 (goal >= 0.5)")
+    assert ("  Kopycat copy 125,000 records/s: 8.00 s of its 9.60 s run after 1.60 s of start "
+            "(consumer made and assigned, group offsets read, task started)") in text.splitlines()
+    assert "Kopycat/limit 0.50 (goal >= 0.5)" in text
+    assert "Kopycat 1.0 s + n / 111,111/s" in text.splitlines()[-1]  # the crossover fits the whole runs

@@ -139,6 +139,10 @@ class RunSummary:
     filtered: int = 0
     bytes: int = 0
     duration_s: float = 0.0
+    start_s: float = 0.0
+    """Of ``duration_s``, the start: clients made, partitions assigned, starting offsets read, the task
+    started. The copy itself (``duration_s - start_s``) is timed from where a plain client loop's clock
+    starts, once its client is made and ready (bench/)."""
     stop_reason: StopReason = StopReason.STOPPED
     offsets: dict[str, dict[str, Any]] = field(default_factory=dict)
     error: str | None = None

@@ -59,6 +59,7 @@ class WorkerTask(ABC):
         watch = StopWatch(self.bounds, on_batch=self._batch_recorded)
         try:
             self.initialize_and_start()
+            self.summary.start_s = watch.elapsed()
             self.metrics.set_status("running")
             watch.touch()  # a slow start (clients, offsets, task.start) must not count as idle time
             with young_collections_deferred():  # records die once committed: see kopycat.interpreter_settings

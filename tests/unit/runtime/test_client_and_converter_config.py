@@ -8,6 +8,8 @@ import pytest
 
 from kopycat.converters import JsonConverter, StringConverter
 from kopycat.kafka import SOURCE_PRODUCER_FORCED, client_config
+from kopycat.runtime.task_factory import sink_consumer_config
+from kopycat.runtime.task_parts import TaskId
 from kopycat.runtime.worker_config import converters_for
 
 
@@ -33,3 +35,17 @@ def test_a_connector_converter_replaces_the_workers_with_its_own_settings() -> N
     assert value.schemas_enabled is False and key.schemas_enabled is True
     _, value, _ = converters_for(worker, {"value.converter": "StringConverter"})
     assert isinstance(value, StringConverter)
+
+
+def test_sink_consumers_fetch_4_mib_per_partition_unless_the_worker_or_connector_says_otherwise() -> None:
+    task = TaskId("orders-sink", 0)
+    default = sink_consumer_config(task, {"bootstrap.servers": "k:9092"}, {})
+    worker = sink_consumer_config(task, {"bootstrap.servers": "k:9092",
+                                         "consumer.max.partition.fetch.bytes": "1048576"}, {})
+    connector = sink_consumer_config(task, {"bootstrap.servers": "k:9092"},
+                                     {"consumer.override.max.partition.fetch.bytes": "2097152"})
+
+    assert default["max.partition.fetch.bytes"] == 4 * 1024 * 1024
+    assert str(worker["max.partition.fetch.bytes"]) == "1048576"
+    assert str(connector["max.partition.fetch.bytes"]) == "2097152"
+    assert default["group.id"] == "connect-orders-sink" and default["fetch.queue.backoff.ms"] == 10

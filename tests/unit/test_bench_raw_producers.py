@@ -1,0 +1,61 @@
+"""The raw producer anchors wait for room when librdkafka's local queue is full: every record once, in order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench import bench_file_pipeline as pipeline
+from bench import bench_raw_kafka as raw
+
+
+class _FullEveryThird:
+    """A producer whose local queue is full at every third produce until the next poll serves it."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, bytes, bytes | None]] = []
+        self.calls = 0
+        self.full = False
+
+    def produce(self, topic: str, value: bytes, key: bytes | None = None) -> None:
+        self.calls += 1
+        if self.full or self.calls % 3 == 0:
+            self.full = True
+            raise BufferError("Local: Queue full")
+        self.sent.append((topic, value, key))
+
+    def poll(self, timeout: float = 0) -> int:
+        self.full = False
+        return 0
+
+    def flush(self, timeout: float = 0) -> int:
+        return 0
+
+
+@pytest.fixture
+def producer(monkeypatch: pytest.MonkeyPatch) -> _FullEveryThird:
+    fake = _FullEveryThird()
+    monkeypatch.setattr(raw, "ready_producer", lambda bootstrap, topic: fake)
+    monkeypatch.setattr(pipeline, "ready_producer", lambda bootstrap, topic: fake)
+    return fake
+
+
+def test_produce_records_sends_each_record_once_in_order_through_a_full_queue(producer: _FullEveryThird) -> None:
+    records = [(b"k%d" % i, b"v%d" % i) for i in range(10)]
+
+    measure = raw.produce_records("unused:9092", "orders", records)
+
+    assert measure.count == 10
+    assert producer.sent == [("orders", value, key) for key, value in records]
+
+
+def test_the_line_producer_sends_each_line_once_in_order_through_a_full_queue(
+        producer: _FullEveryThird, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pipeline, "RECORDS", 7)
+    path = tmp_path / "lines.txt"
+    path.write_bytes(b"".join(b"line %d\n" % i for i in range(7)))
+
+    pipeline.raw_produce_lines("unused:9092", "lines", path)
+
+    assert producer.sent == [("lines", b"line %d" % i, None) for i in range(7)]
