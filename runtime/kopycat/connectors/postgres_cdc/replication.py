@@ -23,9 +23,13 @@ from kopycat.connectors.postgres_cdc.config import CdcSettings
 from kopycat.connectors.postgres_cdc.events import ColumnInfo
 from kopycat.connectors.postgres_cdc.pgoutput import format_lsn, parse_lsn
 
-__all__ = ["PostgresSource", "connect"]
+__all__ = ["PEEK_FETCH", "PostgresSource", "connect"]
 
 log = logging.getLogger(__name__)
+
+PEEK_FETCH = 5000
+"""Rows per ``FETCH`` of the peek's cursor: 2,000 took 50 round trips per 100,000 changes; the
+function's result is complete on the server before the first, so larger ones only save trips."""
 
 _SESSION = "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET bytea_output = 'hex'; SET IntervalStyle = 'iso_8601'"
 
@@ -153,8 +157,9 @@ class PostgresSource:
                 raise ConnectError(f"PostgreSQL did not flush its WAL to {format_lsn(lsn)} within {timeout_s:.0f} s")
             time.sleep(0.05)
 
-    def peek(self, end_lsn: int, fetch: int = 2000) -> Iterator[tuple[int, int, bytes]]:
-        """(lsn, xid, pgoutput message) of every decoded change up to ``end_lsn``, in commit order.
+    def peek(self, end_lsn: int, fetch: int = PEEK_FETCH) -> Iterator[list[tuple[int, int, bytes]]]:
+        """(lsn, xid, pgoutput message) of every decoded change up to ``end_lsn``, in commit order,
+        ``fetch`` at a time (one ``FETCH`` round trip each: :mod:`.read_ahead` runs them on a thread).
 
         PostgreSQL returns whole transactions: those whose commit ends at or before the end.
         """
@@ -170,7 +175,7 @@ class PostgresSource:
                     "%s, %s::pg_lsn, NULL, 'proto_version', '1', 'publication_names', %s)",
                     (self.settings.slot, format_lsn(end_lsn), self.settings.publication))
                 while rows := cursor.fetchmany(fetch):
-                    yield from rows
+                    yield rows
         except psycopg.Error as exc:
             raise self.explain(exc) from exc
         finally:
