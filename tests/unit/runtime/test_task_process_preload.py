@@ -8,7 +8,7 @@ from kopycat.runtime.task_process import OPTIONAL_PRELOAD, start_fork_server
 from tests.support.loaded_modules import send_loaded
 
 
-def test_a_child_of_the_fork_server_starts_with_pandas_its_arrow_shim_and_dlt_imported() -> None:
+def test_a_child_of_the_fork_server_starts_with_pandas_its_arrow_shim_dlt_and_the_cdc_task_imported() -> None:
     start_fork_server()
     context = multiprocessing.get_context("forkserver")
     ours, theirs = context.Pipe()
@@ -22,4 +22,5 @@ def test_a_child_of_the_fork_server_starts_with_pandas_its_arrow_shim_and_dlt_im
         child.join(60)
     assert child.exitcode == 0
     assert loaded == {"kopycat.runtime.task_process": True, "pandas": True, "pyarrow.pandas_compat": True,
-                      "dlt.extract": True, "dlt.sources.sql_database": True}
+                      "dlt.extract": True, "dlt.sources.sql_database": True, "psycopg": True,
+                      "kopycat.connectors.postgres_cdc.source_task": True}

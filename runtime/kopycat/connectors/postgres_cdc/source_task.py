@@ -31,6 +31,7 @@ from kopycat.connectors.postgres_cdc.events import TableEvents
 from kopycat.connectors.postgres_cdc.heartbeat import Heartbeat
 from kopycat.connectors.postgres_cdc.incremental_snapshot import INCREMENTAL, IncrementalSnapshot
 from kopycat.connectors.postgres_cdc.pgoutput import Relation, parse_lsn
+from kopycat.connectors.postgres_cdc.read_ahead import read_ahead
 from kopycat.connectors.postgres_cdc.replication import PostgresSource
 from kopycat.connectors.postgres_cdc.snapshot import BLOCKING, SnapshotHorizon, snapshot_records
 from kopycat.connectors.postgres_cdc.transactions import TransactionMetadata
@@ -97,7 +98,7 @@ class PostgresCdcTask(SourceTask):
             yield from self.snapshot.resume_blocking()
             self.snapshot.resume()
         while not self.stopping.is_set():
-            yield from self.stream.records(source.peek(self.end_lsn))
+            yield from self.stream.records(read_ahead(source.peek(self.end_lsn), f"{self.settings.slot}-read-ahead"))
             if self.snapshot is not None and self.snapshot.end > self.end_lsn:
                 self.end_lsn = self.snapshot.end  # a chunk's watermarks lie past the end: read on to them
                 continue
