@@ -11,8 +11,8 @@ import pytest
 from kopycat.connectors.postgres_cdc.change_stream import ChangeStream, table_events_for
 from kopycat.connectors.postgres_cdc.config import CdcSettings
 from kopycat.connectors.postgres_cdc.pgoutput import Relation
-from kopycat.connectors.postgres_cdc.read_ahead import read_ahead
 from kopycat.connectors.postgres_cdc.replication import PostgresSource
+from kopycat.read_ahead import read_ahead
 from tests.support.cdc import connector_props, execute, transaction, wal_position
 
 pytestmark = pytest.mark.timeout(600)
@@ -34,7 +34,7 @@ def read(source: PostgresSource, settings: CdcSettings, end: int, first: int) ->
         for rows in source.peek(end, fetch=7, first=first):
             returned += len(rows)
             yield rows
-    records = stream_of(source, settings).records(read_ahead(counted(), f"{settings.slot}-read-ahead"))
+    records = stream_of(source, settings).records(read_ahead(counted(), f"{settings.slot}-read-ahead", 3))
     return [(r.key, r.value and [r.value.get(name) for name in ("before", "after", "source", "op")],  # not ts_*
              r.source_offset) for r in records], returned
 

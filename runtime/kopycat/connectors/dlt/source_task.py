@@ -34,7 +34,7 @@ the process (:data:`~kopycat.connectors.dlt.source_loader.DLT_LOCK`); rows becom
 on ``<topic.prefix><resource>`` (:mod:`~kopycat.connectors.dlt.arrow_chunks`), which the engine
 encodes a column at a time or opens into records.
 
-A resource is read on a thread of its own (:class:`~kopycat.connectors.dlt.read_ahead.ReadAhead`),
+A resource is read on a thread of its own (:class:`~kopycat.read_ahead.ReadAhead`),
 up to :data:`READ_AHEAD` tables ahead of poll(): dlt reads the next table while the runner
 produces the last. Everything above (the holding back, each chunk's offset, the batch) is
 worked out on that thread as each table arrives, so a batch's offset is the state after its own
@@ -59,7 +59,6 @@ from dlt.extract import DltSource, Incremental
 from kopycat.api import ConnectError, DataError, RunComplete, SourceRecordBatch, SourceTask, is_bounded_run
 from kopycat.api.task import SourceItem
 from kopycat.connectors.dlt.arrow_chunks import RowChunker, connect_columns
-from kopycat.connectors.dlt.read_ahead import ReadAhead
 from kopycat.connectors.dlt.source_config import (
     BATCH_ROWS_CONFIG,
     CONFIG,
@@ -70,6 +69,7 @@ from kopycat.connectors.dlt.source_config import (
     topic_for,
 )
 from kopycat.connectors.dlt.source_loader import DLT_LOCK, load_source
+from kopycat.read_ahead import ReadAhead
 
 __all__ = ["PIPE_FIELD", "READ_AHEAD", "STATE_FIELD", "DltSourceTask", "primary_key", "resource_partition",
            "source_partition", "state_of"]

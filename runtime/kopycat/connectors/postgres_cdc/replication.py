@@ -165,7 +165,7 @@ class PostgresSource:
     def peek(self, end_lsn: int, fetch: int = PEEK_FETCH,
              first: int = FIRST_PEEK) -> Iterator[list[tuple[int, int, bytes]]]:
         """(lsn, xid, pgoutput message) of every decoded change up to ``end_lsn``, in commit order,
-        ``fetch`` at a time (one ``FETCH`` round trip each: :mod:`.read_ahead` runs them on a thread).
+        ``fetch`` at a time (one ``FETCH`` round trip each: :mod:`kopycat.read_ahead` runs them on a thread).
 
         PostgreSQL returns whole transactions: those whose commit ends at or before the end. It
         decodes a peek's whole range before it returns the first row, so the range is peeked twice:

@@ -31,14 +31,23 @@ from kopycat.connectors.postgres_cdc.events import TableEvents
 from kopycat.connectors.postgres_cdc.heartbeat import Heartbeat
 from kopycat.connectors.postgres_cdc.incremental_snapshot import INCREMENTAL, IncrementalSnapshot
 from kopycat.connectors.postgres_cdc.pgoutput import Relation, parse_lsn
-from kopycat.connectors.postgres_cdc.read_ahead import read_ahead
 from kopycat.connectors.postgres_cdc.replication import PostgresSource
 from kopycat.connectors.postgres_cdc.snapshot import BLOCKING, SnapshotHorizon, snapshot_records
 from kopycat.connectors.postgres_cdc.transactions import TransactionMetadata
+from kopycat.read_ahead import read_ahead
 
 __all__ = ["PostgresCdcTask"]
 
 log = logging.getLogger(__name__)
+
+FETCHES_AHEAD = 3
+"""The slot's chunks read ahead (:func:`kopycat.read_ahead.read_ahead`) while the task builds and produces.
+
+Each chunk is a ``FETCH`` round trip (:meth:`.replication.PostgresSource.peek`); on one thread the
+task waited through every one of them, a third of a loaded streaming run. psycopg waits for the
+server with the GIL released, and the connection stays usable by the task's thread between two
+fetches (a relation's catalog lookup, the slot's confirmation). With one chunk ahead, the next
+fetch began only once the task took the previous one."""
 
 
 class PostgresCdcTask(SourceTask):
@@ -98,7 +107,8 @@ class PostgresCdcTask(SourceTask):
             yield from self.snapshot.resume_blocking()
             self.snapshot.resume()
         while not self.stopping.is_set():
-            yield from self.stream.records(read_ahead(source.peek(self.end_lsn), f"{self.settings.slot}-read-ahead"))
+            yield from self.stream.records(read_ahead(source.peek(self.end_lsn), f"{self.settings.slot}-read-ahead",
+                                                      FETCHES_AHEAD))
             if self.snapshot is not None and self.snapshot.end > self.end_lsn:
                 self.end_lsn = self.snapshot.end  # a chunk's watermarks lie past the end: read on to them
                 continue

@@ -2,16 +2,18 @@
 
 Debezium's shape (``ChangeEventQueue``): its connectors read on their own thread into a bounded
 queue that ``poll()`` drains, and an error on that thread is handed to the next ``poll()``
-(Debezium's ``ErrorHandler``). Here a dlt resource is read while the runner converts and produces
-what the last ``poll()`` returned: the database driver, Arrow and librdkafka release the GIL, so
-the two take the time of the slower instead of the sum.
+(Debezium's ``ErrorHandler``). A source task reads its system here while the runner converts and
+produces what the last ``poll()`` returned: database drivers, Arrow and librdkafka release the GIL
+while they wait, so the two take the time of the slower instead of the sum. Used by the dlt source
+(a resource's Arrow tables) and the PostgreSQL CDC source (the slot's ``FETCH`` round trips).
 
-The iterator runs only on the reader thread, so whatever it reads and computes between two items
-(dlt's state after a table) is what it was when that item was made, however far ahead it runs.
-``depth`` items wait in the queue at most, and one more in the reader's hand.
+The iterator runs only on the reader thread, from its first step to its close, so whatever it
+computes between two items (dlt's state after a table) is what it was when that item was made,
+however far ahead it runs, and a generator holding a cursor is closed where it ran. ``depth``
+items wait in the queue at most, and one more in the reader's hand.
 
-Thread-safety: :meth:`take` is for one consumer thread; :meth:`close` may come from any thread,
-as may setting the ``stopping`` event.
+Thread-safety: :meth:`ReadAhead.take` is for one consumer thread; :meth:`ReadAhead.close` may come
+from any thread, as may setting the ``stopping`` event.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import threading
 from collections.abc import Iterator
 from typing import Final, Generic, TypeVar, cast
 
-__all__ = ["ReadAhead"]
+__all__ = ["ReadAhead", "read_ahead"]
 
 log = logging.getLogger(__name__)
 
@@ -30,8 +32,8 @@ T = TypeVar("T")
 
 WAIT_S: Final = 0.2
 """How often a waiting reader or consumer looks at ``stopping``."""
-JOIN_S: Final = 30.0
-"""How long :meth:`ReadAhead.close` waits for the reader to leave the iterator (a query, a page)."""
+JOIN_S: Final = 60.0
+"""How long :meth:`ReadAhead.close` waits for the reader to leave the iterator (a query, a fetch)."""
 
 _END = object()
 """Put after the iterator's last item."""
@@ -47,13 +49,14 @@ class _Failed:
 class ReadAhead(Generic[T]):
     """Runs ``items`` on a daemon thread named ``name``, keeping up to ``depth`` items ready.
 
-    The reader stops taking items once ``stopping`` is set (after the item it is reading, which
-    may take as long as the iterator takes); :meth:`close` then waits for it to end.
+    The reader stops taking items once ``stopping`` is set or :meth:`close` is called (after the
+    item it is reading, which may take as long as the iterator takes).
     """
 
     def __init__(self, items: Iterator[T], depth: int, name: str, stopping: threading.Event) -> None:
         self.name = name
         self.stopping = stopping
+        self._closing = threading.Event()
         self._items = items
         self._ready: queue.Queue[object] = queue.Queue(maxsize=depth)
         self._ended = False
@@ -77,7 +80,8 @@ class ReadAhead(Generic[T]):
         return None
 
     def close(self) -> None:
-        """Wait for the reader to end (it ends after its last item, or once ``stopping`` is set)."""
+        """Stop the reader after its current item and wait for it to close the iterator."""
+        self._closing.set()
         self._thread.join(JOIN_S)
         if self._thread.is_alive():
             log.warning("%s: still reading after %.0f s; it ends when its current read returns", self.name, JOIN_S)
@@ -90,13 +94,30 @@ class ReadAhead(Generic[T]):
             self._put(_END)
         except BaseException as exc:  # noqa: BLE001 - the consumer's thread raises it
             self._put(_Failed(exc))
+        finally:
+            close = getattr(self._items, "close", None)
+            if close is not None:
+                close()
 
     def _put(self, item: object) -> bool:
-        """Queue ``item``, waiting for room; False when ``stopping`` was set first."""
-        while not self.stopping.is_set():
+        """Queue ``item``, waiting for room; False when stopping or closing came first."""
+        while not self.stopping.is_set() and not self._closing.is_set():
             try:
                 self._ready.put(item, timeout=WAIT_S)
                 return True
             except queue.Full:
                 continue
         return False
+
+
+def read_ahead(chunks: Iterator[list[T]], name: str, depth: int) -> Iterator[T]:
+    """The items of ``chunks``, in order, read up to ``depth`` chunks ahead on a thread ``name``d.
+
+    Closing the returned iterator (or leaving it at its end) stops the thread and closes ``chunks``
+    on it."""
+    ahead = ReadAhead(chunks, depth, name, threading.Event())
+    try:
+        while (chunk := ahead.take()) is not None:
+            yield from chunk
+    finally:
+        ahead.close()
