@@ -38,6 +38,7 @@ import psycopg
 
 from kopycat.api.data import Struct
 from kopycat.api.errors import ConnectError
+from kopycat.api.record_batch import SourceRecordBatch
 from kopycat.api.records import SourceRecord
 from kopycat.connectors.postgres_cdc.config import CdcSettings
 from kopycat.connectors.postgres_cdc.events import SourcePosition, TableEvents
@@ -82,9 +83,10 @@ class IncrementalSnapshot:
     """One task's incremental snapshot context (``AbstractIncrementalSnapshotContext``) and its chunk reads."""
 
     def __init__(self, settings: CdcSettings, partition: dict[str, Any], captured: Sequence[str],
-                 stored: Mapping[str, Any] | None) -> None:
+                 stored: Mapping[str, Any] | None, *, columnar: bool = False) -> None:
         assert settings.signal_table is not None
         self.settings, self.partition, self.captured = settings, partition, list(captured)
+        self.columnar = columnar  # a blocking snapshot's chunks may be batches of columns
         self.signals = SignalTable(*settings.signal_table)
         self.db: PostgresSource | None = None
         self.collections: list[str] = []  # the table being read first, as Debezium's queue
@@ -226,7 +228,7 @@ class IncrementalSnapshot:
         if texts is not None and self.table is not None and table.collection == self.table.collection:
             self.window.pop(_window_key(table, texts), None)
 
-    def committed(self, offset: Mapping[str, Any], xid: int) -> Iterator[SourceRecord]:
+    def committed(self, offset: Mapping[str, Any], xid: int) -> Iterator[SourceRecord | SourceRecordBatch]:
         """After each commit: the closed chunk's rows as ``r`` events, then the next chunk's read."""
         if self.close_due:
             self.close_due = False
@@ -236,7 +238,7 @@ class IncrementalSnapshot:
             names, self.blocking = self.blocking, []
             log.info("Blocking snapshot of %s: the stream waits until it is read", names)
             yield from snapshot_records(self._db(), [self._events(n) for n in names], self.partition,
-                                        offset.get("lsn") or 0, [], streamed=dict(offset))
+                                        offset.get("lsn") or 0, [], streamed=dict(offset), columnar=self.columnar)
         self.resume()
 
     def resume(self) -> None:

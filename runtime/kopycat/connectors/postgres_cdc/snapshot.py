@@ -19,14 +19,17 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
+from typing import Any, Final
 
+from kopycat.api.record_batch import SourceRecordBatch
 from kopycat.api.records import SourceRecord
 from kopycat.connectors.postgres_cdc.events import SourcePosition, TableEvents
 from kopycat.connectors.postgres_cdc.pgoutput import parse_lsn
 from kopycat.connectors.postgres_cdc.replication import PostgresSource
+from kopycat.connectors.postgres_cdc.snapshot_columns import MIN_ROWS, SnapshotColumns
 
-__all__ = ["BLOCKING", "SnapshotHorizon", "snapshot_records"]
+__all__ = ["BLOCKING", "COLUMN_ROWS", "RECORD_ROWS", "SnapshotHorizon", "snapshot_records"]
 
 BLOCKING = "BLOCKING"
 """The ``snapshot`` of a blocking snapshot's offsets (Debezium's ``SnapshotType``): a streaming position."""
@@ -48,11 +51,15 @@ class SnapshotHorizon:
 
 
 def snapshot_records(source: PostgresSource, tables: list[TableEvents], partition: dict[str, Any],
-                     slot_lsn: int, horizon_out: list[SnapshotHorizon],
-                     streamed: Mapping[str, Any] | None = None) -> Iterator[SourceRecord]:
+                     slot_lsn: int, horizon_out: list[SnapshotHorizon], streamed: Mapping[str, Any] | None = None,
+                     *, columnar: bool = False) -> Iterator[SourceRecord | SourceRecordBatch]:
     """Read every table in one snapshot; appends the snapshot's horizon to ``horizon_out`` first.
 
     ``streamed``: the streaming offset a blocking snapshot's records carry (None: an initial snapshot).
+    ``columnar`` (the run sends batches as columns): a chunk of a table :class:`SnapshotColumns`
+    takes is one :class:`SourceRecordBatch` at its last record's offset, whose ``record_factory``
+    makes the records the record path makes. A chunk is held until the next one is read: only
+    that tells whether its last row ends its table or the snapshot (its mark and its offset).
     """
     conn = source.conn
     with conn.transaction():
@@ -64,33 +71,88 @@ def snapshot_records(source: PostgresSource, tables: list[TableEvents], partitio
         horizon_out.append(SnapshotHorizon(int(xmin) & 0xFFFFFFFF, int(xmax) & 0xFFFFFFFF,
                                            frozenset(int(x) & 0xFFFFFFFF for x in xip.split(",") if x),
                                            parse_lsn(row[1])))
-        tx_id, ts_us = int(row[2]), time.time_ns() // 1000
-        pending: tuple[TableEvents, list[Any], str] | None = None  # held back: only the next row tells its mark
+        events = _Events(partition, slot_lsn, int(row[2]), time.time_ns() // 1000, streamed)
+        held: _Chunk | None = None
         first = True
         for table_index, table in enumerate(tables):
+            builder = SnapshotColumns.of(table) if columnar else None
             columns = ", ".join(f'"{c.name}"::text' for c in table.columns)
             with conn.cursor(name=f"kopycat_snapshot_{table_index}") as cursor:
                 cursor.execute(f'SELECT {columns} FROM "{table.schema_name}"."{table.table}"')
-                table_first = True
-                while rows := cursor.fetchmany(2000):
-                    for texts in rows:
-                        if pending is not None:
-                            yield _record(*pending, partition, slot_lsn, tx_id, ts_us, streamed, last=False)
-                        mark = "first" if first else "first_in_data_collection" if table_first else "true"
-                        pending, first, table_first = (table, table.row(texts) or [], mark), False, False
-            if pending is not None and pending[0] is table and pending[2] == "true":
-                pending = (table, pending[1], "last_in_data_collection")
-        if pending is not None:
-            yield _record(pending[0], pending[1], "last", partition, slot_lsn, tx_id, ts_us, streamed, last=True)
+                mark = "first" if first else "first_in_data_collection"
+                while rows := cursor.fetchmany(COLUMN_ROWS if builder else RECORD_ROWS):
+                    if held is not None:
+                        yield from events.items(held, final=False)
+                    held, first, mark = _Chunk(table, builder, rows, mark), False, "true"
+            if held is not None and held.table is table:
+                held.ends_table = True
+        if held is not None:
+            yield from events.items(held, final=True)
 
 
-def _record(table: TableEvents, values: list[Any], mark: str, partition: dict[str, Any], slot_lsn: int,
-            tx_id: int, ts_us: int, streamed: Mapping[str, Any] | None, *, last: bool) -> SourceRecord:
-    where = SourcePosition(ts_us, tx_id, slot_lsn, None, mark)
-    if streamed is not None:
-        offset = {**streamed, "last_snapshot_record": last, "snapshot": BLOCKING, "snapshot_completed": last}
-    else:
-        offset = {"last_snapshot_record": last, "lsn": slot_lsn, "txId": tx_id, "ts_usec": ts_us,
-                  "snapshot": "INITIAL", "snapshot_completed": last}
-    return SourceRecord.of(partition, offset, table.topic, None, table.key_schema, table.key(values),
-                           table.envelope_schema, table.envelope("r", None, values, where))
+RECORD_ROWS: Final = 2000
+"""Rows fetched at a time for the record path."""
+COLUMN_ROWS: Final = 10_000
+"""Rows fetched at a time for the columnar path: one batch each, so Arrow's fixed cost per batch is small."""
+
+
+class _Chunk:
+    """Rows fetched together from one table: their texts, and what their marks depend on."""
+
+    __slots__ = ("builder", "ends_table", "first", "rows", "table")
+
+    def __init__(self, table: TableEvents, builder: SnapshotColumns | None, rows: list[Any], first: str) -> None:
+        self.table, self.builder, self.rows = table, builder, rows
+        self.first = first  # the first row's mark: first, first_in_data_collection or true
+        self.ends_table = False  # its last row is its table's last
+
+    def last_mark(self, final: bool) -> str:
+        """The last row's mark: ``last`` for the snapshot's last record, ``last_in_data_collection``
+        for a table's last row that marks neither its table's nor the snapshot's start."""
+        mark = self.first if len(self.rows) == 1 else "true"
+        if final:
+            return "last"
+        return "last_in_data_collection" if self.ends_table and mark == "true" else mark
+
+
+class _Events:
+    """The snapshot's records and batches: offsets and source blocks as Debezium's snapshot writes them."""
+
+    def __init__(self, partition: dict[str, Any], slot_lsn: int, tx_id: int, ts_us: int,
+                 streamed: Mapping[str, Any] | None) -> None:
+        self.partition, self.slot_lsn, self.tx_id, self.ts_us = partition, slot_lsn, tx_id, ts_us
+        self.streamed = streamed
+
+    def items(self, chunk: _Chunk, *, final: bool) -> Iterator[SourceRecord | SourceRecordBatch]:
+        """A chunk's events: one batch of columns where it can be, else one record per row."""
+        rows, table = chunk.rows, chunk.table
+        last_mark = chunk.last_mark(final)
+        envelopes = None if chunk.builder is None or len(rows) < MIN_ROWS else chunk.builder.envelopes(
+            rows, chunk.first, last_mark, self.ts_us, self.tx_id, self.slot_lsn)
+        if envelopes is None:
+            yield from self.records(chunk, final)
+            return
+        yield SourceRecordBatch(self.partition, self.offset(last=final), table.topic, table.envelope_schema,
+                                envelopes.values, table.key_schema, envelopes.keys,
+                                record_factory=partial(self.records_of, chunk, final))
+
+    def records_of(self, chunk: _Chunk, final: bool) -> list[SourceRecord]:
+        return list(self.records(chunk, final))
+
+    def records(self, chunk: _Chunk, final: bool) -> Iterator[SourceRecord]:
+        """One record per row, each with its own mark and offset."""
+        table, last = chunk.table, len(chunk.rows) - 1
+        offset = self.offset(last=False)
+        for index, texts in enumerate(chunk.rows):
+            mark = chunk.last_mark(final) if index == last else chunk.first if index == 0 else "true"
+            values = table.row(texts) or []
+            where = SourcePosition(self.ts_us, self.tx_id, self.slot_lsn, None, mark)
+            yield SourceRecord.of(self.partition, self.offset(last=True) if final and index == last else offset,
+                                  table.topic, None, table.key_schema, table.key(values), table.envelope_schema,
+                                  table.envelope("r", None, values, where))
+
+    def offset(self, *, last: bool) -> dict[str, Any]:
+        if self.streamed is not None:
+            return {**self.streamed, "last_snapshot_record": last, "snapshot": BLOCKING, "snapshot_completed": last}
+        return {"last_snapshot_record": last, "lsn": self.slot_lsn, "txId": self.tx_id, "ts_usec": self.ts_us,
+                "snapshot": "INITIAL", "snapshot_completed": last}

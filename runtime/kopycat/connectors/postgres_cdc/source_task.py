@@ -76,7 +76,8 @@ class PostgresCdcTask(SourceTask):
         transactions = TransactionMetadata(settings.prefix, settings.transaction_topic, self.partition, streamed) \
             if settings.transaction_metadata else None
         if settings.signal_table:
-            self.snapshot = IncrementalSnapshot(settings, self.partition, [f"{s}.{t}" for s, t in tables], streamed)
+            self.snapshot = IncrementalSnapshot(settings, self.partition, [f"{s}.{t}" for s, t in tables], streamed,
+                                                columnar=self.context.takes_columns)
         self.stream = ChangeStream(self.partition, streamed, self._table_for, settings.tombstones,
                                    self._seen_by_snapshot, transactions=transactions, heartbeat=heartbeat,
                                    snapshot=self.snapshot, columnar=self.context.takes_columns)
@@ -88,7 +89,8 @@ class PostgresCdcTask(SourceTask):
         assert source is not None
         if snapshot:
             events = [self._events(schema, table) for schema, table in tables]
-            yield from snapshot_records(source, events, self.partition, self.slot_lsn, self.horizons)
+            yield from snapshot_records(source, events, self.partition, self.slot_lsn, self.horizons,
+                                        columnar=self.context.takes_columns)
             if self.horizons:
                 self.end_lsn = max(self.end_lsn, self.horizons[0].lsn)
         if self.snapshot is not None:
