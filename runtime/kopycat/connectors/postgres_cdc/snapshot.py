@@ -12,6 +12,12 @@ A blocking snapshot (an ``execute-snapshot`` signal of ``"type": "blocking"``) r
 same way at the commit of the signal's transaction, while the stream waits: its records' offsets
 are that commit's streaming offset with ``snapshot: "BLOCKING"``, so a restart streams on after the
 signal (a blocking snapshot cut short is not resumed: signal it again).
+
+When the run sends batches as columns, each chunk of rows fetched from a table
+:mod:`.snapshot_columns` can type is one
+:class:`~kopycat.api.record_batch.SourceRecordBatch` (no Python object per event); its offset is
+its last record's and its ``record_factory`` makes the record path's records, with their own
+marks and offsets, for runs that need records. Other tables and chunks are records, as before.
 """
 
 from __future__ import annotations
@@ -33,6 +39,11 @@ __all__ = ["BLOCKING", "COLUMN_ROWS", "RECORD_ROWS", "SnapshotHorizon", "snapsho
 
 BLOCKING = "BLOCKING"
 """The ``snapshot`` of a blocking snapshot's offsets (Debezium's ``SnapshotType``): a streaming position."""
+RECORD_ROWS: Final = 2000
+"""Rows fetched at a time for the record path."""
+COLUMN_ROWS: Final = 10_000
+"""Rows fetched at a time for the columnar path, one batch each: Arrow's fixed cost per batch is
+then a small share, and a batch's memory stays bounded (a poll returns it alone)."""
 
 
 @dataclass(frozen=True)
@@ -73,27 +84,20 @@ def snapshot_records(source: PostgresSource, tables: list[TableEvents], partitio
                                            parse_lsn(row[1])))
         events = _Events(partition, slot_lsn, int(row[2]), time.time_ns() // 1000, streamed)
         held: _Chunk | None = None
-        first = True
         for table_index, table in enumerate(tables):
             builder = SnapshotColumns.of(table) if columnar else None
             columns = ", ".join(f'"{c.name}"::text' for c in table.columns)
             with conn.cursor(name=f"kopycat_snapshot_{table_index}") as cursor:
                 cursor.execute(f'SELECT {columns} FROM "{table.schema_name}"."{table.table}"')
-                mark = "first" if first else "first_in_data_collection"
+                mark = "first" if held is None else "first_in_data_collection"
                 while rows := cursor.fetchmany(COLUMN_ROWS if builder else RECORD_ROWS):
                     if held is not None:
                         yield from events.items(held, final=False)
-                    held, first, mark = _Chunk(table, builder, rows, mark), False, "true"
+                    held, mark = _Chunk(table, builder, rows, mark), "true"
             if held is not None and held.table is table:
                 held.ends_table = True
         if held is not None:
             yield from events.items(held, final=True)
-
-
-RECORD_ROWS: Final = 2000
-"""Rows fetched at a time for the record path."""
-COLUMN_ROWS: Final = 10_000
-"""Rows fetched at a time for the columnar path: one batch each, so Arrow's fixed cost per batch is small."""
 
 
 class _Chunk:
@@ -137,18 +141,18 @@ class _Events:
                                 record_factory=partial(self.records_of, chunk, final))
 
     def records_of(self, chunk: _Chunk, final: bool) -> list[SourceRecord]:
+        """A batch's ``record_factory``: its chunk's records."""
         return list(self.records(chunk, final))
 
     def records(self, chunk: _Chunk, final: bool) -> Iterator[SourceRecord]:
-        """One record per row, each with its own mark and offset."""
+        """One record per row, each with its own mark and offset (a dict of its own, as before chunks)."""
         table, last = chunk.table, len(chunk.rows) - 1
-        offset = self.offset(last=False)
         for index, texts in enumerate(chunk.rows):
             mark = chunk.last_mark(final) if index == last else chunk.first if index == 0 else "true"
             values = table.row(texts) or []
             where = SourcePosition(self.ts_us, self.tx_id, self.slot_lsn, None, mark)
-            yield SourceRecord.of(self.partition, self.offset(last=True) if final and index == last else offset,
-                                  table.topic, None, table.key_schema, table.key(values), table.envelope_schema,
+            yield SourceRecord.of(self.partition, self.offset(last=final and index == last), table.topic, None,
+                                  table.key_schema, table.key(values), table.envelope_schema,
                                   table.envelope("r", None, values, where))
 
     def offset(self, *, last: bool) -> dict[str, Any]:
