@@ -160,3 +160,13 @@ def test_snapshot_batches_are_byte_identical_to_records_with_the_same_offsets_an
     nulls = {field: sum(1 for r in records[:2100] if r.value.get("after").get(field) is None)
              for field in ("small", "name", "amount", "at_tz3", "clock_tz")}
     assert nulls == {"small": 420, "name": 262, "amount": 161, "at_tz3": 105, "clock_tz": 91}
+
+
+def test_max_batch_size_caps_a_batchs_rows_and_below_64_rows_a_snapshot_is_records(source: PostgresSource) -> None:
+    """A poll holds no more events with columns than without: ``max.batch.size`` caps a batch."""
+    records = sent(list(snapshot_records(source, tables(source), PARTITION, 4242, [])))[0]
+    for batch_rows, sizes in ((300, [300] * 7 + [130]), (63, [])):
+        items = list(snapshot_records(source, tables(source), PARTITION, 4242, [], columnar=True,
+                                      batch_rows=batch_rows))
+        assert [len(item) for item in items if isinstance(item, SourceRecordBatch)] == sizes
+        assert without_tx_id(sent(items)[0]) == without_tx_id(records)

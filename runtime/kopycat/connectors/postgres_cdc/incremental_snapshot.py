@@ -238,7 +238,8 @@ class IncrementalSnapshot:
             names, self.blocking = self.blocking, []
             log.info("Blocking snapshot of %s: the stream waits until it is read", names)
             yield from snapshot_records(self._db(), [self._events(n) for n in names], self.partition,
-                                        offset.get("lsn") or 0, [], streamed=dict(offset), columnar=self.columnar)
+                                        offset.get("lsn") or 0, [], streamed=dict(offset), columnar=self.columnar,
+                                        batch_rows=self.settings.max_batch)
         self.resume()
 
     def resume(self) -> None:

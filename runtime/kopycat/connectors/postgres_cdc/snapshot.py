@@ -63,7 +63,8 @@ class SnapshotHorizon:
 
 def snapshot_records(source: PostgresSource, tables: list[TableEvents], partition: dict[str, Any],
                      slot_lsn: int, horizon_out: list[SnapshotHorizon], streamed: Mapping[str, Any] | None = None,
-                     *, columnar: bool = False) -> Iterator[SourceRecord | SourceRecordBatch]:
+                     *, columnar: bool = False, batch_rows: int = COLUMN_ROWS
+                     ) -> Iterator[SourceRecord | SourceRecordBatch]:
     """Read every table in one snapshot; appends the snapshot's horizon to ``horizon_out`` first.
 
     ``streamed``: the streaming offset a blocking snapshot's records carry (None: an initial snapshot).
@@ -71,7 +72,12 @@ def snapshot_records(source: PostgresSource, tables: list[TableEvents], partitio
     takes is one :class:`SourceRecordBatch` at its last record's offset, whose ``record_factory``
     makes the records the record path makes. A chunk is held until the next one is read: only
     that tells whether its last row ends its table or the snapshot (its mark and its offset).
+    ``batch_rows`` (``max.batch.size``) caps a batch's rows below :data:`COLUMN_ROWS`, so a poll
+    holds no more events with columns than without, and a run bounded by a record count stops as
+    near its bound.
     """
+    fetch = min(COLUMN_ROWS, batch_rows)
+    columnar = columnar and fetch >= MIN_ROWS
     conn = source.conn
     with conn.transaction():
         conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
@@ -90,7 +96,7 @@ def snapshot_records(source: PostgresSource, tables: list[TableEvents], partitio
             with conn.cursor(name=f"kopycat_snapshot_{table_index}") as cursor:
                 cursor.execute(f'SELECT {columns} FROM "{table.schema_name}"."{table.table}"')
                 mark = "first" if held is None else "first_in_data_collection"
-                while rows := cursor.fetchmany(COLUMN_ROWS if builder else RECORD_ROWS):
+                while rows := cursor.fetchmany(fetch if builder else RECORD_ROWS):
                     if held is not None:
                         yield from events.items(held, final=False)
                     held, mark = _Chunk(table, builder, rows, mark), "true"

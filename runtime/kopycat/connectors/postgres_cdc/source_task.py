@@ -90,7 +90,7 @@ class PostgresCdcTask(SourceTask):
         if snapshot:
             events = [self._events(schema, table) for schema, table in tables]
             yield from snapshot_records(source, events, self.partition, self.slot_lsn, self.horizons,
-                                        columnar=self.context.takes_columns)
+                                        columnar=self.context.takes_columns, batch_rows=self.settings.max_batch)
             if self.horizons:
                 self.end_lsn = max(self.end_lsn, self.horizons[0].lsn)
         if self.snapshot is not None:
