@@ -346,6 +346,52 @@ def test_bulk_transactions_streamed_as_columns_equal_debeziums_field_by_field(
     assert set(our_offset) == set(java_offset) - {"transaction_id"}, (our_offset, java_offset)
 
 
+def test_bulk_snapshot_read_as_columns_equals_debeziums_field_by_field(
+        debezium_connect: LocalKafkaConnect, bootstrap_servers: str, postgres_url: str) -> None:
+    """Two tables of 300 and 100 rows take Kopycat's columnar snapshot (chunks of at least 64 rows):
+    the ``r`` events must still be Debezium's, NULLs, escapes, every type the path parses and the
+    source block's snapshot marks (first, first_in_data_collection, last_in_data_collection, last)
+    included, and so must the offset after the last one."""
+    run = uuid.uuid4().hex[:8]
+    execute(postgres_url, "CREATE TABLE a_items (id BIGINT PRIMARY KEY, n INT NOT NULL, small SMALLINT, label TEXT, "
+                          "code VARCHAR(30), fixed CHAR(3), amount NUMERIC(10, 2), seen TIMESTAMP, day DATE, "
+                          "flag BOOLEAN, uid UUID, doc JSONB, ratio DOUBLE PRECISION, at TIMESTAMPTZ, "
+                          "d_text TEXT DEFAULT 'hi')",
+            "INSERT INTO a_items (id, n, small, label, code, fixed, amount, seen, day, flag, uid, doc, ratio, at) "
+            "SELECT n * 10000000000, -n, CASE WHEN n % 5 = 0 THEN NULL ELSE n END, "
+            "CASE n % 4 WHEN 0 THEN NULL WHEN 1 THEN 'plain ' || n WHEN 2 THEN 'say \"' || n || E'\" \\\\ tab\\t' "
+            "ELSE 'é 漢 😀 ' || n END, 'c' || n, lpad((n % 1000)::text, 3), n / 7.0 - 20, "
+            "TIMESTAMP '1969-12-31 23:59:58' + n * INTERVAL '1.000123 second', DATE '1960-02-29' + n * 97, "
+            "n % 2 = 0, md5(n::text)::uuid, jsonb_build_object('n', n, 's', 'q\"' || n), n / 3.0, "
+            "TIMESTAMPTZ '2024-01-01 10:00:00.5+02' + n * INTERVAL '1.25 second' FROM generate_series(1, 300) n",
+            "CREATE TABLE b_items (id INT PRIMARY KEY, label TEXT NOT NULL)",
+            "INSERT INTO b_items SELECT n, 'b ' || n FROM generate_series(1, 100) n")
+    dbz_prefix, kc_prefix = f"dbz{run}", f"kc{run}"
+    tables = {"table.include.list": "public.a_items,public.b_items"}
+    start_debezium(debezium_connect, {**connector_props(postgres_url, f"dbz-{run}", dbz_prefix, f"dbz_{run}"),
+                                      **tables})
+    kc = {**connector_props(postgres_url, f"kc-{run}", kc_prefix, f"kc_{run}"), **tables,
+          "key.converter.schemas.enable": "true", "value.converter.schemas.enable": "true"}
+    copy_once(bootstrap_servers, kc, f"offsets-{run}")
+
+    for topic, count in (("public.a_items", 300), ("public.b_items", 100)):
+        theirs = wait_for_records(bootstrap_servers, f"{dbz_prefix}.{topic}", count)
+        ours = consume_json(bootstrap_servers, f"{kc_prefix}.{topic}")
+        assert len(ours) == len(theirs) == count, (ops(ours)[:5], len(ours))
+        differences = compared(ours, theirs, kc_prefix, dbz_prefix)
+        assert not differences, "\n".join(differences[:20])
+        marks = [value["payload"]["source"]["snapshot"] for _, value in ours]
+        assert marks[1:-1] == ["true"] * (count - 2)
+        assert (marks[0], marks[-1]) == (("first", "last_in_data_collection") if topic == "public.a_items"
+                                         else ("first_in_data_collection", "last"))
+
+    our_offset = last_offset(bootstrap_servers, f"offsets-{run}", f"kc-{run}", kc_prefix)
+    assert our_offset["last_snapshot_record"] is True and our_offset["snapshot_completed"] is True
+    java_offset = debezium_offset_like(our_offset, bootstrap_servers, debezium_connect.offsets_topic,
+                                       f"dbz-{run}", dbz_prefix)
+    assert set(our_offset) == set(java_offset) - {"transaction_id"}, (our_offset, java_offset)
+
+
 def debezium_offset_like(our_offset: dict[str, Any], bootstrap_servers: str, offsets_topic: str, name: str,
                          prefix: str) -> dict[str, Any]:
     """Debezium's last stored offset once it has Kopycat's keys, or the last one read after 180 s.

@@ -35,6 +35,7 @@ from datetime import tzinfo
 from typing import Any, Final
 
 from kopycat.api.errors import ConnectError
+from kopycat.api.record_batch import SourceRecordBatch
 from kopycat.api.records import SourceRecord
 from kopycat.connectors.postgres_cdc.events import TableEvents
 from kopycat.connectors.postgres_cdc.java_keys import JavaKeyError, JavaKind, KeyValue, read_keys, write_keys
@@ -90,12 +91,14 @@ class BlockingSnapshot:
         self.tables += [n for n in names if n not in self.tables]
 
     def records(self, db: PostgresSource, events_of: Callable[[str], TableEvents], partition: dict[str, Any],
-                offset: Mapping[str, Any]) -> Iterator[SourceRecord]:
-        """Every queued table's rows as ``r`` events at ``offset`` (a streaming position), in key order."""
+                offset: Mapping[str, Any], *, columnar: bool, batch_rows: int
+                ) -> Iterator[SourceRecord | SourceRecordBatch]:
+        """Every queued table's rows as ``r`` events at ``offset`` (a streaming position), in key order
+        (``columnar`` and ``batch_rows``: as :func:`.snapshot.snapshot_records` takes them)."""
         names = list(self.tables)
         log.info("Blocking snapshot of %s: the stream waits until it is read", names)
         yield from snapshot_records(db, [events_of(n) for n in names], partition, offset.get("lsn") or 0, [],
-                                    streamed=dict(offset), progress=self)
+                                    streamed=dict(offset), progress=self, columnar=columnar, batch_rows=batch_rows)
         self.tables, self.after, self.resumed = [], None, None
 
     # ------------------------------------------------------------------ snapshot_records' hooks
@@ -115,10 +118,15 @@ class BlockingSnapshot:
         marks = ", ".join(["%s"] * len(after))
         return f"SELECT {columns} FROM {relation} WHERE ({keys}) > ({marks}) ORDER BY {keys}", list(after)
 
-    def progress(self, table: TableEvents, texts: Sequence[Any]) -> dict[str, Any]:
-        """The keys of the offset of the row ``texts``: the tables left and this row's key."""
-        key = None if self.kinds is None else key_values(texts, table.key_index, self.kinds)
-        return {COLLECTIONS_KEY: self.remaining, PRIMARY_KEY: write_keys(key, self.kinds or [], self.zone)}
+    def progress_of(self, table: TableEvents) -> Callable[[Sequence[Any]], dict[str, Any]]:
+        """The keys of the offset after each row of ``table`` (the table :meth:`select` just read): the tables
+        left and the row's key. Bound now: a chunk's records may be made after the next table's select."""
+        remaining, kinds, zone = self.remaining, self.kinds, self.zone
+
+        def keys(texts: Sequence[Any]) -> dict[str, Any]:
+            key = None if kinds is None else key_values(texts, table.key_index, kinds)
+            return {COLLECTIONS_KEY: remaining, PRIMARY_KEY: write_keys(key, kinds or [], zone)}
+        return keys
 
 
 def _kinds(table: TableEvents) -> list[JavaKind] | None:

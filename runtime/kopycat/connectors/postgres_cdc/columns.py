@@ -32,7 +32,7 @@ from kopycat.arrow_buffers import MAX_OFFSET, bitmap, boolean_array, string_scal
 from kopycat.connectors.postgres_cdc.config import DEBEZIUM_VERSION
 from kopycat.connectors.postgres_cdc.events import TableEvents
 
-__all__ = ["Envelopes", "Segment", "TableColumns"]
+__all__ = ["Envelopes", "Segment", "TableColumns", "integers", "repeated_text"]
 
 _INSERT, _UPDATE, _DELETE, _TEXT, _NULL = ord("I"), ord("U"), ord("D"), ord("t"), ord("n")
 _NEW, _KEY, _OLD = ord("N"), ord("K"), ord("O")  # the tuple markers: new row, old key, old row
@@ -148,8 +148,8 @@ class TableColumns:
         if texts is None:
             return None
         try:
-            after = self._row(texts.new)
-            before = None if texts.old is None else self._row(texts.old)
+            after = self.row(texts.new)
+            before = None if texts.old is None else self.row(texts.old)
         except pa.ArrowInvalid:  # NaN, infinity, a BC date, a year past 9999: the record path's converters
             return None
         if after is None or (texts.old is not None and before is None):
@@ -166,13 +166,15 @@ class TableColumns:
         values = pa.StructArray.from_arrays([
             self._struct(before, had_old, count), self._struct(after, ~delete, count), self._source(lsns, transactions),
             pa.nulls(count, self.transaction_type), _ops(insert, delete),
-            _integers(now_ns // 1_000_000, count), _integers(now_ns // 1000, count), _integers(now_ns, count)],
+            integers(now_ns // 1_000_000, count), integers(now_ns // 1000, count), integers(now_ns, count)],
             fields=self.envelope_fields)
         return Envelopes(keys, values, "c" if insert[-1] else "d" if delete[-1] else "u")
 
-    def _row(self, texts: list[pa.Array]) -> list[pa.Array] | None:
-        """Each column's values; a required column's NULL (an old key's other columns) as the record
-        path's fallback, None where that has no Arrow scalar."""
+    def row(self, texts: list[pa.Array]) -> list[pa.Array] | None:
+        """Each column's values of its texts (a run's tuples, or a snapshot chunk's ``::text`` values:
+        :mod:`.snapshot_columns`); a required column's NULL (an old key's other columns) as the record
+        path's fallback, None where that has no Arrow scalar. Raises ``ArrowInvalid`` for a text
+        Arrow does not read as the record path does."""
         columns = [parse(column, arrow_type) for parse, column, arrow_type
                    in zip(self.parsers, texts, self.arrow_types, strict=True)]
         for index, fallback in self.table.fallbacks:
@@ -193,17 +195,18 @@ class TableColumns:
     def _source(self, lsns: Sequence[int], transactions: Sequence[Segment]) -> pa.StructArray:
         """``io.debezium.connector.postgresql.Source`` of each change, as :meth:`TableEvents.source` makes one."""
         table, count = self.table, len(lsns)
-        lsn = _integers(np.fromiter(lsns, np.int64, count), count)
+        lsn = integers(np.fromiter(lsns, np.int64, count), count)
         sizes = [size for _, _, _, size in transactions]
         ts_us = np.repeat(np.array([ts for ts, _, _, _ in transactions], np.int64), sizes)
         xid = np.repeat(np.array([xid for _, xid, _, _ in transactions], np.int64), sizes)
         text, integer = pa.string(), pa.int64()
         return pa.StructArray.from_arrays([
-            _texts(DEBEZIUM_VERSION, count), _texts("postgresql", count), _texts(table.prefix, count),
-            _integers(ts_us // 1000, count), pa.nulls(count, text), _texts(table.dbname, count),
+            repeated_text(DEBEZIUM_VERSION, count), repeated_text("postgresql", count),
+            repeated_text(table.prefix, count),
+            integers(ts_us // 1000, count), pa.nulls(count, text), repeated_text(table.dbname, count),
             _sequence(lsn, transactions, sizes),
-            _integers(ts_us, count), _integers(ts_us * 1000, count), _texts(table.schema_name, count),
-            _texts(table.table, count), _integers(xid, count), lsn,
+            integers(ts_us, count), integers(ts_us * 1000, count), repeated_text(table.schema_name, count),
+            repeated_text(table.table, count), integers(xid, count), lsn,
             pa.nulls(count, integer), pa.nulls(count, text), pa.nulls(count, integer)],
             fields=self.source_fields)
 
@@ -211,7 +214,7 @@ class TableColumns:
 def _ops(insert: Any, delete: Any) -> pa.Array:
     """Each change's ``op``: c, u or d."""
     if insert.all():
-        return _texts("c", len(insert))
+        return repeated_text("c", len(insert))
     updates = pc.if_else(boolean_array(delete), string_scalar("d"), string_scalar("u"))
     return pc.if_else(boolean_array(insert), string_scalar("c"), updates)
 
@@ -231,14 +234,14 @@ def _sequence(lsn: pa.Array, transactions: Sequence[Segment], sizes: list[int]) 
     return pc.coalesce(with_commit, without)
 
 
-def _integers(values: Any, count: int) -> pa.Array:
+def integers(values: Any, count: int) -> pa.Array:
     """An int64 array of a numpy array, or of one integer ``count`` times (no ``pa.array``: see
     :mod:`kopycat.arrow_buffers`)."""
     return pa.Array.from_buffers(pa.int64(), count, [None, pa.py_buffer(np.broadcast_to(
         np.asarray(values, np.int64), (count,)).copy())])
 
 
-def _texts(text: str, count: int) -> pa.Array:
+def repeated_text(text: str, count: int) -> pa.Array:
     """A StringArray of ``text`` ``count`` times."""
     encoded = text.encode()
     offsets = np.arange(count + 1, dtype=np.int32) * len(encoded)

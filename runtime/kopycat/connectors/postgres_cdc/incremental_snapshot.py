@@ -39,6 +39,7 @@ import psycopg
 
 from kopycat.api.data import Struct
 from kopycat.api.errors import ConnectError
+from kopycat.api.record_batch import SourceRecordBatch
 from kopycat.api.records import SourceRecord
 from kopycat.connectors.postgres_cdc.blocking_snapshot import BlockingSnapshot
 from kopycat.connectors.postgres_cdc.config import CdcSettings
@@ -83,9 +84,10 @@ class IncrementalSnapshot:
     """One task's incremental snapshot context (``AbstractIncrementalSnapshotContext``) and its chunk reads."""
 
     def __init__(self, settings: CdcSettings, partition: dict[str, Any], captured: Sequence[str],
-                 stored: Mapping[str, Any] | None) -> None:
+                 stored: Mapping[str, Any] | None, *, columnar: bool = False) -> None:
         assert settings.signal_table is not None
         self.settings, self.partition, self.captured = settings, partition, list(captured)
+        self.columnar = columnar  # a blocking snapshot's chunks may be batches of columns
         self.signals = SignalTable(*settings.signal_table)
         self.db: PostgresSource | None = None
         self.collections: list[str] = []  # the table being read first, as Debezium's queue
@@ -230,20 +232,22 @@ class IncrementalSnapshot:
         if texts is not None and self.table is not None and table.collection == self.table.collection:
             self.window.pop(_window_key(table, texts), None)
 
-    def committed(self, offset: Mapping[str, Any], xid: int) -> Iterator[SourceRecord]:
+    def committed(self, offset: Mapping[str, Any], xid: int) -> Iterator[SourceRecord | SourceRecordBatch]:
         """After each commit: the closed chunk's rows as ``r`` events, then the next chunk's read."""
         if self.close_due:
             self.close_due = False
             yield from self._emit(offset, xid)
             self.start_due = True
         if self.blocking.tables:
-            yield from self.blocking.records(self._db(), self._events, self.partition, offset)
+            yield from self.blocking.records(self._db(), self._events, self.partition, offset,
+                                             columnar=self.columnar, batch_rows=self.settings.max_batch)
         self.resume()
 
-    def resume_blocking(self) -> Iterator[SourceRecord]:
+    def resume_blocking(self) -> Iterator[SourceRecord | SourceRecordBatch]:
         """The rest of a blocking snapshot a cut run left, before the stream reads on from its signal."""
         if self.blocking.resumed is not None:  # else no connection: most runs have nothing to resume
-            yield from self.blocking.records(self._db(), self._events, self.partition, self.blocking.resumed)
+            yield from self.blocking.records(self._db(), self._events, self.partition, self.blocking.resumed,
+                                             columnar=self.columnar, batch_rows=self.settings.max_batch)
 
     def resume(self) -> None:
         """Read a chunk if one is due: after a signal, a closed chunk, or a restart mid-snapshot

@@ -85,7 +85,8 @@ class PostgresCdcTask(SourceTask):
         streamed = stored if stored and stored.get("snapshot") in (None, False, INCREMENTAL, BLOCKING) else None
         self.heartbeat = heartbeat = Heartbeat(settings, self.partition)
         if settings.signal_table:
-            self.snapshot = IncrementalSnapshot(settings, self.partition, [f"{s}.{t}" for s, t in tables], streamed)
+            self.snapshot = IncrementalSnapshot(settings, self.partition, [f"{s}.{t}" for s, t in tables], streamed,
+                                                columnar=self.context.takes_columns)
         streamed = without_progress(streamed)  # a heartbeat must not carry a cut blocking snapshot's progress on
         transactions = TransactionMetadata(settings.prefix, settings.transaction_topic, self.partition, streamed) \
             if settings.transaction_metadata else None
@@ -100,7 +101,8 @@ class PostgresCdcTask(SourceTask):
         assert source is not None
         if snapshot:
             events = [self._events(schema, table) for schema, table in tables]
-            yield from snapshot_records(source, events, self.partition, self.slot_lsn, self.horizons)
+            yield from snapshot_records(source, events, self.partition, self.slot_lsn, self.horizons,
+                                        columnar=self.context.takes_columns, batch_rows=self.settings.max_batch)
             if self.horizons:
                 self.end_lsn = max(self.end_lsn, self.horizons[0].lsn)
         if self.snapshot is not None:
