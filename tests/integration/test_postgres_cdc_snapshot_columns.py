@@ -11,7 +11,9 @@ each snapshot is its own transaction, so ``txId`` is compared apart.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
+import json
 import re
 import time
 import uuid
@@ -23,8 +25,10 @@ import pytest
 from kopycat.api.record_batch import SourceRecordBatch
 from kopycat.api.records import SourceRecord
 from kopycat.connectors.postgres_cdc import snapshot
+from kopycat.connectors.postgres_cdc.blocking_snapshot import COLLECTIONS_KEY, PRIMARY_KEY, BlockingSnapshot
 from kopycat.connectors.postgres_cdc.config import CdcSettings
 from kopycat.connectors.postgres_cdc.events import TableEvents
+from kopycat.connectors.postgres_cdc.java_keys import read_keys
 from kopycat.connectors.postgres_cdc.replication import PostgresSource
 from kopycat.connectors.postgres_cdc.snapshot import BLOCKING, snapshot_records
 from kopycat.converters.json import JsonConverter
@@ -170,3 +174,26 @@ def test_max_batch_size_caps_a_batchs_rows_and_below_64_rows_a_snapshot_is_recor
                                       batch_rows=batch_rows))
         assert [len(item) for item in items if isinstance(item, SourceRecordBatch)] == sizes
         assert without_tx_id(sent(items)[0]) == without_tx_id(records)
+
+
+def test_a_blocking_snapshots_progress_keys_are_each_rows_own_across_tables(source: PostgresSource) -> None:
+    """A chunk is held until the next is read, so a table's last chunk is sent after the next table's
+    query: its records must still carry their own table's progress (tables left, their own key)."""
+    blocking = BlockingSnapshot(dt.UTC)
+    blocking.queue(["public.a_types", "public.f_tail"])
+    events = {f"public.{table.table}": table for table in tables(source)}
+    streamed = {"lsn": 4242, "lsn_commit": 4242, "txId": 77, "ts_usec": 5, "messageType": "COMMIT"}
+    items = list(blocking.records(source, events.__getitem__, PARTITION, streamed, columnar=True, batch_rows=500))
+    assert [len(item) for item in items if isinstance(item, SourceRecordBatch)] == [500] * 4 + [100, 130]
+    rebuilt = [record for item in items
+               for record in (item.records() if isinstance(item, SourceRecordBatch) else [item])]
+    assert len(rebuilt) == 2100 + 130
+    for record in rebuilt[:-1]:
+        table = record.topic.split(".")[-1]
+        offset = record.source_offset
+        left = ["public.a_types", "public.f_tail"] if table == "a_types" else ["public.f_tail"]
+        assert json.loads(offset[COLLECTIONS_KEY]) == left, (table, offset)
+        assert read_keys(offset[PRIMARY_KEY]) == [record.key.get("id")]
+    assert COLLECTIONS_KEY not in rebuilt[-1].source_offset and rebuilt[-1].source_offset["snapshot_completed"]
+    batch_offsets = [item.source_offset for item in items if isinstance(item, SourceRecordBatch)]
+    assert [read_keys(offset[PRIMARY_KEY]) for offset in batch_offsets[:5]] == [[500], [1000], [1500], [2000], [2100]]
