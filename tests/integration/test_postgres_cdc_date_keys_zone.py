@@ -9,7 +9,6 @@ Kopycat left at UTC refuses the New York JVM's key, naming the offset it was wri
 
 from __future__ import annotations
 
-import time
 import uuid
 import zoneinfo
 from collections import Counter
@@ -25,7 +24,8 @@ from kopycat.dev.kafka_connect import TEST_JVM_OPTIONS, LocalKafkaConnect
 from kopycat.embedded import Kopycat
 from kopycat.runtime.bounds import Bounds
 from tests.integration.test_postgres_cdc_debezium import start_debezium, wait_for_records
-from tests.integration.test_postgres_cdc_incremental_debezium import INCREMENTAL, copy, reads, wait_streaming
+from tests.integration.test_postgres_cdc_incremental_debezium import INCREMENTAL, copy, reads
+from tests.integration.test_postgres_cdc_incremental_debezium_keys import debezium_cut_snapshot
 from tests.support.cdc import connector_props, consume_json, execute, last_offset, released_slots
 
 pytestmark = [pytest.mark.timeout(1200), pytest.mark.usefixtures("released_slots")]
@@ -85,27 +85,12 @@ def test_a_new_york_debezium_reads_on_from_kopycats_date_key_written_in_its_zone
 def test_kopycat_reads_on_from_a_new_york_debeziums_date_key_and_refuses_it_in_utc(
         debezium_new_york: LocalKafkaConnect, bootstrap_servers: str, postgres_url: str) -> None:
     create_items(postgres_url)
-    execute(postgres_url,  # each watermark waits 50 ms: Debezium's chunks of one row are slow enough to stop
-            "CREATE FUNCTION slow_mark() RETURNS trigger LANGUAGE plpgsql AS "
-            "$$ BEGIN PERFORM pg_sleep(0.05); RETURN NEW; END $$",
-            "CREATE TRIGGER slow BEFORE INSERT ON dbz_signal FOR EACH ROW EXECUTE FUNCTION slow_mark()")
     run = uuid.uuid4().hex[:8]
     name, prefix, slot = f"nyd-{run}", f"nyd{run}", f"nyd_{run}"
     props = {**connector_props(postgres_url, name, prefix, slot), **INCREMENTAL, "incremental.snapshot.chunk.size": "1"}
     offsets = debezium_new_york.offsets_topic
-    start_debezium(debezium_new_york, props)
-    wait_streaming(postgres_url, slot)
-    execute(postgres_url, f"INSERT INTO dbz_signal VALUES ('snap-{run}', 'execute-snapshot', '{SIGNAL}')")
-    deadline = time.monotonic() + 180
-    while len(reads(consume_json(bootstrap_servers, f"{prefix}.public.items"))) < 5:
-        assert time.monotonic() < deadline, "Debezium sent no incremental snapshot rows"
-        time.sleep(0.5)
-    debezium_new_york.stop_connector(name)
-    debezium_new_york.wait_for_connector_state(name, "STOPPED", timeout_s=120)
-    debezium_new_york.delete_connector(name)
-    theirs = last_offset(bootstrap_servers, offsets, name, prefix)
+    theirs = debezium_cut_snapshot(debezium_new_york, bootstrap_servers, postgres_url, props, slot)
     assert theirs["incremental_snapshot_maximum_key"].endswith("0000018e5f2a6e0078"), theirs  # its local midnight
-    execute(postgres_url, "DROP TRIGGER slow ON dbz_signal")
 
     worker = {"offset.storage.topic": offsets, "offset.storage.replication.factor": "1",
               "offset.storage.partitions": "1", "offset.flush.interval.ms": "500"}

@@ -41,6 +41,30 @@ KEYS = {  # the key columns' DDL, the n-th row's key as SQL, the key columns
 }
 
 
+def debezium_cut_snapshot(connect: LocalKafkaConnect, bootstrap: str, postgres_url: str, props: dict[str, str],
+                          slot: str) -> dict[str, Any]:
+    """Debezium's incremental snapshot of ``public.items`` stopped after its first rows: its stored offset.
+
+    Each watermark insert into ``dbz_signal`` waits 50 ms, so chunks of one row are slow enough to stop
+    it mid-way; the trigger is dropped before returning."""
+    name, prefix = props["name"], props["topic.prefix"]
+    execute(postgres_url, "CREATE FUNCTION slow_mark() RETURNS trigger LANGUAGE plpgsql AS "
+                          "$$ BEGIN PERFORM pg_sleep(0.05); RETURN NEW; END $$",
+            "CREATE TRIGGER slow BEFORE INSERT ON dbz_signal FOR EACH ROW EXECUTE FUNCTION slow_mark()")
+    start_debezium(connect, props)
+    wait_streaming(postgres_url, slot)
+    execute(postgres_url, f"INSERT INTO dbz_signal VALUES ('snap-{name}', 'execute-snapshot', '{SIGNAL}')")
+    deadline = time.monotonic() + 180
+    while len(reads(consume_json(bootstrap, f"{prefix}.public.items"))) < 5:
+        assert time.monotonic() < deadline, "Debezium sent no incremental snapshot rows"
+        time.sleep(0.5)
+    connect.stop_connector(name)
+    connect.wait_for_connector_state(name, "STOPPED", timeout_s=120)
+    connect.delete_connector(name)
+    execute(postgres_url, "DROP TRIGGER slow ON dbz_signal", "DROP FUNCTION slow_mark()")
+    return last_offset(bootstrap, connect.offsets_topic, name, prefix)
+
+
 def key_of(key: dict[str, Any], columns: tuple[str, ...]) -> tuple[Any, ...]:
     payload = key["payload"]
     return tuple(str(payload[c]) for c in columns)
@@ -83,30 +107,15 @@ def test_kopycat_reads_on_from_debeziums_stored_key_of_each_type_and_stores_the_
     execute(postgres_url, f"CREATE TABLE items ({ddl}, label TEXT)",
             f"INSERT INTO items ({', '.join(columns)}, label) SELECT {value}, 'row ' || n "
             f"FROM generate_series(1, {ROWS}) n",
-            "CREATE TABLE dbz_signal (id VARCHAR(42) PRIMARY KEY, type VARCHAR(32) NOT NULL, data VARCHAR(2048))",
-            # each watermark waits 50 ms, so Debezium's chunks of one row are slow enough to stop it mid-way
-            "CREATE FUNCTION slow_mark() RETURNS trigger LANGUAGE plpgsql AS "
-            "$$ BEGIN PERFORM pg_sleep(0.05); RETURN NEW; END $$",
-            "CREATE TRIGGER slow BEFORE INSERT ON dbz_signal FOR EACH ROW EXECUTE FUNCTION slow_mark()")
+            "CREATE TABLE dbz_signal (id VARCHAR(42) PRIMARY KEY, type VARCHAR(32) NOT NULL, data VARCHAR(2048))")
     run = uuid.uuid4().hex[:8]
     name, prefix, slot = f"rkeys-{run}", f"rkeys{run}", f"rkeys_{run}"
     props = {**connector_props(postgres_url, name, prefix, slot), **INCREMENTAL, "incremental.snapshot.chunk.size": "1"}
     offsets = debezium_connect.offsets_topic
-    start_debezium(debezium_connect, props)
-    wait_streaming(postgres_url, slot)
-    execute(postgres_url, f"INSERT INTO dbz_signal VALUES ('snap-{run}', 'execute-snapshot', '{SIGNAL}')")
-    deadline = time.monotonic() + 180
-    while len(reads(consume_json(bootstrap_servers, f"{prefix}.public.items"))) < 5:
-        assert time.monotonic() < deadline, "Debezium sent no incremental snapshot rows"
-        time.sleep(0.5)
-    debezium_connect.stop_connector(name)
-    debezium_connect.wait_for_connector_state(name, "STOPPED", timeout_s=120)
-    debezium_connect.delete_connector(name)
-    theirs = last_offset(bootstrap_servers, offsets, name, prefix)
+    theirs = debezium_cut_snapshot(debezium_connect, bootstrap_servers, postgres_url, props, slot)
     sent = read_keys(theirs["incremental_snapshot_primary_key"])
     assert sent is not None and len(sent) == len(columns), theirs
 
-    execute(postgres_url, "DROP TRIGGER slow ON dbz_signal")
     copy(bootstrap_servers, {**props, "incremental.snapshot.chunk.size": "10"}, offsets, Bounds(max_seconds=300))
     keys = Counter(key_of(k, columns) for k, _ in reads(consume_json(bootstrap_servers, f"{prefix}.public.items")))
     assert (len(keys), max(keys.values())) == (ROWS, 1), keys  # Debezium's rows, then Kopycat's: each once
