@@ -63,6 +63,24 @@ def processes_with(*needles: str) -> dict[int, list[str]]:
     return found
 
 
+def parent_of(pid: int) -> int:
+    """The parent pid from /proc/PID/stat (0 once the process is gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+def outermost(found: dict[int, list[str]]) -> dict[int, list[str]]:
+    """Drop processes whose parent is also in ``found``.
+
+    A JVM that starts a subprocess (spark-submit starts the Python driver) forks first: for a
+    moment the child carries the JVM's own command line, so a scan can see the same argv twice.
+    """
+    return {pid: argv for pid, argv in found.items() if parent_of(pid) not in found}
+
+
 @dataclass
 class Killer:
     """Waits for the first try's part files, then SIGKILLs that try's spark-submit JVM (a thread)."""
@@ -99,7 +117,7 @@ class Killer:
                 return
             time.sleep(0.05)
         self.run_id = tries[0].name
-        found = processes_with(SPARK_SUBMIT, self.store, self.run_id)
+        found = outermost(processes_with(SPARK_SUBMIT, self.store, self.run_id))
         if len(found) != 1:
             self.error = f"expected one spark-submit of {self.run_id}, found {found}"
             return
