@@ -247,7 +247,7 @@ def kopycat_sink(bootstrap: str, topic: str, out: Path,
     [task_props] = connector.task_configs(1)
     bounds = Bounds(end_offsets={TopicPartition(topic, 0): RECORDS})
     runner = build_sink_runner(TaskId(name, 0), connector.task_class(), task_props, props,
-                               _worker(bootstrap), bounds)
+                               _worker(bootstrap), bounds, assignment=[TopicPartition(topic, 0)])
     with _Span() as span, profiler or contextlib.nullcontext():
         summary = runner.run()
     connector.stop()

@@ -390,7 +390,8 @@ def profile(rows: int) -> str:
     sink.start(props)
     [task_props] = sink.task_configs(1)
     runner = build_sink_runner(TaskId(props["name"], 0), sink.task_class(), task_props, props,
-                               worker, Bounds(end_offsets={TopicPartition(topic, 0): rows}))
+                               worker, Bounds(end_offsets={TopicPartition(topic, 0): rows}),
+                               assignment=[TopicPartition(topic, 0)])
     report.append(_profiled("Kopycat JdbcSink upsert", runner, rows))
     sink.stop()
     check_copy(database, SINK_TABLE, rows)

@@ -203,7 +203,8 @@ def sink_run(bootstrap: str, topic: str, out: Path, records: int, metrics: bool)
     [task_props] = connector.task_configs(1)
     runner = build_sink_runner(TaskId(name, 0), connector.task_class(), task_props, props,
                                {"bootstrap.servers": bootstrap, **CONVERTERS},
-                               Bounds(end_offsets={TopicPartition(topic, 0): records}))
+                               Bounds(end_offsets={TopicPartition(topic, 0): records}),
+                               assignment=[TopicPartition(topic, 0)])
     measure = _timed(runner, metrics, f"sink, metrics {'on' if metrics else 'off'}", records)
     connector.stop()
     common.check_count(f"bytes in {out}", out.stat().st_size, records * (LINE_BYTES + 1))

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import repeat
 from typing import Any
 
@@ -81,12 +81,19 @@ def raw_produce(bootstrap: str, topic: str, records: int = RECORDS, value: bytes
 
 
 def produce_records(bootstrap: str, topic: str, records: Iterable[tuple[bytes | None, bytes]],
-                    mover: str = "raw confluent-kafka Producer") -> Measure:
+                    mover: str = "raw confluent-kafka Producer",
+                    ready: Callable[[], None] | None = None) -> Measure:
     """Each ``(key, value)`` in turn as fast as the client allows, the final flush included: the loop of
-    every produce anchor, whether it sends one value N times or a source's own records' bytes."""
+    every produce anchor, whether it sends one value N times or a source's own records' bytes.
+
+    ``ready`` is called once the producer is made and has the topic's metadata, just before the clock
+    starts: :mod:`bench.raw_processes` waits there for its parent's go, so N producers start together.
+    """
     producer = ready_producer(bootstrap, topic)
     send, poll, count = producer.produce, producer.poll, 0
     numbered = enumerate(records, 1)
+    if ready is not None:
+        ready()
     with Span() as span:
         while True:
             try:
@@ -97,7 +104,7 @@ def produce_records(bootstrap: str, topic: str, records: Iterable[tuple[bytes | 
                 break
             except BufferError:  # a busy broker filled the local queue: wait for room, as Kopycat does
                 produce_when_room(producer, (topic, value, key), RAW_PRODUCER)
-        if producer.flush(120) != 0:
+        if producer.flush(TIMEOUT_S) != 0:
             raise RuntimeError(f"the raw producer left records to {topic} undelivered")
     return Measure.of(mover, count, span)
 

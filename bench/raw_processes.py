@@ -25,9 +25,8 @@ from itertools import repeat
 from confluent_kafka import OFFSET_BEGINNING, Consumer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-from bench.bench_raw_kafka import CONSUME_BATCH, CONSUMER_SETTINGS, RAW_PRODUCER, TIMEOUT_S, VALUE, ready_producer
+from bench.bench_raw_kafka import CONSUME_BATCH, CONSUMER_SETTINGS, TIMEOUT_S, VALUE, produce_records
 from bench.common import check_count, cpu_seconds
-from kopycat.runtime.source_produce import produce_when_room
 
 __all__ = ["Spread", "raw_consumers", "raw_producers"]
 
@@ -87,20 +86,15 @@ def _run(arguments: list[list[str]], count: int) -> Spread:
 
 
 def _produce(bootstrap: str, topic: str, count: int) -> dict[str, float]:
-    producer = ready_producer(bootstrap, topic)
-    send, poll = producer.produce, producer.poll
-    _await_go()
-    started, cpu = time.time(), cpu_seconds() or 0.0
-    for index, value in enumerate(repeat(VALUE, count)):
-        try:
-            send(topic, value)
-        except BufferError:
-            produce_when_room(producer, (topic, value), RAW_PRODUCER)
-        if index & 0xFFFF == 0:
-            poll(0)
-    if producer.flush(TIMEOUT_S) != 0:
-        raise RuntimeError(f"a raw producer left records to {topic} undelivered")
-    return {"started": started, "ended": time.time(), "cpu_s": (cpu_seconds() or 0.0) - cpu, "count": count}
+    started: list[float] = []
+
+    def go() -> None:
+        _await_go()
+        started.append(time.time())
+
+    measure = produce_records(bootstrap, topic, repeat((None, VALUE), count), ready=go)
+    return {"started": started[0], "ended": started[0] + measure.wall_s, "cpu_s": measure.cpu_s or 0.0,
+            "count": measure.count}
 
 
 def _consume(bootstrap: str, topic: str, partitions: list[int], count: int) -> dict[str, float]:

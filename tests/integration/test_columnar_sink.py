@@ -96,12 +96,13 @@ def plain(structs: list[Struct]) -> list[Message]:
 
 def batch_runner(bootstrap: str, topic: str, ends: dict[TopicPartition, int],
                  task_class: type[SinkTask]) -> tuple[dict[str, str], SinkTaskRunner]:
-    """A bounded runner of ``task_class`` (a CollectingBatchSinkTask) over ``topic`` to ``ends``; its props too."""
+    """A bounded runner of ``task_class`` (a CollectingBatchSinkTask) over ``topic`` to ``ends``, the one
+    task assigned all their partitions; its props too."""
     props = {"name": f"batches-{uuid.uuid4().hex[:8]}", "topics": topic,
              "connector.class": "tests.support.collecting.CollectingBatchSinkConnector", **JSON_WITH_SCHEMAS}
     worker = {"bootstrap.servers": bootstrap, "offset.flush.interval.ms": "500"}
     return props, build_sink_runner(TaskId(props["name"], 0), task_class, props, props, worker,
-                                    Bounds(end_offsets=ends))
+                                    Bounds(end_offsets=ends), assignment=list(ends))
 
 
 def test_a_task_accepting_batches_gets_columns_and_the_runs_with_odd_messages_as_records(

@@ -11,8 +11,6 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import random
-import signal
-import time
 from pathlib import Path
 
 import pyarrow.fs as pafs
@@ -28,12 +26,12 @@ from kopycat.dev.s3 import ACCESS_KEY, REGION, SECRET_KEY, LocalS3
 from kopycat.runtime.bounded_plan import plan_bounded_run
 from kopycat.runtime.bounded_run import run_planned_task
 from tests.support.kafka import committed_offsets, create_topic
-from tests.support.standalone import start_worker, write_props
+from tests.support.kills import kill_when
+from tests.support.standalone import run_until, start_worker, write_props
 
 pytestmark = pytest.mark.timeout(1800)
 
 PARTITIONS = 6
-RUNNING = "Kopycat standalone worker running"
 ORDER = (SchemaBuilder.struct().name("order").field("id", Schema.INT64_SCHEMA)
          .field("customer", Schema.STRING_SCHEMA).field("amount", Decimal.schema(2))
          .field("ts", Timestamp.SCHEMA).field("note", Schema.OPTIONAL_STRING_SCHEMA).build())
@@ -99,27 +97,15 @@ def test_kills_mid_file_leave_every_offset_exactly_once_in_parquet(
     for _ in range(3):
         before = committed_count(store, topic_name)
         process = start_worker(worker, connector, log)
-        deadline = time.monotonic() + 240
-        while committed_count(store, topic_name) == before:
-            assert process.poll() is None, log.read_text()[-3000:]
-            assert time.monotonic() < deadline, f"no file committed: {log.read_text()[-3000:]}"
-            time.sleep(0.05)
-        time.sleep(rng.uniform(0.0, 0.3))  # the columnar sink copies 90,000 records in about a second
-        process.send_signal(signal.SIGKILL)
-        process.wait(30)
+        # a random moment after a file of this run: the columnar sink copies 90,000 records in about a second
+        kill_when(process, lambda b=before: committed_count(store, topic_name) != b, log, timeout_s=240,
+                  waiting_for="a file committed by this run", after_s=rng.uniform(0.0, 0.3))
         seen.append(committed_count(store, topic_name))
     # flush.size does not divide the partitions' 50,000 records: the tail needs the schedule or a
     # bounded run; here the last files are the multiples of 1501 the worker reaches.
     full = sum((records // PARTITIONS + (p < records % PARTITIONS)) // 1501 * 1501 for p in range(PARTITIONS))
     assert seen[-1] < full, f"the kills came after the copy was done: {seen}"
-    process = start_worker(worker, connector, log)
-    deadline = time.monotonic() + 600
-    while committed_count(store, topic_name) < full or log.read_text().count(RUNNING) < 4:  # SIGTERM once it runs
-        assert process.poll() is None, log.read_text()[-3000:]
-        assert time.monotonic() < deadline, log.read_text()[-3000:]
-        time.sleep(0.5)
-    process.send_signal(signal.SIGTERM)
-    assert process.wait(60) == 0, log.read_text()[-3000:]
+    run_until(worker, connector, log, lambda: committed_count(store, topic_name), full, poll_s=0.5)
     files = read_back(pafs.LocalFileSystem(), str(store))
     ids = sorted(i for file_ids in files.values() for i in file_ids)
     assert len(ids) == len(set(ids)) == full, f"{len(ids) - len(set(ids))} duplicates"

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import signal
-import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -26,8 +24,9 @@ from kopycat.embedded import Kopycat
 from kopycat.runtime.bounds import Bounds
 from kopycat.storage.offset_backing_store import MemoryOffsetStore
 from tests.support.kafka import committed_offsets, create_topic
+from tests.support.kills import kill_when
 from tests.support.sql import query_rows
-from tests.support.standalone import write_props
+from tests.support.standalone import start_worker, write_props
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -135,24 +134,14 @@ def test_a_sigkilled_insert_sink_resumes_from_the_database_without_duplicates_or
         except sa.exc.ProgrammingError:  # the table is not there yet
             return 0
 
-    def start() -> subprocess.Popen[bytes]:
-        with log.open("ab") as out:
-            return subprocess.Popen([sys.executable, "-m", "kopycat.cli", "standalone", str(worker), str(connector)],
-                                    stdout=out, stderr=subprocess.STDOUT, cwd=Path(__file__).parents[2])
-
     kills = []
     for target in (RECORDS // 5, RECORDS // 2):
-        process = start()
-        deadline = time.monotonic() + 240
-        while count() < target:
-            assert process.poll() is None, log.read_text()[-3000:]
-            assert time.monotonic() < deadline, f"no progress: {log.read_text()[-3000:]}"
-            time.sleep(0.02)
-        process.send_signal(signal.SIGKILL)
-        process.wait(30)
+        process = start_worker(worker, connector, log)
+        kill_when(process, lambda t=target: count() >= t, log, timeout_s=240, poll_s=0.02,
+                  waiting_for=f"{target} rows in the table")
         kills.append(count())
     assert all(0 < k < RECORDS for k in kills), kills
-    process = start()
+    process = start_worker(worker, connector, log)
     deadline = time.monotonic() + 300
     while count() < RECORDS:
         assert process.poll() is None, log.read_text()[-3000:]

@@ -31,6 +31,7 @@ from kopycat.dev.kafka_broker import LocalKafkaBroker
 from kopycat.storage.file_offset_store import loads_offsets
 from kopycat.storage.kafka_offset_store import KafkaOffsetStore
 from kopycat.storage.offset_storage_reader_writer import OffsetStorageReaderImpl
+from tests.support.kills import kill_when
 from tests.support.mirror import PARTITIONS, Record, create_topics, produce, read_partitions
 from tests.support.standalone import start_worker, write_props
 
@@ -175,14 +176,9 @@ def kill_mid_copy(mirror: Mirror, committed: Callable[[], Positions], total: int
     for _ in range(KILLS):
         before = sum(committed().values())
         process = mirror.start()
-        deadline = time.monotonic() + 180
-        while sum(committed().values()) == before < total:  # started and copying, however slow the machine
-            assert process.poll() is None, f"worker exited: {mirror.tail()}"
-            assert time.monotonic() < deadline, f"no progress: {mirror.tail()}"
-            time.sleep(0.05)
-        time.sleep(rng.uniform(0.2, 0.8))  # past the commit just seen, before the next one
-        process.send_signal(signal.SIGKILL)
-        process.wait(30)
+        # started and copying, however slow the machine; then past the commit just seen, before the next one
+        kill_when(process, lambda b=before: sum(committed().values()) != b or b >= total, mirror.log, timeout_s=180,
+                  waiting_for="a commit of this run", after_s=rng.uniform(0.2, 0.8))
         after_kills.append(committed())
     landed = sum(0 < sum(p.values()) < total for p in after_kills)
     totals = [sum(p.values()) for p in after_kills]

@@ -11,23 +11,16 @@ from __future__ import annotations
 
 import json
 import random
-import signal
-import time
-import uuid
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
 
 from kopycat.connectors.postgres_cdc.java_keys import read_keys
-from kopycat.storage.kafka_offset_store import KafkaOffsetStore
-from kopycat.storage.offset_storage_reader_writer import OffsetStorageReaderImpl
-from tests.integration.test_postgres_cdc_exactly_once import finish
-from tests.support.cdc import connector_props, execute
+from tests.support.cdc import execute
+from tests.support.cdc_exactly_once import exactly_once_cdc
 from tests.support.kafka import consume_records, create_topic
-from tests.support.standalone import start_worker, write_props
 
 pytestmark = pytest.mark.timeout(1800)
 
@@ -46,46 +39,21 @@ def events(bootstrap: str, topic: str, *, committed_only: bool) -> list[tuple[st
 
 def test_kill_9_inside_a_blocking_snapshot_resumes_it_with_every_row_once_for_read_committed_consumers(
         bootstrap_servers: str, postgres_url: str, tmp_path: Path) -> None:
-    run = uuid.uuid4().hex[:8]
-    name, prefix, slot, offsets_topic = f"cdc-beos-{run}", f"beos{run}", f"slot_beos_{run}", f"offsets-beos-{run}"
-    topic = create_topic(bootstrap_servers, f"{prefix}.public.items")
+    cdc = exactly_once_cdc(tmp_path, bootstrap_servers, postgres_url, "beos", interval_ms=500,
+                           **{"signal.data.collection": "public.dbz_signal", "publication.autocreate.mode": "disabled"})
+    topic = create_topic(bootstrap_servers, cdc.topic)
     execute(postgres_url, "CREATE TABLE items (id INT PRIMARY KEY, label TEXT)",
             f"INSERT INTO items SELECT n, 'row ' || n FROM generate_series(1, {ROWS}) n",
             "CREATE TABLE dbz_signal (id VARCHAR(42) PRIMARY KEY, type VARCHAR(32) NOT NULL, data VARCHAR(2048))",
-            f'CREATE PUBLICATION "pub_{slot}" FOR TABLE items, dbz_signal',
-            f"SELECT pg_create_logical_replication_slot('{slot}', 'pgoutput')",
+            f'CREATE PUBLICATION "pub_{cdc.slot}" FOR TABLE items, dbz_signal',
+            f"SELECT pg_create_logical_replication_slot('{cdc.slot}', 'pgoutput')",
             "INSERT INTO dbz_signal VALUES ('block-1', 'execute-snapshot', "
             "'{\"data-collections\": [\"public.items\"], \"type\": \"blocking\"}')")
-    worker = write_props(tmp_path / "worker.properties", {
-        "bootstrap.servers": bootstrap_servers, "exactly.once.source.support": "enabled",
-        "group.id": f"beos-{run}", "offset.storage.topic": offsets_topic,
-        "offset.storage.replication.factor": "1", "offset.storage.partitions": "1"})
-    connector = write_props(tmp_path / "connector.properties", {
-        **connector_props(postgres_url, name, prefix, slot), "snapshot.mode": "no_data",
-        "signal.data.collection": "public.dbz_signal", "publication.autocreate.mode": "disabled",
-        "key.converter.schemas.enable": "false", "value.converter.schemas.enable": "false",
-        "transaction.boundary": "interval", "transaction.boundary.interval.ms": "500",
-        "max.batch.size": "500", "poll.interval.ms": "100"})
-    log = tmp_path / "worker.log"
-
-    def committed() -> Any:
-        with KafkaOffsetStore(bootstrap_servers, topic=offsets_topic, replication_factor=1, partitions=1) as store:
-            return OffsetStorageReaderImpl(store, name).offset({"server": prefix})
 
     keys = []
     rng = random.Random(41)
     for kill in range(KILLS):
-        before = committed()
-        process = start_worker(worker, connector, log)
-        deadline = time.monotonic() + 300
-        while committed() == before:  # a transaction of this run committed, however slow the machine
-            assert process.poll() is None, f"worker exited: {log.read_text()[-3000:]}"
-            assert time.monotonic() < deadline, f"no progress: {log.read_text()[-3000:]}"
-            time.sleep(0.1)
-        time.sleep(rng.uniform(0.1, 0.4))
-        process.send_signal(signal.SIGKILL)
-        process.wait(30)
-        offset = committed()
+        offset = cdc.kill_after_a_commit(rng, 0.1, 0.4)
         assert offset["snapshot"] == "BLOCKING" and not offset["snapshot_completed"], f"kill {kill} after: {offset}"
         assert json.loads(offset["blocking_snapshot_collections"]) == ["public.items"]
         keys.append(read_keys(offset["blocking_snapshot_primary_key"])[0])  # type: ignore[index]
@@ -94,7 +62,7 @@ def test_kill_9_inside_a_blocking_snapshot_resumes_it_with_every_row_once_for_re
                     f"INSERT INTO items VALUES ({ROWS + 1}, 'new')")
     assert keys == sorted(keys) and keys[0] < keys[-1] < ROWS, keys  # each run read on from the last
 
-    finish(worker, connector, log, lambda: len(events(bootstrap_servers, topic, committed_only=True)), ROWS + 3)
+    cdc.finish(lambda: len(events(bootstrap_servers, topic, committed_only=True)), ROWS + 3)
     seen = events(bootstrap_servers, topic, committed_only=True)
     reads = Counter(i for op, i in seen if op == "r")
     assert reads == Counter(range(1, ROWS + 2)), (len(reads), max(reads.values()))  # 0 lost, 0 duplicate

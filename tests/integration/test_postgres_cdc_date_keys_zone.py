@@ -25,7 +25,7 @@ from kopycat.embedded import Kopycat
 from kopycat.runtime.bounds import Bounds
 from tests.integration.test_postgres_cdc_debezium import start_debezium, wait_for_records
 from tests.integration.test_postgres_cdc_incremental_debezium import INCREMENTAL, copy, reads
-from tests.integration.test_postgres_cdc_incremental_debezium_keys import debezium_cut_snapshot
+from tests.integration.test_postgres_cdc_incremental_debezium_keys import debezium_cut_snapshot, kopycat_cut_snapshot
 from tests.support.cdc import connector_props, consume_json, execute, last_offset, released_slots
 
 pytestmark = [pytest.mark.timeout(1200), pytest.mark.usefixtures("released_slots")]
@@ -66,11 +66,8 @@ def test_a_new_york_debezium_reads_on_from_kopycats_date_key_written_in_its_zone
     name, prefix = f"nyk-{run}", f"nyk{run}"
     props = {**connector_props(postgres_url, name, prefix, f"nyk_{run}"), **INCREMENTAL, **ZONE,
              "max.batch.size": "4"}
-    offsets = debezium_new_york.offsets_topic
-    copy(bootstrap_servers, props, offsets, Bounds(max_seconds=120))  # the slot
-    execute(postgres_url, f"INSERT INTO dbz_signal VALUES ('snap-{run}', 'execute-snapshot', '{SIGNAL}')")
-    copy(bootstrap_servers, props, offsets, Bounds(max_records=14, max_seconds=300))  # stops in the 2nd chunk
-    stored = last_offset(bootstrap_servers, offsets, name, prefix)
+    stored = kopycat_cut_snapshot(bootstrap_servers, postgres_url, props, debezium_new_york.offsets_topic,
+                                  SIGNAL, records=14)  # stops in the 2nd chunk
     assert stored["incremental_snapshot_maximum_key"].endswith("0000018e5f2a6e0078"), stored  # 2024-03-21T04:00Z
 
     start_debezium(debezium_new_york, props)

@@ -10,9 +10,6 @@ consumer must see exactly that history: each change once, in the log's order per
 from __future__ import annotations
 
 import random
-import signal
-import time
-import uuid
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -21,12 +18,10 @@ from typing import Any
 import orjson
 import pytest
 
-from kopycat.storage.kafka_offset_store import KafkaOffsetStore
-from kopycat.storage.offset_storage_reader_writer import OffsetStorageReaderImpl
-from tests.support.cdc import confirmed_flush, connector_props, execute
+from tests.support.cdc import confirmed_flush, execute
+from tests.support.cdc_exactly_once import ExactlyOnceCdc, exactly_once_cdc
 from tests.support.cdc_history import SCHEMA, Writer, changes, history, per_key
 from tests.support.kafka import create_topic
-from tests.support.standalone import start_worker, write_props
 
 pytestmark = pytest.mark.timeout(1800)
 
@@ -35,37 +30,21 @@ KILLS = 3
 
 def test_kill_9_mid_stream_leaves_every_change_exactly_once_for_read_committed_consumers(
         bootstrap_servers: str, postgres_url: str, tmp_path: Path) -> None:
-    run = uuid.uuid4().hex[:8]
-    name, prefix, slot, offsets_topic = f"cdc-eos-{run}", f"eos{run}", f"slot_eos_{run}", f"offsets-eos-{run}"
-    topic = create_topic(bootstrap_servers, f"{prefix}.public.items")
-    execute(postgres_url, *SCHEMA, f'CREATE PUBLICATION "pub_{slot}" FOR TABLE items',
-            f"SELECT pg_create_logical_replication_slot('{slot}', 'pgoutput')")  # the history starts here
-    worker = write_props(tmp_path / "worker.properties", {
-        "bootstrap.servers": bootstrap_servers, "exactly.once.source.support": "enabled",
-        "group.id": f"eos-{run}", "offset.storage.topic": offsets_topic,
-        "offset.storage.replication.factor": "1", "offset.storage.partitions": "1"})
-    connector = write_props(tmp_path / "connector.properties", {
-        **connector_props(postgres_url, name, prefix, slot), "snapshot.mode": "no_data",
-        "key.converter.schemas.enable": "false", "value.converter.schemas.enable": "false",
-        # the transaction stays open between commits, so a kill lands inside one and is proven aborted
-        "transaction.boundary": "interval", "transaction.boundary.interval.ms": "1000",
-        "max.batch.size": "500", "poll.interval.ms": "100"})
-    log = tmp_path / "worker.log"
-
-    def committed() -> Any:
-        with KafkaOffsetStore(bootstrap_servers, topic=offsets_topic, replication_factor=1, partitions=1) as store:
-            return OffsetStorageReaderImpl(store, name).offset({"server": prefix})
+    # the transaction stays open between commits, so a kill lands inside one and is proven aborted
+    cdc = exactly_once_cdc(tmp_path, bootstrap_servers, postgres_url, "eos", interval_ms=1000)
+    topic = create_topic(bootstrap_servers, cdc.topic)
+    execute(postgres_url, *SCHEMA, f'CREATE PUBLICATION "pub_{cdc.slot}" FOR TABLE items',
+            f"SELECT pg_create_logical_replication_slot('{cdc.slot}', 'pgoutput')")  # the history starts here
 
     writer = Writer(postgres_url, seed=20261128)
     writer.write(300)  # a backlog: each run is busy streaming from its first second
     writer.start()
     try:
-        offsets = kill_while_streaming(worker, connector, log, committed, lambda: confirmed_flush(postgres_url, slot))
+        offsets = kill_while_streaming(cdc, lambda: confirmed_flush(postgres_url, cdc.slot))
     finally:
         writer.halt()
     expected = history(postgres_url)
-    finish(worker, connector, log, lambda: len(changes(bootstrap_servers, topic, committed_only=True)),
-           len(expected))
+    cdc.finish(lambda: len(changes(bootstrap_servers, topic, committed_only=True)), len(expected))
 
     seen = changes(bootstrap_servers, topic, committed_only=True)
     duplicates = sum(n - 1 for n in Counter(seen).values() if n > 1)
@@ -79,8 +58,7 @@ def test_kill_9_mid_stream_leaves_every_change_exactly_once_for_read_committed_c
           f"{aborted} aborted records, {KILLS} kills")
 
 
-def kill_while_streaming(worker: Path, connector: Path, log: Path, committed: Callable[[], Any],
-                         slot_position: Callable[[], int]) -> list[Any]:
+def kill_while_streaming(cdc: ExactlyOnceCdc, slot_position: Callable[[], int]) -> list[Any]:
     """Kill -9 each run once it has committed a transaction of its own; the offsets left after each kill.
 
     After each kill the slot is confirmed no further than the committed offset: WAL is released
@@ -88,36 +66,6 @@ def kill_while_streaming(worker: Path, connector: Path, log: Path, committed: Ca
     rng = random.Random(33)
     offsets = []
     for _ in range(KILLS):
-        before = committed()
-        process = start_worker(worker, connector, log)
-        deadline = time.monotonic() + 300
-        while committed() == before:  # started and streaming, however slow the machine
-            assert process.poll() is None, f"worker exited: {log.read_text()[-3000:]}"
-            assert time.monotonic() < deadline, f"no progress: {log.read_text()[-3000:]}"
-            time.sleep(0.1)
-        time.sleep(rng.uniform(0.2, 0.8))
-        process.send_signal(signal.SIGKILL)
-        process.wait(30)
-        offsets.append(offset := committed())
+        offsets.append(offset := cdc.kill_after_a_commit(rng, 0.2, 0.8))
         assert slot_position() <= offset["lsn_commit"], (slot_position(), offset)
     return offsets
-
-
-def finish(worker: Path, connector: Path, log: Path, count: Callable[[], int], expected: int) -> None:
-    """A last run until the read_committed count reaches the history's (or stalls), then a clean stop."""
-    seen = log.stat().st_size
-    process = start_worker(worker, connector, log)
-    deadline = time.monotonic() + 300
-    while b"standalone worker running" not in log.read_bytes()[seen:]:
-        assert process.poll() is None, f"worker exited early: {log.read_text()[-3000:]}"
-        assert time.monotonic() < deadline, f"the worker did not start: {log.read_text()[-3000:]}"
-        time.sleep(0.2)
-    last, stalled_since = -1, time.monotonic()
-    while (now := count()) < expected:
-        assert process.poll() is None, f"worker exited early: {log.read_text()[-3000:]}"
-        if now != last:
-            last, stalled_since = now, time.monotonic()
-        assert time.monotonic() - stalled_since < 180, f"stalled at {now}/{expected}: {log.read_text()[-3000:]}"
-        time.sleep(1.0)
-    process.send_signal(signal.SIGTERM)
-    assert process.wait(120) == 0, log.read_text()[-3000:]

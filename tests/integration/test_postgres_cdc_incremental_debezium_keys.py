@@ -33,12 +33,26 @@ __all__ = ["debezium_connect", "released_slots"]  # fixtures shared with other m
 
 ROWS = 30
 SIGNAL = '{"data-collections": ["public.items"], "type": "incremental"}'
+SIGNAL_TABLE = "CREATE TABLE dbz_signal (id VARCHAR(42) PRIMARY KEY, type VARCHAR(32) NOT NULL, data VARCHAR(2048))"
 KEYS = {  # the key columns' DDL, the n-th row's key as SQL, the key columns
     "uuid": ("id UUID PRIMARY KEY", "md5(n::text)::uuid", ("id",)),
     "numeric": ("id NUMERIC(12, 2) PRIMARY KEY", "n * 2.25 - 10", ("id",)),
     "date": ("id DATE PRIMARY KEY", "DATE '2024-02-20' + n", ("id",)),
     "bigint pair": ("a BIGINT, b BIGINT, PRIMARY KEY (a, b)", "n / 3 * 5000000000, -n", ("a", "b")),
 }
+
+
+def kopycat_cut_snapshot(bootstrap: str, postgres_url: str, props: dict[str, str], offsets: str, signal: str,
+                         records: int) -> dict[str, Any]:
+    """Kopycat's snapshot of ``public.items`` cut after its first ``records`` records: its stored offset.
+
+    A first run makes the slot; ``signal`` (an ``execute-snapshot`` signal's data) then starts the
+    snapshot, which a run with ``max_records`` stops inside."""
+    name, prefix = props["name"], props["topic.prefix"]
+    copy(bootstrap, props, offsets, Bounds(max_seconds=120))  # the slot
+    execute(postgres_url, f"INSERT INTO dbz_signal VALUES ('cut-{name}', 'execute-snapshot', '{signal}')")
+    copy(bootstrap, props, offsets, Bounds(max_records=records, max_seconds=300))
+    return last_offset(bootstrap, offsets, name, prefix)
 
 
 def debezium_cut_snapshot(connect: LocalKafkaConnect, bootstrap: str, postgres_url: str, props: dict[str, str],
@@ -65,27 +79,30 @@ def debezium_cut_snapshot(connect: LocalKafkaConnect, bootstrap: str, postgres_u
     return last_offset(bootstrap, connect.offsets_topic, name, prefix)
 
 
-def key_of(key: dict[str, Any], columns: tuple[str, ...]) -> tuple[Any, ...]:
-    payload = key["payload"]
-    return tuple(str(payload[c]) for c in columns)
+def keyed_items(postgres_url: str, kind: str) -> tuple[str, ...]:
+    """``items`` keyed as ``KEYS[kind]`` says, ROWS rows, and the signal table; the key columns."""
+    ddl, value, columns = KEYS[kind]
+    execute(postgres_url, f"CREATE TABLE items ({ddl}, label TEXT)",
+            f"INSERT INTO items ({', '.join(columns)}, label) SELECT {value}, 'row ' || n "
+            f"FROM generate_series(1, {ROWS}) n", SIGNAL_TABLE)
+    return columns
+
+
+def assert_each_row_once(records: list[tuple[Any, Any]], columns: tuple[str, ...]) -> None:
+    """The snapshot reads among ``records`` hold every row's key exactly once: 0 lost, 0 duplicate."""
+    keys = Counter(tuple(str(k["payload"][c]) for c in columns) for k, _ in reads(records))
+    assert (len(keys), max(keys.values())) == (ROWS, 1), keys
 
 
 @pytest.mark.parametrize("kind", list(KEYS))
 def test_debezium_reads_on_from_kopycats_stored_key_of_each_type(
         kind: str, debezium_connect: LocalKafkaConnect, bootstrap_servers: str, postgres_url: str) -> None:
-    ddl, value, columns = KEYS[kind]
-    execute(postgres_url, f"CREATE TABLE items ({ddl}, label TEXT)",
-            f"INSERT INTO items ({', '.join(columns)}, label) SELECT {value}, 'row ' || n "
-            f"FROM generate_series(1, {ROWS}) n",
-            "CREATE TABLE dbz_signal (id VARCHAR(42) PRIMARY KEY, type VARCHAR(32) NOT NULL, data VARCHAR(2048))")
+    columns = keyed_items(postgres_url, kind)
     run = uuid.uuid4().hex[:8]
     name, prefix = f"keys-{run}", f"keys{run}"
     props = {**connector_props(postgres_url, name, prefix, f"keys_{run}"), **INCREMENTAL, "max.batch.size": "4"}
-    offsets = debezium_connect.offsets_topic
-    copy(bootstrap_servers, props, offsets, Bounds(max_seconds=120))  # the slot
-    execute(postgres_url, f"INSERT INTO dbz_signal VALUES ('snap-{run}', 'execute-snapshot', '{SIGNAL}')")
-    copy(bootstrap_servers, props, offsets, Bounds(max_records=14, max_seconds=300))  # stops in the 2nd chunk
-    stored = last_offset(bootstrap_servers, offsets, name, prefix)
+    stored = kopycat_cut_snapshot(bootstrap_servers, postgres_url, props, debezium_connect.offsets_topic,
+                                  SIGNAL, records=14)  # stops in the 2nd chunk
     sent = read_keys(stored["incremental_snapshot_primary_key"])
     assert sent is not None and len(sent) == len(columns), stored
 
@@ -96,18 +113,13 @@ def test_debezium_reads_on_from_kopycats_stored_key_of_each_type(
         raise AssertionError(f"{exc}; Debezium: {debezium_connect.connector_status(name)}") from None
     finally:
         debezium_connect.delete_connector(name)
-    keys = Counter(key_of(k, columns) for k, _ in reads(records))
-    assert (len(keys), max(keys.values())) == (ROWS, 1), keys  # every row once: 0 lost, 0 duplicate
+    assert_each_row_once(records, columns)
 
 
 @pytest.mark.parametrize("kind", list(KEYS))
 def test_kopycat_reads_on_from_debeziums_stored_key_of_each_type_and_stores_the_same_bytes(
         kind: str, debezium_connect: LocalKafkaConnect, bootstrap_servers: str, postgres_url: str) -> None:
-    ddl, value, columns = KEYS[kind]
-    execute(postgres_url, f"CREATE TABLE items ({ddl}, label TEXT)",
-            f"INSERT INTO items ({', '.join(columns)}, label) SELECT {value}, 'row ' || n "
-            f"FROM generate_series(1, {ROWS}) n",
-            "CREATE TABLE dbz_signal (id VARCHAR(42) PRIMARY KEY, type VARCHAR(32) NOT NULL, data VARCHAR(2048))")
+    columns = keyed_items(postgres_url, kind)
     run = uuid.uuid4().hex[:8]
     name, prefix, slot = f"rkeys-{run}", f"rkeys{run}", f"rkeys_{run}"
     props = {**connector_props(postgres_url, name, prefix, slot), **INCREMENTAL, "incremental.snapshot.chunk.size": "1"}
@@ -117,8 +129,8 @@ def test_kopycat_reads_on_from_debeziums_stored_key_of_each_type_and_stores_the_
     assert sent is not None and len(sent) == len(columns), theirs
 
     copy(bootstrap_servers, {**props, "incremental.snapshot.chunk.size": "10"}, offsets, Bounds(max_seconds=300))
-    keys = Counter(key_of(k, columns) for k, _ in reads(consume_json(bootstrap_servers, f"{prefix}.public.items")))
-    assert (len(keys), max(keys.values())) == (ROWS, 1), keys  # Debezium's rows, then Kopycat's: each once
+    # Debezium's rows, then Kopycat's: each once
+    assert_each_row_once(consume_json(bootstrap_servers, f"{prefix}.public.items"), columns)
     ours = last_offset(bootstrap_servers, offsets, name, prefix)
     assert ours["incremental_snapshot_maximum_key"] == theirs["incremental_snapshot_maximum_key"]  # the same bytes
     assert read_keys(ours["incremental_snapshot_primary_key"]) == read_keys(ours["incremental_snapshot_maximum_key"])
@@ -128,7 +140,7 @@ def test_blocking_snapshot_events_equal_debeziums_on_the_same_signal(
         debezium_connect: LocalKafkaConnect, bootstrap_servers: str, postgres_url: str) -> None:
     execute(postgres_url, "CREATE TABLE items (id INT PRIMARY KEY, label TEXT, amount NUMERIC(10, 2))",
             f"INSERT INTO items SELECT n, 'row ' || n, n / 4.0 FROM generate_series(1, {ROWS}) n",
-            "CREATE TABLE dbz_signal (id VARCHAR(42) PRIMARY KEY, type VARCHAR(32) NOT NULL, data VARCHAR(2048))")
+            SIGNAL_TABLE)
     run = uuid.uuid4().hex[:8]
     dbz_prefix, kc_prefix = f"bdbz{run}", f"bkc{run}"
     dbz = {**connector_props(postgres_url, f"bdbz-{run}", dbz_prefix, f"bdbz_{run}"), **INCREMENTAL}
@@ -151,16 +163,13 @@ def test_debezium_takes_over_a_cut_blocking_snapshots_offset_and_streams_on_afte
         debezium_connect: LocalKafkaConnect, bootstrap_servers: str, postgres_url: str) -> None:
     execute(postgres_url, "CREATE TABLE items (id INT PRIMARY KEY, label TEXT)",
             f"INSERT INTO items SELECT n, 'row ' || n FROM generate_series(1, {ROWS}) n",
-            "CREATE TABLE dbz_signal (id VARCHAR(42) PRIMARY KEY, type VARCHAR(32) NOT NULL, data VARCHAR(2048))")
+            SIGNAL_TABLE)
     run = uuid.uuid4().hex[:8]
     name, prefix = f"hob-{run}", f"hob{run}"
     props = {**connector_props(postgres_url, name, prefix, f"hob_{run}"), **INCREMENTAL, "max.batch.size": "4"}
-    offsets, topic = debezium_connect.offsets_topic, f"{prefix}.public.items"
-    copy(bootstrap_servers, props, offsets, Bounds(max_seconds=120))  # the slot
-    blocking = '{"data-collections": ["public.items"], "type": "blocking"}'
-    execute(postgres_url, f"INSERT INTO dbz_signal VALUES ('block-{run}', 'execute-snapshot', '{blocking}')")
-    copy(bootstrap_servers, props, offsets, Bounds(max_records=10, max_seconds=300))  # cut inside the snapshot
-    stored = last_offset(bootstrap_servers, offsets, name, prefix)
+    topic = f"{prefix}.public.items"
+    stored = kopycat_cut_snapshot(bootstrap_servers, postgres_url, props, debezium_connect.offsets_topic,
+                                  '{"data-collections": ["public.items"], "type": "blocking"}', records=10)
     assert (stored["snapshot"], stored["snapshot_completed"]) == ("BLOCKING", False), stored
     assert read_keys(stored["blocking_snapshot_primary_key"]) == [len(reads(consume_json(bootstrap_servers, topic)))]
 

@@ -11,8 +11,6 @@ read_committed consumer sees every line exactly once, in order.
 from __future__ import annotations
 
 import random
-import signal
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,7 +21,8 @@ from kopycat.storage.kafka_offset_store import KafkaOffsetStore
 from kopycat.storage.offset_codec import decode_value, encode_key
 from kopycat.storage.offset_storage_reader_writer import OffsetStorageReaderImpl
 from tests.support.kafka import consume_all, create_topic
-from tests.support.standalone import start_worker, write_props
+from tests.support.kills import kill_when
+from tests.support.standalone import run_until, start_worker, write_props
 
 pytestmark = pytest.mark.timeout(2400)  # ten restarts of a Python worker; slow on a loaded machine
 
@@ -44,37 +43,16 @@ def kill_and_restart_ten_times(worker: Path, connector: Path, log: Path,
     for _ in range(KILLS):
         before = committed_line()
         process = start_worker(worker, connector, log)
-        deadline = time.monotonic() + 180
-        while committed_line() == before and before < LINES:  # started and copying, however slow the machine
-            assert process.poll() is None, f"worker exited: {log.read_text()[-3000:]}"
-            assert time.monotonic() < deadline, f"no progress: {log.read_text()[-3000:]}"
-            time.sleep(0.05)
-        time.sleep(rng.uniform(0.0, 0.4))
-        process.send_signal(signal.SIGKILL)
-        process.wait(30)
+        # started and copying, however slow the machine
+        kill_when(process, lambda b=before: committed_line() != b or b >= LINES, log, timeout_s=180,
+                  waiting_for="a commit of this run", after_s=rng.uniform(0.0, 0.4))
         starts.append(committed_line())
     return starts
 
 
 def finish(worker: Path, connector: Path, log: Path, committed_line: Callable[[], int]) -> None:
-    seen = log.stat().st_size if log.exists() else 0
-    process = start_worker(worker, connector, log)
-    # SIGTERM is only handled once the worker runs (before, Python's default ends it): the last
-    # killed run may have committed every line already, so wait for this run to be up first
-    deadline = time.monotonic() + 180
-    while b"standalone worker running" not in log.read_bytes()[seen:]:
-        assert process.poll() is None, f"worker exited early: {log.read_text()[-3000:]}"
-        assert time.monotonic() < deadline, f"the worker did not start: {log.read_text()[-3000:]}"
-        time.sleep(0.1)
-    last, stalled_since = -1, time.monotonic()
-    while (line := committed_line()) < LINES:
-        assert process.poll() is None, f"worker exited early: {log.read_text()[-3000:]}"
-        if line != last:  # a slow machine is fine; a stalled worker is not
-            last, stalled_since = line, time.monotonic()
-        assert time.monotonic() - stalled_since < 180, f"no progress at line {line}: {log.read_text()[-3000:]}"
-        time.sleep(0.5)
-    process.send_signal(signal.SIGTERM)
-    assert process.wait(60) == 0, log.read_text()[-3000:]
+    """One last run to the end of the file, stopped cleanly."""
+    run_until(worker, connector, log, committed_line, LINES, poll_s=0.5)
 
 
 def check_runs(values: list[int], starts: set[int]) -> int:

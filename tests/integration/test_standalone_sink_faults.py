@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import random
 import re
-import signal
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,14 +20,14 @@ import pytest
 from confluent_kafka import Producer
 
 from tests.support.kafka import committed_offsets, create_topic, produce_waiting
-from tests.support.standalone import start_worker, write_props
+from tests.support.kills import kill_when
+from tests.support.standalone import run_until, start_worker, write_props
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(2400)]
 
 LINES = 3_000_000
 KILLS = 6
 BATCH = 5_000  # the sink runner's consumer batch: the most one put() is handed
-RUNNING = b"standalone worker running"
 LINE = re.compile(rb"line-(\d{7})")
 
 
@@ -93,14 +91,9 @@ def test_an_at_most_once_file_sink_killed_mid_copy_writes_no_record_twice(
     for _ in range(KILLS):
         before = out.read_bytes().rfind(b"\n") + 1 if out.exists() else 0  # its size once the start cut a torn line
         process = start_worker(worker, connector, log)
-        deadline = time.monotonic() + 240
-        while (out.stat().st_size if out.exists() else 0) == before:  # started and writing, however slow
-            assert process.poll() is None, f"worker exited: {log.read_text()[-3000:]}"
-            assert time.monotonic() < deadline, f"nothing written: {log.read_text()[-3000:]}"
-            time.sleep(0.02)
-        time.sleep(rng.uniform(0.0, 0.3))
-        process.send_signal(signal.SIGKILL)
-        process.wait(30)
+        # started and writing, however slow the machine
+        kill_when(process, lambda b=before: (out.stat().st_size if out.exists() else 0) != b, log, timeout_s=240,
+                  poll_s=0.02, waiting_for="lines written by this run", after_s=rng.uniform(0.0, 0.3))
         lines = written(out, killed=True)
         kills.append(Kill(lines[-1] + 1 if lines else 0, group_offset()))
 
@@ -108,15 +101,7 @@ def test_an_at_most_once_file_sink_killed_mid_copy_writes_no_record_twice(
     assert len(mid_copy) >= KILLS // 2, f"kills did not land mid-copy: {kills}"
     assert all(kill.file_end <= kill.committed for kill in kills), f"the group behind the file: {kills}"
 
-    seen = log.stat().st_size
-    process = start_worker(worker, connector, log)
-    deadline = time.monotonic() + 900
-    while group_offset() < LINES or RUNNING not in log.read_bytes()[seen:]:  # SIGTERM only once it runs
-        assert process.poll() is None, f"worker exited early: {log.read_text()[-3000:]}"
-        assert time.monotonic() < deadline, f"no end: {log.read_text()[-3000:]}"
-        time.sleep(0.5)
-    process.send_signal(signal.SIGTERM)
-    assert process.wait(60) == 0, log.read_text()[-3000:]
+    run_until(worker, connector, log, group_offset, LINES, poll_s=0.5)
 
     values = written(out)
     duplicates = len(values) - len(set(values))

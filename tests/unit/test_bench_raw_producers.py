@@ -50,6 +50,16 @@ def test_produce_records_sends_each_record_once_in_order_through_a_full_queue(pr
     assert producer.sent == [("orders", value, key) for key, value in records]
 
 
+def test_produce_records_calls_its_ready_hook_once_before_the_first_record(producer: _FullEveryThird) -> None:
+    sent_when_ready: list[int] = []
+
+    measure = raw.produce_records("unused:9092", "orders", [(None, b"v%d" % i) for i in range(4)],
+                                  ready=lambda: sent_when_ready.append(producer.calls))
+
+    assert sent_when_ready == [0]
+    assert measure.count == 4 and [value for _, value, _ in producer.sent] == [b"v%d" % i for i in range(4)]
+
+
 def test_the_line_producer_sends_each_line_once_in_order_through_a_full_queue(
         producer: _FullEveryThird, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pipeline, "RECORDS", 7)

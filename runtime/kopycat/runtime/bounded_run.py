@@ -78,7 +78,8 @@ def run_planned_task(connector_props: Mapping[str, Any], planned: PlannedTask | 
         planned_ends = task.end_offsets_by_partition()
         if window is None:
             bounds = Bounds(end_offsets=planned_ends, max_records=max_records, max_seconds=max_seconds)
-            return _run(build_sink_runner(task_id, task_class, task_props, props, worker_props, bounds),
+            return _run(build_sink_runner(task_id, task_class, task_props, props, worker_props, bounds,
+                                          assignment=list(planned_ends)),
                         progress_interval_s, observe, observe_metrics)
         task_props.update(window.to_props())
         bounds = Bounds(window_start_ms=window.start_ms, window_end_ms=window.end_ms, max_records=max_records,

@@ -255,10 +255,18 @@ def build_sink_runner(task_id: TaskId, task_class: type[SinkTask], task_props: M
                       assignment: Collection[TopicPartition] | None = None) -> SinkTaskRunner:
     """A runner for one sink task config: subscribed to topics/topics.regex, or to ``assignment``.
 
-    A bounded run tells the task so (:mod:`kopycat.api.bounded`): sinks that hold records back
-    between commits then write them at the run's commits instead of leaving the tail behind.
-    Config placeholders are resolved here, just before the task and its consumer are made.
+    A run to planned end offsets must be given its ``assignment`` (its share:
+    :mod:`kopycat.runtime.sink_assignment`): taking every planned partition would have each of a
+    connector's tasks copy them all. A bounded run tells the task so (:mod:`kopycat.api.bounded`):
+    sinks that hold records back between commits then write them at the run's commits instead of
+    leaving the tail behind. Config placeholders are resolved here, just before the task and its
+    consumer are made.
     """
+    if assignment is None and bounds is not None and bounds.end_offsets is not None:
+        raise ValueError(f"Sink task {task_id} runs to end offsets for {len(bounds.end_offsets)} partition(s) but "
+                         "its assignment is None: pass the task's share of them as assignment= (from "
+                         "kopycat.runtime.sink_assignment.split_bounded_run, or split_partitions); every "
+                         "planned partition would have each task copy every record")
     worker_props, connector_props, task_props = resolve_task_configs(worker_props, connector_props, task_props)
     worker = WORKER_CONFIG.parse(worker_props)
     if bounds is not None and bounds.bounded:
@@ -266,8 +274,6 @@ def build_sink_runner(task_id: TaskId, task_class: type[SinkTask], task_props: M
     topics = SINK_CONNECTOR_CONFIG.keys[TOPICS_CONFIG]
     listed = parse_type(TOPICS_CONFIG, connector_props.get(TOPICS_CONFIG, ""), topics.type) or []
     parts = build_task_parts(task_id, connector_props, worker_props, sink=True)
-    if assignment is None and bounds is not None and bounds.end_offsets is not None:
-        assignment = list(bounds.end_offsets)
     return SinkTaskRunner(
         task_id, task_class(), task_props, parts,
         consumer_config=sink_consumer_config(task_id, worker_props, connector_props),
@@ -298,7 +304,8 @@ def build_task_runner(task_id: TaskId, task_props: Mapping[str, str], connector_
     task threads and its task processes build through here, so both run a task identically.
 
     ``assignment``: a sink task's partitions in a bounded run (its share:
-    :mod:`kopycat.runtime.sink_assignment`); None subscribes to the sink's topics."""
+    :mod:`kopycat.runtime.sink_assignment`), required with planned end offsets; None subscribes to the
+    sink's topics."""
     task_class = task_class_of(task_props, connector_props)
     if issubclass(task_class, SourceTask):
         return build_source_runner(task_id, task_class, dict(task_props), connector_props, worker_props,

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kopycat.api.records import TopicPartition
+from kopycat.connectors.files.filestream_sink import FileStreamSinkTask
 from kopycat.runtime.bounds import Bounds
 from kopycat.runtime.sink_assignment import split_bounded_run, split_partitions
+from kopycat.runtime.task_factory import build_sink_runner
+from kopycat.runtime.task_parts import TaskId
 
 A0, A1, A2, B0 = TopicPartition("a", 0), TopicPartition("a", 1), TopicPartition("a", 2), TopicPartition("b", 0)
 SINK = {"name": "s", "connector.class": "FileStreamSink", "file": "/tmp/out", "topics": "a,b"}
@@ -27,3 +32,14 @@ def test_planned_end_offsets_are_narrowed_to_each_tasks_partitions_and_the_budge
     assert [share.partitions for share in shares] == [(A0, A2), (A1, B0)]
     assert [dict(share.bounds.end_offsets or {}) for share in shares] == [{A0: 10, A2: 0}, {A1: 20, B0: 5}]
     assert {(share.bounds.max_records, share.bounds.max_seconds) for share in shares} == {(100, 60.0)}
+
+
+def test_a_sink_runner_to_end_offsets_without_its_share_is_refused_naming_the_fix() -> None:
+    bounds = Bounds(end_offsets={A0: 10, A1: 20})
+    with pytest.raises(ValueError, match=r"Sink task s-0 runs to end offsets for 2 partition\(s\) but its "
+                                         r"assignment is None: pass the task's share .*split_bounded_run"):
+        build_sink_runner(TaskId("s", 0), FileStreamSinkTask, SINK, SINK, WORKER, bounds)
+    [share, _] = split_bounded_run(SINK, WORKER, bounds, 2)
+    runner = build_sink_runner(TaskId("s", 0), FileStreamSinkTask, SINK, SINK, WORKER, share.bounds,
+                               assignment=share.partitions)
+    assert runner.fixed_assignment == [A0]
