@@ -15,7 +15,9 @@ checked). Then, once each:
   message;
 - *write limit*: the same N rows already in memory as a pyarrow Table (built untimed from the
   Python values, schema ``kopycat.api.arrow.to_arrow_schema`` of the record schema), one timed
-  ``pyarrow.parquet.write_table`` to a local temp dir (snappy, the sink's row group size);
+  ``pyarrow.parquet.write_table`` to a local temp dir (snappy, the sink's row group size and its
+  choice of dictionary columns, ``parquet_dictionary.dictionary_columns``, which is part of the
+  write: without it the limit would encode every column twice and be slower than the sink's own);
 - *Kopycat*: FileSinkConnector (Confluent's HDFS/S3 sink model) to ``file://`` a temp dir,
   ``tasks.max=1`` (both partitions), ``flush.size=100000``, planned and run as an Airflow copy
   task does (``plan_bounded_run`` snapshots the end offsets, ``run_planned_task`` runs the task
@@ -92,6 +94,7 @@ from kopycat.api.arrow import PRECISION_PARAMETER, to_arrow_schema
 from kopycat.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Timestamp
 from kopycat.api.records import TopicPartition
 from kopycat.connectors.files.committed_files import TEMP_DIR
+from kopycat.connectors.files.parquet_dictionary import dictionary_columns
 from kopycat.connectors.files.record_formats import ROW_GROUP_ROWS
 from kopycat.connectors.files.spark_export import OffsetRange, parse_result, spark_export_job
 from kopycat.converters.json import JsonConverter
@@ -225,7 +228,8 @@ def write_limit(table: pa.Table, directory: Path) -> Measure:
     """``pyarrow.parquet.write_table`` of the in-memory rows: the write limit."""
     path = directory / "write-limit.parquet"
     with Span() as span:
-        pq.write_table(table, path, compression=CODEC, row_group_size=ROW_GROUP_ROWS)
+        pq.write_table(table, path, compression=CODEC, row_group_size=ROW_GROUP_ROWS,
+                       use_dictionary=dictionary_columns(table))
     check_count(f"rows in {path}", pq.ParquetFile(path).metadata.num_rows, table.num_rows)
     return Measure.of(f"pyarrow.parquet.write_table ({CODEC}, 1 file)", table.num_rows, span)
 
