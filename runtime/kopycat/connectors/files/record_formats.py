@@ -6,7 +6,8 @@ per put, column by column, or the engine's own batch when it hands over columns;
 JsonConverter's batch encoder; Avro: fastavro's encoder
 into the file's compressed blocks), so a bad value fails the put that brought it, naming the
 record, and memory holds compact columns or bytes, not records. Everything is written when the
-file is committed: one Parquet file with one row group per ``parquet.row.group.rows`` rows, the
+file is committed: one Parquet file with one row group per ``parquet.row.group.rows`` rows (a
+dictionary for the columns whose values repeat, see :mod:`~kopycat.connectors.files.parquet_dictionary`), the
 JSON lines in order, or the Avro container file.
 
 Follows Confluent's ``ParquetFormat`` (values only, the value schema as the file schema,
@@ -39,6 +40,7 @@ from kopycat.api.data import Schema, Struct, Type
 from kopycat.api.errors import ConfigError, DataError
 from kopycat.api.record_batch import SinkRecordBatch
 from kopycat.api.records import SinkRecord
+from kopycat.connectors.files.parquet_dictionary import dictionary_columns
 from kopycat.converters.avro_data import AvroSchema, avro_values_converter, to_avro_schema
 from kopycat.converters.json import JsonConverter
 
@@ -126,7 +128,8 @@ class _ParquetContents(FileContents):
     def write_to(self, stream: pa.NativeFile) -> None:
         table = pa.Table.from_batches(self.batches, schema=self.arrow_schema)
         compression = None if self.codec == "none" else self.codec
-        pq.write_table(table, stream, compression=compression, row_group_size=ROW_GROUP_ROWS)
+        pq.write_table(table, stream, compression=compression, row_group_size=ROW_GROUP_ROWS,
+                       use_dictionary=dictionary_columns(table))
 
 
 class JsonLinesFormat(RecordFormat):
