@@ -98,7 +98,6 @@ from kopycat.connectors.files.parquet_dictionary import dictionary_columns
 from kopycat.connectors.files.record_formats import ROW_GROUP_ROWS
 from kopycat.connectors.files.spark_export import OffsetRange, parse_result, spark_export_job
 from kopycat.converters.json import JsonConverter
-from kopycat.interpreter_settings import young_collections_deferred
 from kopycat.runtime.bounded_plan import PlannedTask, plan_bounded_run
 from kopycat.runtime.bounded_run import run_planned_task
 from kopycat.runtime.bounds import RunSummary
@@ -214,14 +213,9 @@ def first_orders(end_offsets: Mapping[TopicPartition, int], records: int) -> dic
 def raw_consume(bootstrap: str, topic: str, records: int) -> Measure:
     """All N messages through bench_raw_kafka's fair consumer, assigned both partitions: the consume limit.
 
-    Assigned, not subscribed, as the bounded sink run is: no group join in either clock. Run with
-    the collector setting Kopycat's task runs under (``young_collections_deferred``, see
-    ``WorkerTask.run``): confluent-kafka's messages are tracked by the cyclic collector, and at
-    CPython's default threshold a generation-0 collection every 700 messages cost this loop a third
-    of its CPU (1.2 against 0.8 us per 1 kB order), a cost Kopycat's run does not pay.
+    Assigned, not subscribed, as the bounded sink run is: no group join in either clock.
     """
-    with young_collections_deferred():
-        return fair_consume(bootstrap, topic, records, "raw confluent-kafka Consumer (consume only)")
+    return fair_consume(bootstrap, topic, records, "raw confluent-kafka Consumer (consume only)")
 
 
 def write_limit(table: pa.Table, directory: Path) -> Measure:
