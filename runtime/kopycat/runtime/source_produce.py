@@ -62,7 +62,8 @@ def connect_idempotent(producer: Producer, task_id: TaskId, timeout_s: float = C
     through its bootstrap connection, which it drops as soon as it learns the brokers' ids: the
     id request then finds no broker up, and every record the task produces waits the 500 ms (a
     third of a 1M-line file copy, in the rounds that lost this race). So metadata is asked for
-    until a broker known by its id answers: that broker is up when the id request goes out.
+    until a broker known by its id answers: that broker is up when the id request goes out, as
+    the Java producer's ``Sender.maybeWaitForProducerId`` sends it to the first ready node.
     A broker that does not answer within ``timeout_s`` is left to the producer's own retries.
     """
     deadline = time.monotonic() + timeout_s
