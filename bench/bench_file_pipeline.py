@@ -1,11 +1,13 @@
 """File -> Kafka and Kafka -> file, one task: Kopycat against raw confluent-kafka and Kafka Connect.
 
-1,000,000 lines of 100 ASCII bytes (plus ``\\n``) go through three movers, on the shared broker,
-one partition, in one run:
+N lines of 100 ASCII bytes (plus ``\\n``) go through three movers, on the shared broker, one
+partition, in one run: 4,000,000 by default (``--records N``; a tenth under ``--quick``), so that
+even the fastest mover's round lasts 2 s or more on an idle machine (the raw producer copied 1M
+lines in ~0.55 s, where a scheduler hiccup of 0.1 s moves a round by 15%):
 
 - *source* (file -> topic): a raw confluent-kafka ``Producer`` reading the file in 1 MiB chunks
   and producing each line (the physical limit, bench_raw_kafka's fair producer);
-  Kopycat's FileStreamSource task under ``SourceTaskRunner`` (``Bounds(max_records=1M)``);
+  Kopycat's FileStreamSource task under ``SourceTaskRunner`` (``Bounds(max_records=N)``);
   Kafka Connect's own ``FileStreamSource`` (``batch.size`` 2000, its default) in a
   ``ConnectStandalone`` JVM started from the Maven Central jars (include/jars/connect-runtime).
 - *sink* (topic -> file): the fair raw ``Consumer`` of bench_raw_kafka (consume only, no file);
@@ -19,15 +21,15 @@ anchor, both >= 1.0x Kafka Connect.
 
 Both engines use StringConverter for keys and values. How each time is taken:
 
-- raw: after the client is made (metadata fetched, partitions assigned) to the last delivery
-  (``flush``) / the 1,000,000th record;
+- raw: after the client is made (producer id asked for, metadata fetched, partitions assigned)
+  to the last delivery (``flush``) / the Nth record;
 - Kopycat: around ``runner.run()`` (client creation, task start and the final commit, flush
   and fsync included); ``duration_s`` is the runner's own clock (RunSummary). The ratios to the
   raw anchors and to Kafka Connect's steady rate are over Kopycat's copy, ``duration_s`` less
   ``start_s`` (client made, offsets read, task started), timed from the point the raw clocks
   start; the launch->done ratio is over the whole run;
 - Kafka Connect *launch->done*: JVM launch until the topic's end offset (source) or the file's
-  size (sink) says all 1,000,000 records are there, polled every 0.2 s; *steady*: from the
+  size (sink) says all N records are there, polled every 0.2 s; *steady*: from the
   first poll that saw a record to that point. JVM start (launch until ``GET /`` answers 200) is
   shown on its own. The goal ratio against Kafka Connect is read against its steady rate: it
   leaves out the JVM's and the herder's start-up, so it favours Kafka Connect.
@@ -36,13 +38,12 @@ Each mover's CPU (user + system, all threads, from /proc) is shown too: on two c
 with other work, records per CPU second move less with the load than records/s do (the
 broker's CPU is in neither). Peak RSS: of this process during each raw and Kopycat run (VmHWM,
 reset before it), and of the Kafka Connect JVM (its VmHWM just before it is stopped).
-``python -m bench.bench_file_pipeline --profile`` runs the two Kopycat tasks once more under
-cProfile and prints where their time goes.
+``python -m bench file_pipeline --profile [--records N]`` runs the two Kopycat tasks under cProfile
+instead and prints where their time goes.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import cProfile
 import filecmp
@@ -71,9 +72,9 @@ from bench.common import (
     cpu_seconds,
     delete_topic,
     median_rounds,
-    positive_count,
+    parse_into,
+    print_results,
     rounds_lines,
-    scaled,
     shared_broker,
     spread_of,
     vm_hwm_mib,
@@ -88,7 +89,7 @@ from kopycat.runtime.task_factory import build_sink_runner, build_source_runner
 from kopycat.runtime.task_parts import TaskId
 from kopycat.storage.offset_backing_store import MemoryOffsetStore
 
-RECORDS = scaled(1_000_000)  # the bench modules are imported after `python -m bench --quick` is read
+RECORDS = 4_000_000  # the default of --records: >= 2 s a round for the fastest mover (see the docstring)
 LINE_BYTES = 100
 ROUNDS = 3
 RAW_GOALS = {"source": 0.8, "sink": 0.6}  # of the fair raw producer / consumer (bench_raw_kafka)
@@ -104,7 +105,7 @@ TIMEOUT_S = 900.0
 
 @dataclass(frozen=True)
 class Measure:
-    """One mover's copy of RECORDS records: its times, and what else was seen.
+    """One mover's copy of ``records`` records: its times, and what else was seen.
 
     ``cpu_s`` is the CPU (user + system, every thread) the mover's process used over
     ``wall_s``; ``steady_*`` cover Kafka Connect's span from the first record seen to the end.
@@ -112,6 +113,7 @@ class Measure:
 
     mover: str
     wall_s: float
+    records: int
     cpu_s: float | None = None
     rss_mib: float | None = None
     load: float = 0.0                  # 1-minute load average when it ended
@@ -124,13 +126,13 @@ class Measure:
 
     @property
     def rate(self) -> float:
-        return RECORDS / self.wall_s
+        return self.records / self.wall_s
 
     @property
     def copy_rate(self) -> float:
         """Kopycat's copy alone, timed from where the raw anchors' clocks start (the client made and
         ready); the whole run's rate for a mover without it."""
-        return RECORDS / (self.copy_s or self.wall_s)
+        return self.records / (self.copy_s or self.wall_s)
 
     @property
     def spread(self) -> float | None:
@@ -138,36 +140,36 @@ class Measure:
 
     @property
     def steady_rate(self) -> float:
-        return RECORDS / (self.steady_s or self.wall_s)
+        return self.records / (self.steady_s or self.wall_s)
 
     @property
     def cpu_rate(self) -> float | None:
         """Records per CPU second of the mover's own process (the broker's work is not in it)."""
-        return RECORDS / self.cpu_s if self.cpu_s else None
+        return self.records / self.cpu_s if self.cpu_s else None
 
     @property
     def steady_cpu_rate(self) -> float | None:
-        return RECORDS / self.steady_cpu_s if self.steady_cpu_s else self.cpu_rate
+        return self.records / self.steady_cpu_s if self.steady_cpu_s else self.cpu_rate
 
 
 class _Span(Span):
     """A :class:`Span` that turns into this bench's :class:`Measure`."""
 
-    def measure(self, mover: str, *, wall_s: float | None = None, **more: Any) -> Measure:
-        return Measure(mover, wall_s or self.wall_s, cpu_s=self.cpu_s, rss_mib=self.rss_mib,
+    def measure(self, mover: str, records: int, *, wall_s: float | None = None, **more: Any) -> Measure:
+        return Measure(mover, wall_s or self.wall_s, records, cpu_s=self.cpu_s, rss_mib=self.rss_mib,
                        load=_load(), **more)
 
 
 # ------------------------------------------------------------------ input and topics
 
 
-def write_lines(path: Path) -> None:
-    """RECORDS distinct lines of LINE_BYTES ASCII bytes, each ending in a newline."""
+def write_lines(path: Path, records: int) -> None:
+    """``records`` distinct lines of LINE_BYTES ASCII bytes, each ending in a newline."""
     filler = ("abcdefghijklmnopqrstuvwxyz0123456789" * 3)[:LINE_BYTES - 9]
     with path.open("wb") as out:
-        for start in range(0, RECORDS, 100_000):
+        for start in range(0, records, 100_000):
             out.write("".join(f"{i:08d} {filler}\n"
-                              for i in range(start, min(start + 100_000, RECORDS))).encode())
+                              for i in range(start, min(start + 100_000, records))).encode())
 
 
 def _load() -> float:
@@ -177,7 +179,7 @@ def _load() -> float:
 # ------------------------------------------------------------------ raw anchors
 
 
-def raw_produce_lines(bootstrap: str, topic: str, path: Path) -> Measure:
+def raw_produce_lines(bootstrap: str, topic: str, path: Path, records: int) -> Measure:
     """Read the file in 1 MiB chunks and produce each line: the source side's physical limit
     (bench_raw_kafka's fair producer: Kopycat's settings, metadata fetched before the clock)."""
     producer = ready_producer(bootstrap, topic)
@@ -199,14 +201,14 @@ def raw_produce_lines(bootstrap: str, topic: str, path: Path) -> Measure:
             poll(0)
         if producer.flush(120) != 0:
             raise RuntimeError("raw producer left records undelivered")
-    check_count("raw producer sent", sent, RECORDS)
-    return span.measure("raw confluent-kafka Producer")
+    check_count("raw producer sent", sent, records)
+    return span.measure("raw confluent-kafka Producer", records)
 
 
-def raw_consume_lines(bootstrap: str, topic: str) -> Measure:
+def raw_consume_lines(bootstrap: str, topic: str, records: int) -> Measure:
     """bench_raw_kafka's fair consumer (assigned, batches, no file): the sink side's physical limit."""
-    measure = raw_consume(bootstrap, topic, RECORDS)
-    return Measure(measure.mover, measure.wall_s, cpu_s=measure.cpu_s, rss_mib=measure.rss_mib, load=_load())
+    measure = raw_consume(bootstrap, topic, records)
+    return Measure(measure.mover, measure.wall_s, records, cpu_s=measure.cpu_s, rss_mib=measure.rss_mib, load=_load())
 
 
 # ------------------------------------------------------------------ Kopycat
@@ -216,9 +218,9 @@ def _worker(bootstrap: str) -> dict[str, str]:
     return {"bootstrap.servers": bootstrap, "offset.flush.interval.ms": "60000", **CONVERTERS}
 
 
-def kopycat_source(bootstrap: str, path: Path, topic: str,
+def kopycat_source(bootstrap: str, path: Path, topic: str, records: int,
                    profiler: AbstractContextManager[Any] | None = None) -> Measure:
-    """Kopycat's FileStreamSource task, one run of exactly RECORDS records."""
+    """Kopycat's FileStreamSource task, one run of exactly ``records`` records."""
     name = f"bench-file-source-{uuid.uuid4().hex[:8]}"
     props = {"name": name, "connector.class": KAFKA_FILE_SOURCE, "file": str(path),
              "topic": topic, "batch.size": "2000", **CONVERTERS}
@@ -227,33 +229,33 @@ def kopycat_source(bootstrap: str, path: Path, topic: str,
     [task_props] = connector.task_configs(1)
     runner = build_source_runner(TaskId(name, 0), connector.task_class(), task_props, props,
                                  _worker(bootstrap), MemoryOffsetStore(),
-                                 Bounds(max_records=RECORDS))
+                                 Bounds(max_records=records))
     with _Span() as span, profiler or contextlib.nullcontext():
         summary = runner.run()
     connector.stop()
-    check_count("Kopycat source records", summary.records, RECORDS)
-    return span.measure("Kopycat FileStreamSource", duration_s=summary.duration_s,
+    check_count("Kopycat source records", summary.records, records)
+    return span.measure("Kopycat FileStreamSource", records, duration_s=summary.duration_s,
                         copy_s=summary.duration_s - summary.start_s)
 
 
-def kopycat_sink(bootstrap: str, topic: str, out: Path,
+def kopycat_sink(bootstrap: str, topic: str, out: Path, records: int,
                  profiler: AbstractContextManager[Any] | None = None) -> Measure:
-    """Kopycat's FileStreamSink task, from the start of ``topic`` to offset RECORDS."""
+    """Kopycat's FileStreamSink task, from the start of ``topic`` to offset ``records``."""
     name = f"bench-file-sink-{uuid.uuid4().hex[:8]}"
     props = {"name": name, "connector.class": KAFKA_FILE_SINK, "file": str(out), "topics": topic,
              **CONVERTERS}
     connector = FileStreamSinkConnector()
     connector.start(props)
     [task_props] = connector.task_configs(1)
-    bounds = Bounds(end_offsets={TopicPartition(topic, 0): RECORDS})
+    bounds = Bounds(end_offsets={TopicPartition(topic, 0): records})
     runner = build_sink_runner(TaskId(name, 0), connector.task_class(), task_props, props,
                                _worker(bootstrap), bounds, assignment=[TopicPartition(topic, 0)])
     with _Span() as span, profiler or contextlib.nullcontext():
         summary = runner.run()
     connector.stop()
-    check_count("Kopycat sink records", summary.records, RECORDS)
-    check_count(f"bytes in {out}", out.stat().st_size, RECORDS * (LINE_BYTES + 1))
-    return span.measure("Kopycat FileStreamSink", duration_s=summary.duration_s,
+    check_count("Kopycat sink records", summary.records, records)
+    check_count(f"bytes in {out}", out.stat().st_size, records * (LINE_BYTES + 1))
+    return span.measure("Kopycat FileStreamSink", records, duration_s=summary.duration_s,
                         copy_s=summary.duration_s - summary.start_s)
 
 
@@ -261,17 +263,17 @@ def kopycat_sink(bootstrap: str, topic: str, out: Path,
 
 
 def kafka_connect(bootstrap: str, mover: str, connector: Mapping[str, str],
-                  progress: Callable[[], int]) -> Measure:
-    """Launch Kafka Connect with ``connector``; poll ``progress`` (records done) to RECORDS."""
+                  progress: Callable[[], int], records: int) -> Measure:
+    """Launch Kafka Connect with ``connector``; poll ``progress`` (records done) to ``records``."""
     workdir = Path(tempfile.mkdtemp(prefix="kopycat-bench-connect-"))
     try:
         with standalone(bootstrap, CONVERTERS, connector, workdir) as (process, port):
             launched = time.perf_counter()
             start_s = first_s = first_cpu = None
-            while (done := progress()) < RECORDS:
+            while (done := progress()) < records:
                 now = time.perf_counter() - launched
                 if process.poll() is not None or now > TIMEOUT_S:
-                    raise RuntimeError(f"Kafka Connect ({mover}) did {done:,} of {RECORDS:,} "
+                    raise RuntimeError(f"Kafka Connect ({mover}) did {done:,} of {records:,} "
                                        f"records in {now:.0f} s (exit code {process.poll()}):\n"
                                        f"{log_tail(workdir)}")
                 if start_s is None and rest_answers(port):
@@ -282,33 +284,33 @@ def kafka_connect(bootstrap: str, mover: str, connector: Mapping[str, str],
             wall = time.perf_counter() - launched
             cpu, rss = cpu_seconds(process.pid), vm_hwm_mib(process.pid)
         steady_cpu = cpu - first_cpu if cpu is not None and first_cpu is not None else None
-        return Measure(f"Kafka Connect {mover}", wall, cpu_s=cpu, rss_mib=rss, load=_load(),
+        return Measure(f"Kafka Connect {mover}", wall, records, cpu_s=cpu, rss_mib=rss, load=_load(),
                        start_s=start_s, steady_s=wall - (first_s or 0.0), steady_cpu_s=steady_cpu)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def kafka_connect_source(bootstrap: str, path: Path, topic: str) -> Measure:
-    """Kafka's FileStreamSource; done when the topic's end offset is RECORDS."""
+def kafka_connect_source(bootstrap: str, path: Path, topic: str, records: int) -> Measure:
+    """Kafka's FileStreamSource; done when the topic's end offset is ``records``."""
     watcher = Consumer({"bootstrap.servers": bootstrap, "group.id": uuid.uuid4().hex})
     partition = KafkaTopicPartition(topic, 0)
     try:
         return kafka_connect(bootstrap, "FileStreamSource", {
             "name": f"bench-kc-source-{uuid.uuid4().hex[:8]}", "connector.class": KAFKA_FILE_SOURCE,
             "tasks.max": "1", "file": str(path), "topic": topic, "batch.size": "2000"},
-            lambda: int(watcher.get_watermark_offsets(partition, timeout=10)[1]))
+            lambda: int(watcher.get_watermark_offsets(partition, timeout=10)[1]), records)
     finally:
         watcher.close()
 
 
-def kafka_connect_sink(bootstrap: str, topic: str, out: Path) -> Measure:
-    """Kafka's FileStreamSink; done when the file holds RECORDS lines (its size says so)."""
+def kafka_connect_sink(bootstrap: str, topic: str, out: Path, records: int) -> Measure:
+    """Kafka's FileStreamSink; done when the file holds ``records`` lines (its size says so)."""
     def lines() -> int:
         return out.stat().st_size // (LINE_BYTES + 1) if out.exists() else 0
 
     return kafka_connect(bootstrap, "FileStreamSink", {
         "name": f"bench-kc-sink-{uuid.uuid4().hex[:8]}", "connector.class": KAFKA_FILE_SINK,
-        "tasks.max": "1", "file": str(out), "topics": topic}, lines)
+        "tasks.max": "1", "file": str(out), "topics": topic}, lines, records)
 
 
 # ------------------------------------------------------------------ report
@@ -338,7 +340,7 @@ def table(title: str, raw: Measure, kopycat: Measure, connect: Measure, raw_goal
 
     records/s is over wall time; rec/CPU-s over the CPU the mover's own process used.
     """
-    header = (f"{title}: {RECORDS:,} lines x {LINE_BYTES} B, one task\n"
+    header = (f"{title}: {raw.records:,} lines x {LINE_BYTES} B, one task\n"
               f"  {'mover':<46} {'records/s':>10} {'wall s':>8} {'CPU s':>7} {'rec/CPU-s':>10} "
               f"{'RSS MiB':>8} {'load':>5}")
     rows = [_row(raw.mover, raw), _row(kopycat.mover, kopycat),
@@ -390,29 +392,49 @@ def _to_file(source: Path, out: Path, move: Callable[[Path], Measure]) -> Measur
     return measure
 
 
+@dataclass(frozen=True)
+class Options:
+    records: int = RECORDS
+    profile: bool = False
+    rounds: int = ROUNDS
+
+
+def parse_options(argv: Sequence[str]) -> Options:
+    """``--records N`` (default 4,000,000, a tenth under ``--quick``), ``--rounds N`` (default 3)
+    and ``--profile`` (the cProfile report instead)."""
+    return parse_into(Options, argv, bench="file_pipeline", doc=__doc__,
+                      size=("--records", RECORDS, "lines in the file (records per round of every mover)"),
+                      switch=("--profile", "run the Kopycat source and sink under cProfile instead of the bench"))
+
+
 def run(argv: Sequence[str] = ()) -> list[BenchResult]:
-    """The six movers taking turns (``--rounds N``, default 3); each one's median round counts."""
-    parser = argparse.ArgumentParser(prog="python -m bench file_pipeline", description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=positive_count("--rounds"), default=ROUNDS)
-    rounds = parser.parse_args(list(argv)).rounds
+    """The six movers taking turns (``--rounds N``, default 3); each one's median round counts.
+    With ``--profile``, the cProfile report of the two Kopycat tasks instead (no results)."""
+    options = parse_options(argv)
+    records = options.records
+    if options.profile:
+        print(profile(records), flush=True)
+        return []
     bootstrap = shared_broker().bootstrap_servers
     admin = AdminClient({"bootstrap.servers": bootstrap})
     workdir = Path(tempfile.mkdtemp(prefix="kopycat-bench-files-"))
     try:
         source = workdir / "input.txt"
-        write_lines(source)
+        write_lines(source, records)
         warm_up(bootstrap, admin)
         filled = new_topic(admin, "bench-file-raw")
-        raw_produce_lines(bootstrap, filled, source)  # untimed: what every sink round reads
+        raw_produce_lines(bootstrap, filled, source, records)  # untimed: what every sink round reads
         movers: list[Callable[[], Measure]] = [
-            lambda: _fresh_topic(admin, "bench-file-raw", lambda t: raw_produce_lines(bootstrap, t, source)),
-            lambda: raw_consume_lines(bootstrap, filled),
-            lambda: _fresh_topic(admin, "bench-file-kopycat", lambda t: kopycat_source(bootstrap, source, t)),
-            lambda: _to_file(source, workdir / "kopycat.out", lambda out: kopycat_sink(bootstrap, filled, out)),
-            lambda: _fresh_topic(admin, "bench-file-kc", lambda t: kafka_connect_source(bootstrap, source, t)),
+            lambda: _fresh_topic(admin, "bench-file-raw", lambda t: raw_produce_lines(bootstrap, t, source, records)),
+            lambda: raw_consume_lines(bootstrap, filled, records),
+            lambda: _fresh_topic(admin, "bench-file-kopycat",
+                                 lambda t: kopycat_source(bootstrap, source, t, records)),
+            lambda: _to_file(source, workdir / "kopycat.out",
+                             lambda out: kopycat_sink(bootstrap, filled, out, records)),
+            lambda: _fresh_topic(admin, "bench-file-kc", lambda t: kafka_connect_source(bootstrap, source, t, records)),
             lambda: _to_file(source, workdir / "kafka-connect.out",
-                             lambda out: kafka_connect_sink(bootstrap, filled, out))]
-        found = median_rounds(movers, rounds)
+                             lambda out: kafka_connect_sink(bootstrap, filled, out, records))]
+        found = median_rounds(movers, options.rounds)
         delete_topic(admin, filled)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -434,7 +456,7 @@ def _top(profiler: cProfile.Profile, sort: str, count: int = 15) -> str:
     return text.getvalue()
 
 
-def profile() -> str:
+def profile(records: int) -> str:
     """Both Kopycat tasks once under cProfile: the top functions by cumulative and own time."""
     bootstrap = shared_broker().bootstrap_servers
     admin = AdminClient({"bootstrap.servers": bootstrap})
@@ -442,12 +464,12 @@ def profile() -> str:
     report = []
     try:
         source = workdir / "input.txt"
-        write_lines(source)
+        write_lines(source, records)
         warm_up(bootstrap, admin)
         topic = new_topic(admin, "bench-file-profile")
         for label, measure_with in (
-                ("source", lambda p: kopycat_source(bootstrap, source, topic, p)),
-                ("sink", lambda p: kopycat_sink(bootstrap, topic, workdir / "out.txt", p))):
+                ("source", lambda p: kopycat_source(bootstrap, source, topic, records, p)),
+                ("sink", lambda p: kopycat_sink(bootstrap, topic, workdir / "out.txt", records, p))):
             profiler = cProfile.Profile()
             measure = measure_with(profiler)
             report.append(f"=== Kopycat {label} under cProfile: {measure.wall_s:.2f} s wall ===\n"
@@ -457,14 +479,5 @@ def profile() -> str:
     return "\n".join(report)
 
 
-def main() -> None:
-    """Print the cProfile report (the bench itself runs with ``python -m bench file_pipeline``)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--profile", action="store_true", required=True,
-                        help="profile the Kopycat source and sink runs")
-    parser.parse_args()
-    print(profile())
-
-
 if __name__ == "__main__":
-    main()
+    print_results(run)

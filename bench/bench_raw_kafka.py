@@ -45,7 +45,7 @@ from bench.common import (
 )
 from kopycat.interpreter_settings import young_collections_deferred
 from kopycat.kafka import SINK_CONSUMER_DEFAULTS, SOURCE_PRODUCER_DEFAULTS, SOURCE_PRODUCER_FORCED
-from kopycat.runtime.source_produce import produce_when_room
+from kopycat.runtime.source_produce import connect_idempotent, produce_when_room
 from kopycat.runtime.task_parts import TaskId
 
 RECORDS = 1_000_000
@@ -61,8 +61,11 @@ CONSUMER_SETTINGS: dict[str, Any] = {**SINK_CONSUMER_DEFAULTS, "enable.auto.comm
 
 
 def ready_producer(bootstrap: str, topic: str) -> Producer:
-    """A producer with Kopycat's settings and ``topic``'s metadata already fetched."""
+    """A producer with Kopycat's settings, its producer id asked for (as Kopycat's source runner
+    does: :func:`~kopycat.runtime.source_produce.connect_idempotent`; without it some rounds wait
+    librdkafka's 500 ms id retry) and ``topic``'s metadata already fetched."""
     producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER_SETTINGS})
+    connect_idempotent(producer, RAW_PRODUCER)
     producer.list_topics(topic, timeout=30)
     return producer
 

@@ -8,7 +8,26 @@ from pathlib import Path
 import pytest
 
 from bench import bench_file_pipeline as pipeline
-from bench.common import BenchResult, peak_rss_mib, reset_peak_rss, vm_hwm_mib
+from bench.common import BenchResult, peak_rss_mib, reset_peak_rss, set_quick, vm_hwm_mib
+
+MILLION = 1_000_000
+
+
+def test_options_default_to_rounds_of_four_million_lines_a_tenth_under_quick() -> None:
+    assert pipeline.parse_options([]) == pipeline.Options(records=4_000_000, profile=False, rounds=3)
+    assert pipeline.parse_options(["--records", "200000", "--rounds", "7"]) == pipeline.Options(200_000, rounds=7)
+    assert pipeline.parse_options(["--records=7", "--profile"]) == pipeline.Options(7, profile=True)
+    set_quick(True)
+    try:
+        assert pipeline.parse_options([]).records == 400_000
+    finally:
+        set_quick(False)
+
+
+def test_a_record_count_below_one_is_refused_naming_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        pipeline.parse_options(["--records", "0"])
+    assert "--records must be 1 or more, not 0" in capsys.readouterr().err
 
 
 def test_bench_line_shows_the_goal_next_to_the_ratio() -> None:
@@ -17,12 +36,10 @@ def test_bench_line_shows_the_goal_next_to_the_ratio() -> None:
         "ratio 0.60 (goal >= 0.5)")
 
 
-def test_input_holds_distinct_numbered_lines_of_100_bytes(monkeypatch: pytest.MonkeyPatch,
-                                                          tmp_path: Path) -> None:
-    monkeypatch.setattr(pipeline, "RECORDS", 250_000)
+def test_input_holds_distinct_numbered_lines_of_100_bytes(tmp_path: Path) -> None:
     path = tmp_path / "input.txt"
 
-    pipeline.write_lines(path)
+    pipeline.write_lines(path, 250_000)
 
     lines = path.read_bytes().split(b"\n")
     assert lines.pop() == b""
@@ -32,10 +49,10 @@ def test_input_holds_distinct_numbered_lines_of_100_bytes(monkeypatch: pytest.Mo
 
 
 def test_tables_give_each_ratio_with_its_goal_over_wall_and_cpu_time() -> None:
-    raw = pipeline.Measure("raw confluent-kafka Producer", wall_s=2.0, cpu_s=2.5)
-    kopycat = pipeline.Measure("Kopycat FileStreamSource", wall_s=4.0, cpu_s=4.0, duration_s=3.9,
+    raw = pipeline.Measure("raw confluent-kafka Producer", wall_s=2.0, records=MILLION, cpu_s=2.5)
+    kopycat = pipeline.Measure("Kopycat FileStreamSource", wall_s=4.0, records=MILLION, cpu_s=4.0, duration_s=3.9,
                                rss_mib=80)
-    connect = pipeline.Measure("Kafka Connect FileStreamSource", wall_s=20.0, cpu_s=30.0,
+    connect = pipeline.Measure("Kafka Connect FileStreamSource", wall_s=20.0, records=MILLION, cpu_s=30.0,
                                rss_mib=400, start_s=12.0, steady_s=5.0, steady_cpu_s=8.0)
 
     text = pipeline.table("file -> Kafka (source)", raw, kopycat, connect, pipeline.RAW_GOALS["source"])
@@ -67,9 +84,10 @@ def test_a_reset_starts_a_new_peak_while_the_run_peak_is_kept() -> None:
 
 
 def test_kopycat_is_read_against_the_anchors_over_its_copy_and_against_the_launch_over_its_run() -> None:
-    raw = pipeline.Measure("raw confluent-kafka Producer", wall_s=2.0, cpu_s=2.5)
-    kopycat = pipeline.Measure("Kopycat FileStreamSource", wall_s=4.0, cpu_s=4.0, duration_s=3.9, copy_s=3.2)
-    connect = pipeline.Measure("Kafka Connect FileStreamSource", wall_s=20.0, cpu_s=30.0,
+    raw = pipeline.Measure("raw confluent-kafka Producer", wall_s=2.0, records=MILLION, cpu_s=2.5)
+    kopycat = pipeline.Measure("Kopycat FileStreamSource", wall_s=4.0, records=MILLION, cpu_s=4.0,
+                               duration_s=3.9, copy_s=3.2)
+    connect = pipeline.Measure("Kafka Connect FileStreamSource", wall_s=20.0, records=MILLION, cpu_s=30.0,
                                start_s=12.0, steady_s=5.0, steady_cpu_s=8.0)
 
     text = pipeline.table("file -> Kafka (source)", raw, kopycat, connect, pipeline.RAW_GOALS["source"])

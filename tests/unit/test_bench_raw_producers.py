@@ -61,11 +61,10 @@ def test_produce_records_calls_its_ready_hook_once_before_the_first_record(produ
 
 
 def test_the_line_producer_sends_each_line_once_in_order_through_a_full_queue(
-        producer: _FullEveryThird, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pipeline, "RECORDS", 7)
+        producer: _FullEveryThird, tmp_path: Path) -> None:
     path = tmp_path / "lines.txt"
     path.write_bytes(b"".join(b"line %d\n" % i for i in range(7)))
 
-    pipeline.raw_produce_lines("unused:9092", "lines", path)
+    pipeline.raw_produce_lines("unused:9092", "lines", path, 7)
 
     assert producer.sent == [("lines", b"line %d" % i, None) for i in range(7)]

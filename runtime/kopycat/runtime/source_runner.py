@@ -59,7 +59,14 @@ from kopycat.runtime.bounds import Bounds, StopReason, StopWatch
 from kopycat.runtime.errors import ProcessingContext, Stage
 from kopycat.runtime.source_conversion import Run, SourceRecordConverter
 from kopycat.runtime.source_delivery import DeliveryReports
-from kopycat.runtime.source_produce import PARTITION_ANY, TIMESTAMP_NOW, byte_count, produce_all, produce_when_room
+from kopycat.runtime.source_produce import (
+    PARTITION_ANY,
+    TIMESTAMP_NOW,
+    byte_count,
+    connect_idempotent,
+    produce_all,
+    produce_when_room,
+)
 from kopycat.runtime.task_metrics import SOURCE
 from kopycat.runtime.task_parts import TaskId, TaskParts
 from kopycat.runtime.topic_creation import TopicCreator
@@ -172,6 +179,8 @@ class SourceTaskRunner(WorkerTask):
         self.task.initialize(WorkerSourceTaskContext(self.task_props, self.reader, self.transaction_context,
                                                      self.takes_columns))
         self.task.start(self.task_props)
+        if "transactional.id" not in self.producer_config:  # init_transactions fetched the id already
+            connect_idempotent(self.producer, self.id)
         log.info("Task %s started (%s)", self.id, type(self.task).__name__)
 
     def close(self) -> None:

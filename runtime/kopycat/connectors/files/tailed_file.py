@@ -53,10 +53,10 @@ def split_line_array(complete: bytes, base: int) -> tuple[Any, Any]:
     """:func:`split_lines` as columns: a ``pyarrow.StringArray`` of the lines (the same texts) and a
     numpy array of the position after each, with no Python object per line.
 
-    Without ``\r`` the newline bytes are cut out of the chunk by numpy and the rest becomes the
-    array's data; bytes that are not UTF-8 are replaced first, as :func:`split_lines` decodes them.
-    An ASCII chunk (the common case) is scanned for newlines once: they are both the positions
-    and the bytes to cut.
+    Without ``\r`` the newline bytes are found by numpy and cut out of the chunk, and the rest
+    becomes the array's data; bytes that are not UTF-8 are replaced first, as :func:`split_lines`
+    decodes them. An ASCII chunk (the common case) is scanned for newlines once: they are both the
+    positions and the bytes to cut.
     """
     import numpy as np
 
@@ -64,19 +64,18 @@ def split_line_array(complete: bytes, base: int) -> tuple[Any, Any]:
         values, ends = split_lines(complete, base)
         text, positions = ("\n".join(values) + "\n").encode(), np.array(ends, np.int64)
     else:
-        raw = np.frombuffer(complete, np.uint8)
-        newlines = np.flatnonzero(raw == _NEWLINE)
+        newlines = np.flatnonzero(np.frombuffer(complete, np.uint8) == _NEWLINE)
         positions = newlines + (base + 1)
         if complete.isascii():
-            return _cut_lines(raw, newlines), positions
+            return _cut_lines(complete, newlines), positions
         text = complete.decode("utf-8", "replace").encode()
-    data = np.frombuffer(text, np.uint8)
-    return _cut_lines(data, np.flatnonzero(data == _NEWLINE)), positions
+    return _cut_lines(text, np.flatnonzero(np.frombuffer(text, np.uint8) == _NEWLINE)), positions
 
 
-def _cut_lines(data: Any, newlines: Any) -> Any:
-    """A StringArray of the UTF-8 ``data`` (numpy bytes) split at the ``newlines`` indexes, which
-    are left out; ``np.delete`` by index is cheaper than a boolean mask over every byte."""
+def _cut_lines(text: bytes, newlines: Any) -> Any:
+    """A StringArray of the UTF-8 ``text`` split at its ``newlines`` (the indexes of every ``\n``
+    in it), which are left out. ``bytes.replace`` cuts them in one memchr-driven copy: ~11 ns a
+    100-byte line against ~100 for ``np.delete`` by index, which was a file read's largest cost."""
     import numpy as np
     import pyarrow as pa
 
@@ -84,7 +83,7 @@ def _cut_lines(data: Any, newlines: Any) -> Any:
     offsets[0] = 0
     offsets[1:] = newlines - np.arange(len(newlines))  # each line's end once the newlines are cut out
     return pa.Array.from_buffers(pa.string(), len(newlines),
-                                 [None, pa.py_buffer(offsets), pa.py_buffer(np.delete(data, newlines))])
+                                 [None, pa.py_buffer(offsets), pa.py_buffer(text.replace(b"\n", b""))])
 
 
 class TailedFile:

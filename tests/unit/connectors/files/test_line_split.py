@@ -1,7 +1,7 @@
 """split_line_array: the columnar split must give split_lines' exact texts and end positions.
 
-The ASCII fast path cuts newlines by index (one scan); UTF-8 and ``\\r`` chunks take the decoding
-paths. Every case compares against :func:`split_lines`, the record path's split.
+The ASCII fast path finds the newlines in one scan and cuts them out of the chunk; UTF-8 and
+``\\r`` chunks take the decoding paths. Every case compares against :func:`split_lines`, the record path's split.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ CHUNKS = {
     "utf-8": "é€ line\nzwei 𝄞\n".encode(),
     "bad utf-8": b"ok\n\xff\xfe broken\nend\n",
     "cr and crlf": b"a\r\nb\rc\nd\r\n",
+    "bad utf-8 and crlf": b"\xff\r\n\xe2\x82 half\nok\r",
 }
 
 
