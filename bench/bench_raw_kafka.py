@@ -43,9 +43,10 @@ from bench.common import (
     shared_broker,
     size_and_switch,
 )
+from kopycat.idempotent_producer import connect_idempotent
 from kopycat.interpreter_settings import young_collections_deferred
 from kopycat.kafka import SINK_CONSUMER_DEFAULTS, SOURCE_PRODUCER_DEFAULTS, SOURCE_PRODUCER_FORCED
-from kopycat.runtime.source_produce import connect_idempotent, produce_when_room
+from kopycat.runtime.source_produce import produce_when_room
 from kopycat.runtime.task_parts import TaskId
 
 RECORDS = 1_000_000
@@ -62,10 +63,10 @@ CONSUMER_SETTINGS: dict[str, Any] = {**SINK_CONSUMER_DEFAULTS, "enable.auto.comm
 
 def ready_producer(bootstrap: str, topic: str) -> Producer:
     """A producer with Kopycat's settings, its producer id asked for (as Kopycat's source runner
-    does: :func:`~kopycat.runtime.source_produce.connect_idempotent`; without it some rounds wait
+    does: :func:`~kopycat.idempotent_producer.connect_idempotent`; without it some rounds wait
     librdkafka's 500 ms id retry) and ``topic``'s metadata already fetched."""
     producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER_SETTINGS})
-    connect_idempotent(producer, RAW_PRODUCER)
+    connect_idempotent(producer, "The raw producer")
     producer.list_topics(topic, timeout=30)
     return producer
 

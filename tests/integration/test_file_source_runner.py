@@ -8,9 +8,9 @@ from pathlib import Path
 from confluent_kafka import Producer
 
 from kopycat.connectors.files.filestream_source import FileStreamSourceConnector
+from kopycat.idempotent_producer import connect_idempotent
 from kopycat.kafka import SOURCE_PRODUCER_DEFAULTS, SOURCE_PRODUCER_FORCED
 from kopycat.runtime.bounds import Bounds, StopReason
-from kopycat.runtime.source_produce import connect_idempotent
 from kopycat.runtime.task_factory import build_source_runner
 from kopycat.runtime.task_parts import TaskId
 from kopycat.storage.offset_backing_store import MemoryOffsetStore
@@ -48,7 +48,7 @@ def test_after_connect_idempotent_a_broker_known_by_its_id_answers_and_records_a
     topic = create_topic(bootstrap_servers, topic_name)
     producer = Producer({"bootstrap.servers": bootstrap_servers, **SOURCE_PRODUCER_DEFAULTS,
                          **SOURCE_PRODUCER_FORCED})
-    connect_idempotent(producer, TaskId("connect", 0))
+    connect_idempotent(producer, "Task connect-0")
     assert producer.list_topics(timeout=30).orig_broker_id >= 0  # no longer the bootstrap connection (-1)
     for i in range(100):
         producer.produce(topic, f"{i}".encode())

@@ -1,8 +1,5 @@
 """Handing converted records to the producer: one by one, or a whole encoded column at a time.
 
-Before the first record, :func:`connect_idempotent` has the idempotent producer fetch its producer
-id at once instead of half a second later (librdkafka's retry timer).
-
 Follows the Java producer's ``send`` in Kafka Connect's ``AbstractWorkerSourceTask.sendRecords``,
 including its blocking for room: a full local queue makes ``produce`` wait, serving delivery
 reports, for up to ``max.block.ms``, instead of failing the task.
@@ -14,27 +11,22 @@ Used on the runner's thread only.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections import deque
 from itertools import repeat
 from operator import length_hint
 from typing import Any
 
-from confluent_kafka import KafkaException, Producer
+from confluent_kafka import Producer
 
 from kopycat.api.errors import ConnectError
 from kopycat.runtime.task_parts import TaskId
 
-__all__ = ["CONNECT_TIMEOUT_S", "MAX_BLOCK_S", "PARTITION_ANY", "TIMESTAMP_NOW", "byte_count", "connect_idempotent",
-           "produce_all", "produce_when_room"]
-
-log = logging.getLogger(__name__)
+__all__ = ["MAX_BLOCK_S", "PARTITION_ANY", "TIMESTAMP_NOW", "byte_count", "produce_all", "produce_when_room"]
 
 MAX_BLOCK_S = 60.0  # the Java producer's max.block.ms
 PARTITION_ANY = -1  # librdkafka's RD_KAFKA_PARTITION_UA: the partitioner chooses
 TIMESTAMP_NOW = 0   # confluent-kafka's "no timestamp given": the producer stamps the record
-CONNECT_TIMEOUT_S = 5.0  # how long connect_idempotent waits for a broker before the producer's own retries take over
 
 
 def byte_count(values: Any) -> int:
@@ -51,29 +43,6 @@ def byte_count(values: Any) -> int:
     large = pa.types.is_large_binary(values.type) or pa.types.is_large_string(values.type)
     offsets = np.frombuffer(values.buffers()[1], np.int64 if large else np.int32)
     return int(offsets[values.offset + len(values)] - offsets[values.offset])
-
-
-def connect_idempotent(producer: Producer, task_id: TaskId, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
-    """Have a new idempotent producer ask for its producer id now, not after librdkafka's 500 ms timer.
-
-    librdkafka sends InitProducerId when a Metadata response arrives, to a broker that is up
-    (``rd_kafka_parse_Metadata`` runs the PID state machine), and otherwise retries on a 500 ms
-    timer (``rd_kafka_idemp_pid_timer_restart``). A new client's first metadata usually comes
-    through its bootstrap connection, which it drops as soon as it learns the brokers' ids: the
-    id request then finds no broker up, and every record the task produces waits the 500 ms (a
-    third of a 1M-line file copy, in the rounds that lost this race). So metadata is asked for
-    until a broker known by its id answers: that broker is up when the id request goes out, as
-    the Java producer's ``Sender.maybeWaitForProducerId`` sends it to the first ready node.
-    A broker that does not answer within ``timeout_s`` is left to the producer's own retries.
-    """
-    deadline = time.monotonic() + timeout_s
-    try:
-        while producer.list_topics(timeout=max(0.1, deadline - time.monotonic())).orig_broker_id < 0:
-            if time.monotonic() > deadline:
-                break
-    except KafkaException as exc:
-        log.debug("Task %s: no broker answered a metadata request in %.0f s (%s); the producer "
-                  "asks for its producer id on its own", task_id, timeout_s, exc)
 
 
 def produce_when_room(producer: Producer, args: tuple[Any, ...], task_id: TaskId) -> None:

@@ -54,6 +54,7 @@ from kopycat.api.errors import ConnectError, RetriableError
 from kopycat.api.record_batch import SourceRecordBatch
 from kopycat.api.records import SourceRecord
 from kopycat.api.task import OffsetStorageReader, SourceItem, SourceTask, SourceTaskContext, TransactionContext
+from kopycat.idempotent_producer import connect_idempotent
 from kopycat.interpreter_settings import gc_paused
 from kopycat.runtime.bounds import Bounds, StopReason, StopWatch
 from kopycat.runtime.errors import ProcessingContext, Stage
@@ -63,7 +64,6 @@ from kopycat.runtime.source_produce import (
     PARTITION_ANY,
     TIMESTAMP_NOW,
     byte_count,
-    connect_idempotent,
     produce_all,
     produce_when_room,
 )
@@ -180,7 +180,7 @@ class SourceTaskRunner(WorkerTask):
                                                      self.takes_columns))
         self.task.start(self.task_props)
         if "transactional.id" not in self.producer_config:  # init_transactions fetched the id already
-            connect_idempotent(self.producer, self.id)
+            connect_idempotent(self.producer, f"Task {self.id}")
         log.info("Task %s started (%s)", self.id, type(self.task).__name__)
 
     def close(self) -> None:

@@ -44,6 +44,7 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from kopycat.api.errors import ConnectError
 from kopycat.client_security import without_tracebacks
+from kopycat.idempotent_producer import connect_idempotent
 from kopycat.kafka import ensure_properties
 from kopycat.storage.topic_admin import (
     create_topic_if_missing,
@@ -232,6 +233,7 @@ class KafkaBasedLog:
         self._positions = dict(starts)
         self.read_to_end()
         self._producer = Producer(self.producer_config)
+        connect_idempotent(self._producer, f"The log of {self.purpose} on '{self.topic}'")
         self._stopping.clear()
         self._poller = threading.Thread(target=self._poll_producer, name=f"{self.admin_config['client.id']}-"
                                         f"{self.topic}", daemon=True)

@@ -12,8 +12,8 @@ import pyarrow.compute as pc
 import pytest
 from confluent_kafka import Producer
 
-from kopycat.runtime.source_produce import byte_count, connect_idempotent
-from kopycat.runtime.task_parts import TaskId
+from kopycat.idempotent_producer import connect_idempotent
+from kopycat.runtime.source_produce import byte_count
 
 ARRAYS = {
     "binary": pa.array([b"ab", b"cde", b"f"]),
@@ -55,18 +55,18 @@ class _AnsweringProducer:
 
 def test_connect_idempotent_asks_again_until_a_broker_known_by_its_id_answers() -> None:
     producer = _AnsweringProducer(-1, -1, 1, 1)
-    connect_idempotent(producer, TaskId("c", 0))  # type: ignore[arg-type]
+    connect_idempotent(producer, "Task c-0")  # type: ignore[arg-type]
     assert producer.requests == 3
 
 
 def test_connect_idempotent_asks_once_when_a_broker_answers_at_once() -> None:
     producer = _AnsweringProducer(2)
-    connect_idempotent(producer, TaskId("c", 0))  # type: ignore[arg-type]
+    connect_idempotent(producer, "Task c-0")  # type: ignore[arg-type]
     assert producer.requests == 1
 
 
 def test_connect_idempotent_leaves_an_unreachable_cluster_to_the_producers_own_retries() -> None:
     producer = Producer({"bootstrap.servers": "127.0.0.1:1", "enable.idempotence": True, "log_level": 0})
-    connect_idempotent(producer, TaskId("c", 0), timeout_s=0.5)  # returns instead of raising
+    connect_idempotent(producer, "Task c-0", timeout_s=0.5)  # returns instead of raising
     producer.produce("t", b"queued")
     assert producer.flush(0) >= 1  # the record waits in the producer's queue, as it did without the call
