@@ -19,6 +19,7 @@ rejects, a schema with nested types: all None, never a different value.
 from __future__ import annotations
 
 import binascii
+import re
 from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ from kopycat.converters.base64_integers import unscaled_int64
 __all__ = ["EnvelopeColumns", "PayloadLines", "envelope_columns", "payload_lines"]
 
 _LOGICAL_INTS: Final = {Date.LOGICAL_NAME: Date, Time.LOGICAL_NAME: Time, Timestamp.LOGICAL_NAME: Timestamp}
+_MINUS_ZERO_INTEGER: Final = re.compile(rb"-0(?![.eE])")
 _READ_BLOCK: Final = 1 << 24
 """pyarrow's JSON block size for a consumed batch (a few MB at most); a larger text gets a block its size."""
 
@@ -55,6 +57,8 @@ class EnvelopeColumns:
     parse_options: pa_json.ParseOptions
     """The JSON reader's schema: the type each field's JSON is read as (int64 for every integer...)."""
     finishes: tuple[Finish, ...]
+    float_columns: tuple[int, ...] = ()
+    """The FLOAT32/FLOAT64 fields' indexes, checked for the integer token ``-0``."""
 
     def decode(self, lines: PayloadLines) -> pa.StructArray | None:
         """The payload objects as a StructArray of :attr:`arrow_schema`'s fields.
@@ -80,6 +84,8 @@ class EnvelopeColumns:
             if finished is None:
                 return None
             columns.append(finished)
+        if _integer_negative_zero(text, columns, self.float_columns):
+            return None
         return pa.StructArray.from_arrays(columns, fields=list(self.arrow_schema))
 
 
@@ -161,7 +167,8 @@ def envelope_columns(schema: Schema, replace_null_with_default: bool) -> Envelop
         read_fields.append(pa.field(field.name, read_type))
         finishes.append(finish)
     options = pa_json.ParseOptions(explicit_schema=pa.schema(read_fields), unexpected_field_behavior="ignore")
-    return EnvelopeColumns(schema, arrow_schema, options, tuple(finishes))
+    floats = tuple(i for i, field in enumerate(schema.fields) if field.schema.type in (Type.FLOAT32, Type.FLOAT64))
+    return EnvelopeColumns(schema, arrow_schema, options, tuple(finishes), floats)
 
 
 def _column(schema: Schema, arrow_type: pa.DataType, replace_null: bool) -> tuple[pa.DataType, Finish] | None:
@@ -228,6 +235,24 @@ def _float_finish(arrow_type: pa.DataType) -> Finish:
             return None
         return column if arrow_type == pa.float64() else column.cast(arrow_type, safe=False)
     return finish
+
+
+def _has_negative_zero(column: pa.Array) -> bool:
+    """Any -0.0 in the data buffer (a null's slot may count: it only costs a text search)."""
+    dtype = np.float32 if column.type == pa.float32() else np.float64
+    values = np.frombuffer(column.buffers()[1], dtype=dtype, count=column.offset + len(column))[column.offset:]
+    return bool(np.any(np.signbit(values[values == 0])))
+
+
+def _integer_negative_zero(text: bytes, columns: Sequence[pa.Array], float_columns: tuple[int, ...]) -> bool:
+    """Whether a float column holds a -0.0 that may have been the integer token ``-0``.
+
+    pyarrow reads ``-0`` into a float column as -0.0; Jackson and the record path read the integer
+    zero, 0.0, and Parquet keeps the sign. Only a batch holding a negative zero pays for the text
+    search (a ``-0`` inside a string also sends the batch to the record path: slower, never wrong).
+    """
+    return (any(_has_negative_zero(columns[i]) for i in float_columns)
+            and _MINUS_ZERO_INTEGER.search(text) is not None)
 
 
 def _logical_finish(schema: Schema, logical: type, arrow_type: pa.DataType) -> Finish:

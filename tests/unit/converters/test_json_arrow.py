@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import math
 import random
 import subprocess
 import sys
@@ -129,6 +130,8 @@ FALLBACKS: dict[str, Callable[[], list[bytes | None]]] = {
                                                       b'{"n":9223372036854775808}'),
     "a bare NaN token": lambda: with_good(one_field("x", Schema.FLOAT64_SCHEMA), b'{"x":NaN}'),
     "a quoted NaN": lambda: with_good(one_field("x", Schema.FLOAT64_SCHEMA), b'{"x":"NaN"}'),
+    "a negative zero integer": lambda: with_good(one_field("x", Schema.FLOAT64_SCHEMA), b'{"x":-0}'),
+    "a negative zero integer in FLOAT32": lambda: with_good(one_field("x", Schema.FLOAT32_SCHEMA), b'{"x":-0}'),
     "leading zeros": lambda: with_good(one_field("n", Schema.INT64_SCHEMA), b'{"n":007}'),
     "a number in a string": lambda: with_good(one_field("s", Schema.STRING_SCHEMA), b'{"s":5}'),
     "a number in a boolean": lambda: with_good(one_field("b", Schema.BOOLEAN_SCHEMA), b'{"b":1}'),
@@ -170,6 +173,15 @@ FALLBACKS: dict[str, Callable[[], list[bytes | None]]] = {
     "the envelope's head alone": lambda: [*encode(PRICE_ONLY, [price_struct(1)]), envelope_of(PRICE_ONLY, b"")[:-1]],
 }
 NESTED = SchemaBuilder.struct().name("test.Nested").field("inner", PRICE_ONLY).build()
+
+
+@pytest.mark.parametrize(("token", "negative"), [(b"-0", False), (b"-0.0", True), (b"0", False)])
+def test_a_zero_keeps_the_sign_the_record_path_and_jackson_give_it(token: bytes, negative: bool) -> None:
+    """``-0`` is the integer zero (0.0), ``-0.0`` the negative float zero: Parquet keeps the sign."""
+    values = [envelope_of(one_field("x", Schema.FLOAT64_SCHEMA), b'{"x":' + token + b"}")]
+    found = columns(values)
+    decoded = found.value if found is not None else record_path(values)[1]
+    assert math.copysign(1.0, decoded.field("x")[0].as_py()) == (-1.0 if negative else 1.0)
 
 
 @pytest.mark.parametrize("case", sorted(FALLBACKS))
