@@ -14,8 +14,7 @@ to the record path, which reports bad values as always.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Sequence
 from typing import Any
 
 from kopycat.api.record_batch import SourceRecordBatch
@@ -35,17 +34,13 @@ Run = tuple[str, list[Produced]]
 
 
 class SourceRecordConverter:
-    """Converts one task's records; counts tolerated failures in the run's summary.
-
-    Called from the runner's thread; only :meth:`encoded` hands a batch to its helper thread, and never
-    while the runner's thread converts."""
+    """Converts one task's records; counts tolerated failures in the run's summary (one thread)."""
 
     def __init__(self, task_id: TaskId, parts: TaskParts, summary: RunSummary) -> None:
         self.id = task_id
         self.parts = parts
         self.summary = summary
         self.unsent: list[SourceRecord] = []  # skipped by a tolerated conversion error, until taken
-        self._encoding: ThreadPoolExecutor | None = None
 
     def convert(self, records: Sequence[SourceRecord]) -> list[Run]:
         """Key, value and header bytes of each record, per run of one topic and schemas; tolerated
@@ -108,39 +103,6 @@ class SourceRecordConverter:
     def _headers(self, record: SourceRecord) -> list[tuple[str, bytes | None]]:
         convert = self.parts.header_converter.from_connect_header
         return [(h.key, convert(record.topic, h.key, h.schema, h.value)) for h in record.headers]
-
-    def encoded(self, batches: list[SourceRecordBatch], only_batches: bool, columns: bool
-                ) -> Iterator[tuple[SourceRecordBatch, tuple[Any, Any] | None]]:
-        """Each batch with its encoding (None: the record path; always without ``columns``); in a poll
-        of batches only, the next one encodes on a helper thread while the caller produces this one:
-        the converters' Arrow kernels release the GIL, so encoding and producing overlap.
-
-        Once a batch takes the record path, the rest encode on the caller's thread: its records are
-        converted there, and a converter is used by one thread at a time."""
-        if not columns:
-            yield from ((batch, None) for batch in batches)
-            return
-        upcoming: Future[tuple[Any, Any] | None] | None = None
-        ahead = only_batches and len(batches) > 1
-        for index, batch in enumerate(batches):
-            encoded = self.encode_batch(batch) if upcoming is None else upcoming.result()
-            upcoming = None
-            ahead = ahead and encoded is not None
-            if ahead and index + 1 < len(batches):
-                upcoming = self._encoder().submit(self.encode_batch, batches[index + 1])
-            yield batch, encoded
-
-    def _encoder(self) -> ThreadPoolExecutor:
-        """The helper thread that encodes a poll's next batch (made on first use, shut down by close())."""
-        if self._encoding is None:
-            self._encoding = ThreadPoolExecutor(1, thread_name_prefix=f"{self.id}-encode")
-        return self._encoding
-
-    def close(self) -> None:
-        """Wait for the helper thread's encoding, if any, and end it."""
-        if self._encoding is not None:
-            self._encoding.shutdown(wait=True)
-            self._encoding = None
 
     def encode_batch(self, batch: SourceRecordBatch) -> tuple[Any, Any] | None:
         """The batch's key and value bytes as Arrow binary arrays (keys None without keys), or None
