@@ -19,9 +19,7 @@ any mix, and the runner chooses per item, as dlt's extractor does for objects an
 When nothing needs records one by one (no transform, no acknowledgements, not exactly-once) a
 batch is encoded a column at a time by the converters' ``from_arrow_array`` and produced value by
 value with no record object; otherwise, or when a converter answers None (or fails), the batch
-goes down the record path as ``batch.records()``, in order with the records around it. In a
-poll of batches only, the next batch encodes on a helper thread while the current one is produced
-(beyond Kafka Connect: the Arrow kernels release the GIL, the producer's calls need it).
+goes down the record path as ``batch.records()``, in order with the records around it.
 
 Tasks that override ``commit_record`` or ``commit_records`` get per-record delivery reports
 instead (as in Kafka): :mod:`kopycat.runtime.source_delivery` gathers them and, after every
