@@ -150,12 +150,3 @@ def test_an_unsorted_resources_first_table_leaves_before_the_next_is_read() -> N
     with pytest.raises(ConnectError, match=r"ledger \w+ broke after 1 tables"):
         task.poll()
     task.stop()
-
-
-def test_an_unsorted_resources_table_leaves_in_batches_of_the_batch_size_all_but_the_last_with_the_start_state(
-        ) -> None:
-    items = run_task(started(unsorted_props(uuid.uuid4().hex, 2, **{"dlt.args.rows": "5", "dlt.batch.max.rows": "2"})))
-    ids = [[record.key.get("id") for record in records_of([item])] for item in items]
-    assert ids == [[1, 2], [3, 4], [5], [6, 7], [8, 9], [10]]
-    assert [item.source_offset for item in items[:-1]] == [None] * 5
-    assert cursor(items[-1]) == 10

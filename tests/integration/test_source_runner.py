@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import collections
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -213,38 +212,6 @@ def test_records_and_batches_of_one_poll_arrive_in_order_as_columns_or_as_record
     assert summary.stop_reason is StopReason.CAUGHT_UP and summary.records == 9
     assert consume_all(bootstrap_servers, topic) == [f"v{i}" for i in range(9)]
     assert {text: entry["after"] for text, entry in summary.offsets.items()} == {'{"p":0}': {"i": 8}}
-
-
-class BatchesOnlyTask(MixedItemsTask):
-    """One poll of string batches only (rows 0-10; the four-row one the converter turns down), then RunComplete."""
-
-    def poll(self) -> list[SourceItem] | None:
-        if self.polled:
-            raise RunComplete
-        self.polled = True
-        return [SourceRecordBatch({"p": 0}, {"i": first + rows - 1}, self.topic, Schema.STRING_SCHEMA,
-                                  pa.array([f"v{i}" for i in range(first, first + rows)], pa.string()))
-                for first, rows in ((0, 3), (3, 2), (5, 4), (9, 2))]
-
-
-def test_a_poll_of_batches_encodes_the_next_on_a_helper_while_producing_and_in_order_after_a_refusal(
-        bootstrap_servers: str, topic_name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    encoded: list[tuple[int, bool]] = []  # rows, and whether the helper thread encoded them
-    original = StringConverter.from_arrow_array
-
-    def spy(self: Any, topic: str, schema: Any, values: Any) -> Any:
-        encoded.append((len(values), "-encode" in threading.current_thread().name))
-        return None if len(values) == 4 else original(self, topic, schema, values)
-    monkeypatch.setattr(StringConverter, "from_arrow_array", spy)
-    topic = create_topic(bootstrap_servers, topic_name, 1)
-    summary = run(bootstrap_servers, connector_props(topic), MemoryOffsetStore(), Bounds(max_seconds=300),
-                  task_class=BatchesOnlyTask)
-    # the first on the runner's thread, the next two ahead on the helper; after the refused one, the runner's
-    assert encoded == [(3, False), (2, True), (4, True), (2, False)]
-    assert summary.stop_reason is StopReason.CAUGHT_UP and summary.records == 11
-    assert consume_all(bootstrap_servers, topic) == [f"v{i}" for i in range(11)]
-    assert {text: entry["after"] for text, entry in summary.offsets.items()} == {'{"p":0}': {"i": 10}}
-    assert not [thread for thread in threading.enumerate() if "-encode" in thread.name]  # shut down by close()
 
 
 class BadValueTask(CountingSourceTask):

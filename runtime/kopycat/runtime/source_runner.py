@@ -41,8 +41,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Mapping, Sequence
 from functools import partial
 from itertools import groupby
 from typing import Any, ClassVar
@@ -147,7 +146,6 @@ class SourceTaskRunner(WorkerTask):
         self._task_lock = threading.Lock()
         self._touched: dict[str, Mapping[str, Any] | None] = {}
         self._before: dict[str, Any] = {}
-        self._encoding: ThreadPoolExecutor | None = None
 
     # ------------------------------------------------------------------ lifecycle (WorkerTask hooks)
 
@@ -178,9 +176,6 @@ class SourceTaskRunner(WorkerTask):
 
     def close(self) -> None:
         self._stop_task()
-        if self._encoding is not None:
-            self._encoding.shutdown(wait=True)
-            self._encoding = None
         if self.producer is not None:
             self.producer.flush(self.flush_timeout_s)
             self.producer = None  # destroys the client: its callbacks hold this runner
@@ -283,9 +278,11 @@ class SourceTaskRunner(WorkerTask):
                 pending += group
                 count += len(pending) - before
                 continue
-            batches = [batch for batch in group if len(batch)]
-            for batch, encoded in self._encoded(batches, only_batches=not pending and len(batches) == len(items)):
+            for batch in group:
+                if not len(batch):
+                    continue
                 count += len(batch)
+                encoded = self.conversion.encode_batch(batch) if self.takes_columns else None
                 if encoded is None:
                     pending += batch.records()
                     continue
@@ -296,34 +293,6 @@ class SourceTaskRunner(WorkerTask):
         if pending:
             self.dispatch_records(pending)
         return count
-
-    def _encoded(self, batches: list[SourceRecordBatch], only_batches: bool
-                 ) -> Iterator[tuple[SourceRecordBatch, tuple[Any, Any] | None]]:
-        """Each batch with its encoding (None: the record path); in a poll of batches only, the next
-        one encodes on a helper thread while this one is produced: the converters' Arrow kernels
-        release the GIL, so encoding and producing overlap instead of taking turns.
-
-        Once a batch takes the record path, the rest encode on this thread: its records are
-        converted here, and a converter is used by one thread at a time."""
-        if not self.takes_columns:
-            yield from ((batch, None) for batch in batches)
-            return
-        encode = self.conversion.encode_batch
-        upcoming: Future[tuple[Any, Any] | None] | None = None
-        ahead = only_batches and len(batches) > 1
-        for index, batch in enumerate(batches):
-            encoded = encode(batch) if upcoming is None else upcoming.result()
-            upcoming = None
-            ahead = ahead and encoded is not None
-            if ahead and index + 1 < len(batches):
-                upcoming = self._encoder().submit(encode, batches[index + 1])
-            yield batch, encoded
-
-    def _encoder(self) -> ThreadPoolExecutor:
-        """The helper thread that encodes a poll's next batch (made on first use, shut down by close())."""
-        if self._encoding is None:
-            self._encoding = ThreadPoolExecutor(1, thread_name_prefix=f"{self.id}-encode")
-        return self._encoding
 
     def send_records(self, records: Sequence[SourceRecord]) -> None:
         """Transform, convert and produce records, then note their offsets for the next commit.

@@ -30,8 +30,7 @@ They leave in one poll(), whose offsets the engine commits together. So a chunk 
 the next one arrives (the last two when the last has one row and there is source-level state);
 of an unsorted resource's Arrow table (up to ``chunk_size`` rows, passed on whole) only its last
 row is held (two with source-level state): its other rows carry the state the run started from
-whichever chunk comes last, so they leave at once, produced while dlt reads the next table, in
-batches of ``dlt.batch.max.rows`` (the runner encodes one while it produces the one before).
+whichever chunk comes last, so they leave at once, produced while dlt reads the next table.
 
 Resources run one after another, each to its end, taking turns in dlt with the other tasks of
 the process (:data:`~kopycat.connectors.dlt.source_loader.DLT_LOCK`); rows become :class:`SourceRecordBatch` items
@@ -161,12 +160,6 @@ def _release(held: list[_Chunk], keep_rows: int, split: bool) -> list[_Chunk]:
         ready.append(_Chunk(first.table.slice(0, spare), first.offset))
         held[0] = _Chunk(first.table.slice(spare), first.offset)
     return ready
-
-
-def _slices(table: pa.Table, rows: int) -> list[pa.Table]:
-    """The table in slices of up to ``rows`` rows (zero-copy): the runner encodes one while it
-    produces the one before."""
-    return [table.slice(start, rows) for start in range(0, table.num_rows, rows)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,8 +317,7 @@ class DltSourceTask(SourceTask):
         run.held.append(_Chunk(table, run.safe))
         split = run.chunker.whole and not run.ordered  # its rows carry the state the run started from
         released = _release(run.held, 2 if self._source_level() else 1, split)
-        return [self._batch(run, piece, run.partition, chunk.offset) for chunk in released
-                for piece in (_slices(chunk.table, self.limit) if split else [chunk.table])]
+        return [self._batch(run, chunk.table, run.partition, chunk.offset) for chunk in released]
 
     def _last(self, run: _ResourceRun) -> list[SourceRecordBatch]:
         """The held chunks with the resource's final state; their first row with the source-level state
