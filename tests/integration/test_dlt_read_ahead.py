@@ -120,3 +120,33 @@ def test_stop_mid_run_ends_the_reader_before_it_returns_and_the_reader_reads_no_
     assert read < 10  # the read-ahead is bounded: the reader waited for room, then saw the stop
     assert task.poll() == []
     assert LEDGER_YIELDED[label] == read
+
+
+def unsorted_props(label: str, tables: int, **extra: str) -> dict[str, str]:
+    """The ledger with its cursor but no row order: its state is safe only at its end."""
+    props = ledger_props(label, tables, **extra)
+    del props["dlt.incremental.row.order"]
+    return props
+
+
+def test_an_unsorted_resource_hands_over_each_table_but_its_last_row_at_once_and_only_that_row_the_final_state(
+        ) -> None:
+    task = started(unsorted_props(uuid.uuid4().hex, 4))
+    items = run_task(task)
+    ids = [[record.key.get("id") for record in records_of([item])] for item in items]
+    assert ids == [[1, 2], [3], [4, 5], [6], [7, 8], [9], [10, 11], [12]]  # a table's last row waits for the next
+    assert [item.source_offset for item in items[:-1]] == [None] * 7  # the state the run started from: none
+    assert cursor(items[-1]) == 12
+
+    resumed = {tuple(sorted(items[-1].source_partition.items())): items[-1].source_offset}
+    assert records_of(run_task(started(unsorted_props(uuid.uuid4().hex, 4), resumed))) == []
+
+
+def test_an_unsorted_resources_first_table_leaves_before_the_next_is_read() -> None:
+    task = started(unsorted_props(uuid.uuid4().hex, 4, **{"dlt.args.fail_after": "1", "dlt.batch.max.rows": "2"}))
+    first = task.poll() or []  # the resource fails instead of yielding its second table
+    assert [record.key.get("id") for record in records_of(first)] == [1, 2]
+    assert [item.source_offset for item in first] == [None]
+    with pytest.raises(ConnectError, match=r"ledger \w+ broke after 1 tables"):
+        task.poll()
+    task.stop()

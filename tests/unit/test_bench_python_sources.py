@@ -12,12 +12,12 @@ from bench import bench_python_sources as py
 from bench.common import Measure, set_quick
 
 
-def test_rows_default_to_200000_a_tenth_under_quick_and_take_a_smaller_count() -> None:
-    assert py.parse_options([]) == py.Options(rows=200_000, profile=False, rounds=3)
+def test_rows_default_to_500000_a_tenth_under_quick_and_take_a_smaller_count() -> None:
+    assert py.parse_options([]) == py.Options(rows=500_000, profile=False, rounds=3)
     assert py.parse_options(["--rows", "5000", "--rounds", "5"]) == py.Options(rows=5_000, rounds=5)
     set_quick(True)
     try:
-        assert py.parse_options([]).rows == 20_000
+        assert py.parse_options([]).rows == 50_000
     finally:
         set_quick(False)
 

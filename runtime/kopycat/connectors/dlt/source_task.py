@@ -27,7 +27,10 @@ state, so a failed run repeats only what was not committed. The last chunks carr
 state dlt holds at the end, their first row the source-level state under the source's
 partition (an offset needs a record: a resource ending with fewer than two rows stores none).
 They leave in one poll(), whose offsets the engine commits together. So a chunk is held until
-the next one arrives (the last two when the last has one row and there is source-level state).
+the next one arrives (the last two when the last has one row and there is source-level state);
+of an unsorted resource's Arrow table (up to ``chunk_size`` rows, passed on whole) only its last
+row is held (two with source-level state): its other rows carry the state the run started from
+whichever chunk comes last, so they leave at once, produced while dlt reads the next table.
 
 Resources run one after another, each to its end, taking turns in dlt with the other tasks of
 the process (:data:`~kopycat.connectors.dlt.source_loader.DLT_LOCK`); rows become :class:`SourceRecordBatch` items
@@ -145,11 +148,17 @@ def _ordered(source: DltSource, resource: str) -> bool:
     return incremental is not None and bool(incremental.row_order)
 
 
-def _release(held: list[_Chunk], keep_rows: int) -> list[_Chunk]:
-    """Take the held chunks off the front while the ones left still have ``keep_rows`` rows."""
+def _release(held: list[_Chunk], keep_rows: int, split: bool) -> list[_Chunk]:
+    """Take the held chunks off the front while the ones left still have ``keep_rows`` rows; with
+    ``split``, also the front rows of the first one left, so that exactly ``keep_rows`` rows stay."""
     ready: list[_Chunk] = []
     while len(held) > 1 and sum(chunk.table.num_rows for chunk in held[1:]) >= keep_rows:
         ready.append(held.pop(0))
+    spare = sum(chunk.table.num_rows for chunk in held) - keep_rows
+    if split and spare > 0:  # fewer than keep_rows rows follow held[0]: the spare rows are all its own
+        first = held[0]
+        ready.append(_Chunk(first.table.slice(0, spare), first.offset))
+        held[0] = _Chunk(first.table.slice(spare), first.offset)
     return ready
 
 
@@ -306,7 +315,8 @@ class DltSourceTask(SourceTask):
         if run.ordered and run.chunker.whole:  # sorted, and dlt's state covers exactly the rows so far
             run.safe = _resource_offset(run.name, self.runs[run.name])
         run.held.append(_Chunk(table, run.safe))
-        released = _release(run.held, 2 if self._source_level() else 1)
+        split = run.chunker.whole and not run.ordered  # its rows carry the state the run started from
+        released = _release(run.held, 2 if self._source_level() else 1, split)
         return [self._batch(run, chunk.table, run.partition, chunk.offset) for chunk in released]
 
     def _last(self, run: _ResourceRun) -> list[SourceRecordBatch]:
