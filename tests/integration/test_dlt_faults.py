@@ -17,12 +17,13 @@ import json
 import sqlite3
 import subprocess
 import sys
+import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from tests.support.kafka import consume_records, create_topic
 from tests.support.kills import kill_when
@@ -40,11 +41,19 @@ def _create_table(database: Path) -> None:
         connection.executemany("INSERT INTO orders VALUES (?, ?)", ((i, i % 97) for i in range(1, ROWS + 1)))
 
 
-def _records_in(bootstrap: str, topic: str) -> int:
+def _records_in(bootstrap: str, topic: str, timeout_s: float = 60.0) -> int:
+    """Records in partition 0: a new client may not know a just-created topic yet, so it asks again."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "watermarks"})
+    deadline = time.monotonic() + timeout_s
     try:
-        low, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
-        return int(high - low)
+        while True:
+            try:
+                low, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
+                return int(high - low)
+            except KafkaException as exc:
+                if exc.args[0].code() != KafkaError._UNKNOWN_PARTITION or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
     finally:
         consumer.close()
 
