@@ -120,9 +120,9 @@ class RecordBatchConverter:
         so one such message does not send its neighbours down the record path too.
         """
         values = list(map(Message.value, messages))
-        headers = list(map(Message.headers, messages))
-        if None not in values and not any(headers):
+        if None not in values and not any(map(Message.headers, messages)):
             return [(messages, self._batch(messages, values))]
+        headers = list(map(Message.headers, messages))
         pieces: list[Piece] = []
         start = 0  # the first message in no piece yet
         for index in [i for i, (value, header) in enumerate(zip(values, headers, strict=True))

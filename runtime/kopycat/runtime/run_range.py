@@ -17,8 +17,8 @@ from __future__ import annotations
 import logging
 from bisect import bisect_left
 from collections.abc import Collection, Mapping, Sequence
-from itertools import compress, pairwise, repeat
-from operator import is_not, ne
+from itertools import compress, pairwise
+from operator import ne
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, Message
@@ -48,9 +48,9 @@ def partition_runs(messages: Sequence[Message], one_topic: bool = False) -> list
         topics = list(map(Message.topic, messages))
         if topics.count(topics[0]) != count:
             keys = list(zip(topics, keys, strict=True))
-    cuts = [0, *compress(range(1, count), map(ne, keys[1:], keys[:-1])), count]
-    if len(cuts) == 2:
+    if keys.count(keys[0]) == count:  # one partition (a one-partition assignment): no cuts to find
         return [messages]
+    cuts = [0, *compress(range(1, count), map(ne, keys[1:], keys[:-1])), count]
     return [messages[start:stop] for start, stop in pairwise(cuts)]
 
 
@@ -120,7 +120,7 @@ class PlannedEnds:
         The partition's bookkeeping is done once per run of one partition, not per message, and a
         batch without end-of-partition events takes whole runs (this is on the hot path).
         """
-        if any(map(is_not, map(Message.error, messages), repeat(None))):  # (KafkaError == None raises)
+        if any(map(Message.error, messages)):  # None, or a KafkaError (always true)
             return partition_runs(self._accept_with_events(consumer, messages), self.one_topic)
         accepted: list[Sequence[Message]] = []
         for run in partition_runs(messages, self.one_topic):
