@@ -100,7 +100,9 @@ class SinkTaskRunner(WorkerTask):
         self._consumer: Consumer | None = None
         self._task_started = False
         one_topic = self.fixed_assignment is not None and len({tp.topic for tp in self.fixed_assignment}) == 1
+        one_partition = self.fixed_assignment is not None and len(set(self.fixed_assignment)) == 1
         self.range = run_range(self.bounds, str(task_id), self.commit_timeout_s * 6, one_topic=one_topic,
+                               one_partition=one_partition,
                                live_starts_at_log_end=resets_to_latest(self.consumer_config))
         self.ends = self.range.ends
         # a windowed run never commits the group, so there is no order of commit and put to keep

@@ -136,3 +136,14 @@ def test_a_consume_error_anywhere_in_a_batch_fails_the_run_naming_its_partition(
     batch = [*messages(TP, range(3)), broken, *messages(TP, range(3, 5))]
     with pytest.raises(ConnectError, match="topic 'orders' partition 0: broker down"):
         ends.accept(consumer, batch)  # type: ignore[arg-type]
+
+
+def test_a_one_partition_run_takes_each_batch_as_one_run_and_still_stops_at_its_end() -> None:
+    ends = PlannedEnds(Bounds(end_offsets={TP: 6}), "sink-0", 1.0, one_topic=True, one_partition=True)
+    ends.resolve(None, [TP])  # type: ignore[arg-type]  (given ends need no consumer)
+    consumer = PauseRecorder()
+    first = messages(TP, range(0, 4))
+    assert ends.accept(consumer, first) == [first]  # type: ignore[arg-type]
+    runs = ends.accept(consumer, [*messages(TP, range(4, 8)), end_event(TP, 8)])  # type: ignore[arg-type]
+    assert offsets(runs) == [(0, 4), (0, 5)] and ends.finished == {TP}
+    assert consumer.paused == [("orders", 0)]
