@@ -53,7 +53,7 @@ def partition_runs(messages: Sequence[Message], one_topic: bool = False, *,
         topics = list(map(Message.topic, messages))
         if topics.count(topics[0]) != count:
             keys = list(zip(topics, keys, strict=True))
-    if keys.count(keys[0]) == count:  # one partition (a one-partition assignment): no cuts to find
+    if keys.count(keys[0]) == count:  # a batch from one of several partitions: no cuts to find
         return [messages]
     cuts = [0, *compress(range(1, count), map(ne, keys[1:], keys[:-1])), count]
     return [messages[start:stop] for start, stop in pairwise(cuts)]
