@@ -7,9 +7,7 @@ sources build their arrays from joined bytes, lengths and numpy masks here inste
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Iterable, Sequence
-from itertools import accumulate
 from typing import Any, Final
 
 import numpy as np
@@ -50,8 +48,8 @@ def variable_array(arrow_type: pa.DataType, data: bytes, lengths: Iterable[int],
     when ``data`` is beyond what int32 offsets address."""
     if len(data) > MAX_OFFSET:
         return None
-    offsets = array("i", [0])
-    offsets.extend(accumulate(lengths))
+    offsets = np.zeros(count + 1, np.int32)  # a C loop over the lengths, not an int object per sum
+    np.cumsum(np.fromiter(lengths, np.int32, count), dtype=np.int32, out=offsets[1:])
     return pa.Array.from_buffers(arrow_type, count, [validity, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 

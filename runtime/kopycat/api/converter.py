@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from kopycat.api.data import Schema
 
@@ -48,6 +48,13 @@ class Converter(ABC):
       wrong (the field path for values, the expected shape for bytes).
     - Instances are used by one task thread at a time; they need not be thread-safe.
     """
+
+    arrow_decode_off_the_gil: ClassVar[bool] = True
+    """Whether :meth:`to_arrow_array` spends most of its time outside the GIL (a JSON or Avro parse in
+    pyarrow), so a sink runner gains by decoding batches on helper threads while its own thread
+    consumes the next. False for a decode that is mostly Python-level steps per value (a join of
+    the bytes): on helper threads it would only take turns on the GIL with the consuming thread
+    and add the hand-overs, so the runner decodes on its own thread."""
 
     def configure(self, configs: Mapping[str, str], is_key: bool) -> None:  # noqa: B027 - optional hook
         """Apply configuration; ``is_key`` tells a key converter from a value converter."""

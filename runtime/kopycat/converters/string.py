@@ -76,6 +76,7 @@ class StringConverter(HeadersAsData):
     """Text in a configurable character set; None passes through as a tombstone both ways."""
 
     CONFIG = CONFIG
+    arrow_decode_off_the_gil = False  # the decode joins the bytes under the GIL: see Converter
 
     def __init__(self) -> None:
         self.configure({}, is_key=False)

@@ -24,7 +24,7 @@ from kopycat.api.data import Type
 from kopycat.api.record_batch import SinkRecordBatch
 from kopycat.runtime.task_parts import TaskParts
 
-__all__ = ["KafkaTimestamps", "Piece", "RecordBatchConverter"]
+__all__ = ["KafkaOffsets", "KafkaTimestamps", "Piece", "RecordBatchConverter"]
 
 
 class KafkaTimestamps(Sequence[int | None]):
@@ -56,6 +56,44 @@ class KafkaTimestamps(Sequence[int | None]):
             return KafkaTimestamps(self._messages[index])
         kind, timestamp = self._messages[index].timestamp()
         return timestamp if kind else None
+
+
+class KafkaOffsets(Sequence[int]):
+    """Messages' offsets, read from the messages when asked for; equal to any sequence of the same ints.
+
+    Batch writers read a batch's first and last offsets, or bisect for a few: listing them all up
+    front made an int object per message (16 ns of the file sink's ~140 ns of conversion each).
+    """
+
+    __slots__ = ("_messages",)
+
+    def __init__(self, messages: Sequence[Message]) -> None:
+        self._messages = messages
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    def __iter__(self) -> Iterator[int]:
+        return map(Message.offset, self._messages)
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> KafkaOffsets: ...
+
+    def __getitem__(self, index: int | slice) -> int | KafkaOffsets:
+        if isinstance(index, slice):
+            return KafkaOffsets(self._messages[index])
+        return self._messages[index].offset()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return list(self) == list(other)
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"KafkaOffsets({list(self)})"
 
 
 Piece = tuple[Sequence[Message], SinkRecordBatch | None]
@@ -120,9 +158,9 @@ class RecordBatchConverter:
         so one such message does not send its neighbours down the record path too.
         """
         values = list(map(Message.value, messages))
-        headers = list(map(Message.headers, messages))
-        if None not in values and not any(headers):
+        if None not in values and not any(map(Message.headers, messages)):
             return [(messages, self._batch(messages, values))]
+        headers = list(map(Message.headers, messages))
         pieces: list[Piece] = []
         start = 0  # the first message in no piece yet
         for index in [i for i, (value, header) in enumerate(zip(values, headers, strict=True))
@@ -151,7 +189,7 @@ class RecordBatchConverter:
             self._record_topics.add(topic)
             return None
         return SinkRecordBatch(topic, first.partition(), decoded.schema, decoded.value,
-                               list(map(Message.offset, messages)), KafkaTimestamps(messages))
+                               KafkaOffsets(messages), KafkaTimestamps(messages))
 
     def _keys_convert(self, topic: str, keys: list[bytes | None]) -> bool:
         """Keys are converted, as on the record path, though a batch does not keep them: a bad key fails there."""

@@ -3,11 +3,14 @@
 Beyond Kafka Connect, whose ``WorkerSinkTask`` converts and puts each batch before polling the
 next. Consuming (Python objects per message) and the columnar decode (mostly a JSON parse that
 releases the GIL) can share two cores instead of taking turns on one: an assigned run whose task
-takes batches keeps up to :data:`BATCHES_AHEAD` accepted batches converting on
-:data:`CONVERTING_THREADS` helper threads while its thread consumes the next. Every other run has
-depth 0: each batch is converted and put before the next is consumed, as in Kafka, which a
-subscribed run needs (a rebalance inside ``consume`` commits what was put, and may revoke a
-partition whose records would otherwise wait to be put).
+takes batches, decoded mostly outside the GIL (``Converter.arrow_decode_off_the_gil``), keeps up to
+:data:`BATCHES_AHEAD` accepted batches converting on :data:`CONVERTING_THREADS` helper threads while
+its thread consumes the next. A decode under the GIL (StringConverter's join of the bytes) would
+only take turns with the consuming thread: 4M 100-byte lines to a file copied in 2.14-2.23 s with
+two helpers, 2.01-2.09 s without, for the same CPU. Every other run has depth 0: each batch is
+converted and put before the next is consumed, as in Kafka, which a subscribed run needs (a
+rebalance inside ``consume`` commits what was put, and may revoke a partition whose records would
+otherwise wait to be put).
 
 Thread-safety: all methods are called from the runner's thread; only the conversions run on the
 helper threads.

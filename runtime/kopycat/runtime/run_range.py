@@ -17,8 +17,8 @@ from __future__ import annotations
 import logging
 from bisect import bisect_left
 from collections.abc import Collection, Mapping, Sequence
-from itertools import compress, pairwise, repeat
-from operator import is_not, ne
+from itertools import compress, pairwise
+from operator import ne
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, Message
@@ -33,24 +33,29 @@ __all__ = ["BackfillWindow", "PlannedEnds", "RunRange", "offsets_at", "partition
 log = logging.getLogger(__name__)
 
 
-def partition_runs(messages: Sequence[Message], one_topic: bool = False) -> list[Sequence[Message]]:
+def partition_runs(messages: Sequence[Message], one_topic: bool = False, *,
+                   one_partition: bool = False) -> list[Sequence[Message]]:
     """Consecutive messages of one topic partition (a consumed batch holds long runs of each).
 
     Found with C-level maps and compares, not a Python step per message: this is on the hot path.
     ``one_topic``: the consumer reads a single topic (an assignment of one topic's partitions), so
-    the topics need no pass of their own.
+    the topics need no pass of their own; ``one_partition``: it reads a single partition (an
+    assignment of one), so the batch is one run (``messages`` are data messages: no error event
+    without a partition among them).
     """
     count = len(messages)
     if not count:
         return []
+    if one_partition:
+        return [messages]
     keys: list[Any] = list(map(Message.partition, messages))
     if not one_topic:
         topics = list(map(Message.topic, messages))
         if topics.count(topics[0]) != count:
             keys = list(zip(topics, keys, strict=True))
-    cuts = [0, *compress(range(1, count), map(ne, keys[1:], keys[:-1])), count]
-    if len(cuts) == 2:
+    if keys.count(keys[0]) == count:  # a batch from one of several partitions: no cuts to find
         return [messages]
+    cuts = [0, *compress(range(1, count), map(ne, keys[1:], keys[:-1])), count]
     return [messages[start:stop] for start, stop in pairwise(cuts)]
 
 
@@ -80,12 +85,15 @@ class PlannedEnds:
     paused once its end is reached). A run without ends (the continuous worker) takes every message.
     """
 
-    def __init__(self, bounds: Bounds, owner: str, timeout_s: float, one_topic: bool = False) -> None:
+    def __init__(self, bounds: Bounds, owner: str, timeout_s: float, one_topic: bool = False, *,
+                 one_partition: bool = False) -> None:
         self.bounds = bounds
         self.owner = owner
         self.timeout_s = timeout_s
         self.one_topic = one_topic
         """The consumer reads partitions of one topic only (see :func:`partition_runs`)."""
+        self.one_partition = one_partition
+        """The consumer reads one partition only (see :func:`partition_runs`)."""
         self.ends: dict[TopicPartition, int] = {}
         self.finished: set[TopicPartition] = set()
         """Partitions read to their planned end (paused)."""
@@ -120,10 +128,11 @@ class PlannedEnds:
         The partition's bookkeeping is done once per run of one partition, not per message, and a
         batch without end-of-partition events takes whole runs (this is on the hot path).
         """
-        if any(map(is_not, map(Message.error, messages), repeat(None))):  # (KafkaError == None raises)
-            return partition_runs(self._accept_with_events(consumer, messages), self.one_topic)
+        if any(map(Message.error, messages)):  # None, or a KafkaError (always true)
+            return partition_runs(self._accept_with_events(consumer, messages), self.one_topic,
+                                  one_partition=self.one_partition)
         accepted: list[Sequence[Message]] = []
-        for run in partition_runs(messages, self.one_topic):
+        for run in partition_runs(messages, self.one_topic, one_partition=self.one_partition):
             last = run[-1]
             tp = TopicPartition(last.topic(), last.partition())
             self.at_log_end.discard(tp)  # in consumption order: a later end event re-adds it
@@ -209,11 +218,12 @@ class RunRange:
     commits_group = True
     """Whether the run commits the consumer group (and calls ``pre_commit`` every interval)."""
 
-    def __init__(self, bounds: Bounds, owner: str, timeout_s: float, one_topic: bool = False) -> None:
+    def __init__(self, bounds: Bounds, owner: str, timeout_s: float, one_topic: bool = False, *,
+                 one_partition: bool = False) -> None:
         self.bounds = bounds
         self.owner = owner
         self.timeout_s = timeout_s
-        self.ends = PlannedEnds(bounds, owner, timeout_s, one_topic)
+        self.ends = PlannedEnds(bounds, owner, timeout_s, one_topic, one_partition=one_partition)
         self.before: dict[TopicPartition, int | None] = {}
         """Where each partition started, for the report."""
 
@@ -272,8 +282,8 @@ class BackfillWindow(RunRange):
     commits_group = False
 
     def __init__(self, bounds: Bounds, owner: str, timeout_s: float, one_topic: bool = False, *,
-                 live_starts_at_log_end: bool = False) -> None:
-        super().__init__(bounds, owner, timeout_s, one_topic)
+                 one_partition: bool = False, live_starts_at_log_end: bool = False) -> None:
+        super().__init__(bounds, owner, timeout_s, one_topic, one_partition=one_partition)
         self.live_starts_at_log_end = live_starts_at_log_end
         """``auto.offset.reset=latest``: a live run without committed offsets starts at the log end."""
         self.group_offsets: dict[TopicPartition, int | None] = {}
@@ -313,7 +323,7 @@ class BackfillWindow(RunRange):
             timestamp_type, timestamp = message.timestamp()
             if timestamp_type and start <= timestamp < end:
                 inside.append(message)
-        return inside, partition_runs(inside, self.ends.one_topic)
+        return inside, partition_runs(inside, self.ends.one_topic, one_partition=self.ends.one_partition)
 
     def report(self, tp: TopicPartition, current: int, committed: int | None) -> dict[str, Any]:
         """The range copied (before/after) and the group's untouched offset."""
@@ -322,8 +332,9 @@ class BackfillWindow(RunRange):
 
 
 def run_range(bounds: Bounds, owner: str, timeout_s: float, *, one_topic: bool,
-              live_starts_at_log_end: bool) -> RunRange:
+              live_starts_at_log_end: bool, one_partition: bool = False) -> RunRange:
     """The range of a run with ``bounds``: a backfill window when they have a window start."""
     if bounds.windowed:
-        return BackfillWindow(bounds, owner, timeout_s, one_topic, live_starts_at_log_end=live_starts_at_log_end)
-    return RunRange(bounds, owner, timeout_s, one_topic)
+        return BackfillWindow(bounds, owner, timeout_s, one_topic, one_partition=one_partition,
+                              live_starts_at_log_end=live_starts_at_log_end)
+    return RunRange(bounds, owner, timeout_s, one_topic, one_partition=one_partition)

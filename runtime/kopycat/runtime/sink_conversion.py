@@ -67,9 +67,10 @@ class SinkConversion:
         self._columns = RecordBatchConverter(parts, batch_types) if batch_types and not len(parts.transforms) else None
 
     @property
-    def takes_batches(self) -> bool:
-        """Whether batches convert to columns (their conversion is then worth a helper thread)."""
-        return self._columns is not None
+    def decodes_off_the_gil(self) -> bool:
+        """Whether batches convert to columns mostly outside the GIL (their conversion is then worth a
+        helper thread: see ``Converter.arrow_decode_off_the_gil``)."""
+        return self._columns is not None and self.parts.value_converter.arrow_decode_off_the_gil
 
     def convert(self, runs: list[Sequence[Message]], finished: frozenset[TopicPartition]) -> ConvertedBatch:
         """A batch (runs of one partition) as pieces: decoded to columns where it can be; the

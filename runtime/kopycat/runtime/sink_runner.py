@@ -23,7 +23,7 @@ one partition; :class:`~kopycat.runtime.sink_conversion.SinkConversion` converts
 records); ``put``/``put_batch``; the seeks and pauses the task asked for are applied; the group is
 committed when due. :class:`~kopycat.runtime.converting_ahead.ConvertingAhead` holds the accepted
 batches between accepting and putting: none for most runs, two converting on helper threads for
-an assigned run whose task takes batches.
+an assigned run whose task takes batches that its value converter decodes mostly outside the GIL.
 
 A ``RetriableError`` from ``put`` pauses fetching and hands the *same* batch to ``put`` again
 after ``context.timeout`` (or a backoff), as Kafka does; any other error fails the task with the
@@ -100,7 +100,9 @@ class SinkTaskRunner(WorkerTask):
         self._consumer: Consumer | None = None
         self._task_started = False
         one_topic = self.fixed_assignment is not None and len({tp.topic for tp in self.fixed_assignment}) == 1
+        one_partition = self.fixed_assignment is not None and len(set(self.fixed_assignment)) == 1
         self.range = run_range(self.bounds, str(task_id), self.commit_timeout_s * 6, one_topic=one_topic,
+                               one_partition=one_partition,
                                live_starts_at_log_end=resets_to_latest(self.consumer_config))
         self.ends = self.range.ends
         # a windowed run never commits the group, so there is no order of commit and put to keep
@@ -127,7 +129,7 @@ class SinkTaskRunner(WorkerTask):
         self.conversion = SinkConversion(self.parts, self.summary, self.task.batch_value_types(), self.range.inside)
         self._consumer = Consumer(self.consumer_config)
         # batches wait to be put only where no rebalance can revoke their partitions meanwhile
-        ahead = self.conversion.takes_batches and self.fixed_assignment is not None
+        ahead = self.conversion.decodes_off_the_gil and self.fixed_assignment is not None
         self._ahead = ConvertingAhead(self._consumer, self.ends, self.conversion.convert,
                                       BATCHES_AHEAD if ahead else 0, str(self.id))
         if self.fixed_assignment is None:

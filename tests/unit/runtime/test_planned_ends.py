@@ -6,9 +6,11 @@ end-of-partition event instead costs the broker's fetch.wait.max.ms (500 ms) on 
 
 from __future__ import annotations
 
+import pytest
 from confluent_kafka import KafkaError, Message
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
+from kopycat.api.errors import ConnectError
 from kopycat.api.records import TopicPartition
 from kopycat.runtime.bounds import Bounds
 from kopycat.runtime.run_range import PlannedEnds, partition_runs
@@ -117,3 +119,31 @@ def test_a_partition_read_again_stays_paused_while_the_task_has_it_paused() -> N
     ends.accept(consumer, messages(TP, range(0, 5)))  # type: ignore[arg-type]
     ends.read_again(consumer, {TP}, frozenset(), paused={TP})  # type: ignore[arg-type]
     assert ends.finished == set() and consumer.resumed == []
+
+
+def test_a_batch_of_one_partition_is_one_run_even_when_its_first_and_last_partitions_match_others() -> None:
+    single = messages(TP, range(4))
+    assert partition_runs(single, one_topic=True) == [single]
+    same_ends = [*messages(TP, range(2)), *messages(OTHER, range(1)), *messages(TP, range(2, 4))]
+    assert [offsets([r]) for r in partition_runs(same_ends, one_topic=True)] == [
+        [(0, 0), (0, 1)], [(1, 0)], [(0, 2), (0, 3)]]
+
+
+def test_a_consume_error_anywhere_in_a_batch_fails_the_run_naming_its_partition() -> None:
+    ends, consumer = planned({TP: 10}), PauseRecorder()
+    broken = Message(topic=TP.topic, partition=TP.partition, offset=3,
+                     error=KafkaError(KafkaError._TRANSPORT, "broker down"))
+    batch = [*messages(TP, range(3)), broken, *messages(TP, range(3, 5))]
+    with pytest.raises(ConnectError, match="topic 'orders' partition 0: broker down"):
+        ends.accept(consumer, batch)  # type: ignore[arg-type]
+
+
+def test_a_one_partition_run_takes_each_batch_as_one_run_and_still_stops_at_its_end() -> None:
+    ends = PlannedEnds(Bounds(end_offsets={TP: 6}), "sink-0", 1.0, one_topic=True, one_partition=True)
+    ends.resolve(None, [TP])  # type: ignore[arg-type]  (given ends need no consumer)
+    consumer = PauseRecorder()
+    first = messages(TP, range(0, 4))
+    assert ends.accept(consumer, first) == [first]  # type: ignore[arg-type]
+    runs = ends.accept(consumer, [*messages(TP, range(4, 8)), end_event(TP, 8)])  # type: ignore[arg-type]
+    assert offsets(runs) == [(0, 4), (0, 5)] and ends.finished == {TP}
+    assert consumer.paused == [("orders", 0)]
