@@ -47,12 +47,14 @@ class ExactlyOnceCdc:
         with KafkaOffsetStore(self.bootstrap, topic=self.offsets_topic, replication_factor=1, partitions=1) as store:
             return OffsetStorageReaderImpl(store, self.name).offset({"server": self.prefix})
 
-    def kill_after_a_commit(self, rng: random.Random, low_s: float, high_s: float) -> Any:
+    def kill_after_a_commit(self, rng: random.Random, low_s: float, high_s: float,
+                            inside: Callable[[Any], bool] = lambda offset: True) -> Any:
         """Start a run, SIGKILL it a random ``low_s``..``high_s`` after a transaction of its own committed
-        (however slow the machine); the committed offset the kill left."""
+        an offset ``inside`` the phase the test is about (however slow the machine); the committed
+        offset the kill left."""
         before = self.committed()
         process = start_worker(self.worker, self.connector, self.log)
-        kill_when(process, lambda: self.committed() != before, self.log, poll_s=0.1,
+        kill_when(process, lambda: (offset := self.committed()) != before and inside(offset), self.log, poll_s=0.1,
                   waiting_for="a transaction of this run committed", after_s=rng.uniform(low_s, high_s))
         return self.committed()
 
