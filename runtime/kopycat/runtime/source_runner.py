@@ -53,7 +53,7 @@ from kopycat.api.bounded import RunComplete
 from kopycat.api.errors import ConnectError, RetriableError
 from kopycat.api.record_batch import SourceRecordBatch
 from kopycat.api.records import SourceRecord
-from kopycat.api.task import OffsetStorageReader, SourceItem, SourceTask, SourceTaskContext, TransactionContext
+from kopycat.api.task import SourceItem, SourceTask, TransactionContext
 from kopycat.idempotent_producer import connect_idempotent
 from kopycat.interpreter_settings import gc_paused
 from kopycat.runtime.bounds import Bounds, StopReason, StopWatch
@@ -67,6 +67,7 @@ from kopycat.runtime.source_produce import (
     produce_all,
     produce_when_room,
 )
+from kopycat.runtime.source_task_context import WorkerSourceTaskContext
 from kopycat.runtime.task_metrics import SOURCE
 from kopycat.runtime.task_parts import TaskId, TaskParts
 from kopycat.runtime.topic_creation import TopicCreator
@@ -74,38 +75,11 @@ from kopycat.runtime.worker_task import WorkerTask
 from kopycat.storage.offset_backing_store import OffsetBackingStore
 from kopycat.storage.offset_storage_reader_writer import OffsetStorageReaderImpl, OffsetStorageWriter
 
-__all__ = ["SourceTaskRunner", "WorkerSourceTaskContext"]
+__all__ = ["SourceTaskRunner"]
 
 log = logging.getLogger(__name__)
 
 _FINAL_COMMIT_S = 60.0
-
-
-class WorkerSourceTaskContext(SourceTaskContext):
-    """What a running source task sees (Kafka's ``WorkerSourceTaskContext``)."""
-
-    def __init__(self, configs: Mapping[str, str], reader: OffsetStorageReader,
-                 transactions: TransactionContext | None = None, takes_columns: bool = True) -> None:
-        self._configs = configs
-        self._reader = reader
-        self._transactions = transactions
-        self._takes_columns = takes_columns
-
-    @property
-    def configs(self) -> Mapping[str, str]:
-        return self._configs
-
-    @property
-    def offset_reader(self) -> OffsetStorageReader:
-        return self._reader
-
-    @property
-    def transaction_context(self) -> TransactionContext | None:
-        return self._transactions
-
-    @property
-    def takes_columns(self) -> bool:
-        return self._takes_columns
 
 
 def partition_text(partition: Mapping[str, Any] | None) -> str:
